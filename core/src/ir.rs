@@ -1,0 +1,222 @@
+//! The IR: a typed SSA function of tensor equations, like a jaxpr.
+//!
+//! `Function` is also the builder: every op is added with `push`, which runs
+//! the op's shape/dtype rule. The convenience methods (`add`, `mul`, …) are
+//! for transforms, whose inputs are well typed; a failure there is a bug in
+//! oxla and panics with "internal error".
+
+use crate::dtype::DType;
+use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::Op;
+use crate::shape::{Dim, Shape};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// An SSA value; its index into `Function::types`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+impl Var {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// The type of a value: element type and shape.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Type {
+    pub dtype: DType,
+    pub shape: Shape,
+}
+
+impl Type {
+    pub fn new(dtype: DType, shape: Shape) -> Type {
+        Type { dtype, shape }
+    }
+    pub fn scalar(dtype: DType) -> Type {
+        Type { dtype, shape: Shape::scalar() }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.dtype, self.shape)
+    }
+}
+
+/// One equation: `out = op(ins)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Eqn {
+    pub op: Op,
+    pub ins: Vec<Var>,
+    pub out: Var,
+}
+
+/// A function: typed parameters, equations in order, outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Var>,
+    /// A name for each parameter (used in error messages and generated code).
+    pub param_names: Vec<String>,
+    pub eqns: Vec<Eqn>,
+    pub outs: Vec<Var>,
+    /// The type of every value, indexed by `Var`.
+    pub types: Vec<Type>,
+}
+
+impl Function {
+    pub fn new(name: &str) -> Function {
+        Function {
+            name: name.to_string(),
+            params: Vec::new(),
+            param_names: Vec::new(),
+            eqns: Vec::new(),
+            outs: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
+    pub fn ty(&self, v: Var) -> &Type {
+        &self.types[v.index()]
+    }
+
+    pub fn shape(&self, v: Var) -> &Shape {
+        &self.types[v.index()].shape
+    }
+
+    pub fn dtype(&self, v: Var) -> DType {
+        self.types[v.index()].dtype
+    }
+
+    /// A new value of type `ty` with no definition yet.
+    pub fn fresh(&mut self, ty: Type) -> Var {
+        self.types.push(ty);
+        Var(self.types.len() as u32 - 1)
+    }
+
+    pub fn add_param(&mut self, name: &str, ty: Type) -> Var {
+        let v = self.fresh(ty);
+        self.params.push(v);
+        self.param_names.push(name.to_string());
+        v
+    }
+
+    /// Add `op(ins)` after checking it with the op's shape/dtype rule.
+    pub fn push(&mut self, op: Op, ins: &[Var]) -> Result<Var, String> {
+        let in_types: Vec<&Type> = ins.iter().map(|v| self.ty(*v)).collect();
+        let ty = op.infer(&in_types)?;
+        let out = self.fresh(ty);
+        self.eqns.push(Eqn { op, ins: ins.to_vec(), out });
+        Ok(out)
+    }
+
+    fn push_ok(&mut self, op: Op, ins: &[Var]) -> Var {
+        match self.push(op.clone(), ins) {
+            Ok(v) => v,
+            Err(e) => panic!("internal error: building {op} in `{}`: {e}", self.name),
+        }
+    }
+
+    // ---- builders used by the op rules and the transforms ----
+
+    pub fn unary(&mut self, op: UnaryOp, x: Var) -> Var {
+        self.push_ok(Op::Unary(op), &[x])
+    }
+    pub fn binary(&mut self, op: BinaryOp, a: Var, b: Var) -> Var {
+        self.push_ok(Op::Binary(op), &[a, b])
+    }
+    pub fn add(&mut self, a: Var, b: Var) -> Var {
+        self.binary(BinaryOp::Add, a, b)
+    }
+    pub fn sub(&mut self, a: Var, b: Var) -> Var {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+    pub fn mul(&mut self, a: Var, b: Var) -> Var {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+    pub fn div(&mut self, a: Var, b: Var) -> Var {
+        self.binary(BinaryOp::Div, a, b)
+    }
+    pub fn neg(&mut self, a: Var) -> Var {
+        self.unary(UnaryOp::Neg, a)
+    }
+    pub fn cmp(&mut self, op: CmpOp, a: Var, b: Var) -> Var {
+        self.push_ok(Op::Cmp(op), &[a, b])
+    }
+    pub fn select(&mut self, p: Var, a: Var, b: Var) -> Var {
+        self.push_ok(Op::Select, &[p, a, b])
+    }
+    pub fn literal(&mut self, value: f64, dtype: DType) -> Var {
+        self.push_ok(Op::Literal { value, dtype }, &[])
+    }
+    /// Broadcast `x` into `shape`, axis `i` of `x` going to axis `dims[i]`.
+    pub fn broadcast(&mut self, x: Var, shape: Shape, dims: Vec<usize>) -> Var {
+        self.push_ok(Op::Broadcast { shape, dims }, &[x])
+    }
+    pub fn reduce_sum(&mut self, x: Var, axes: Vec<usize>) -> Var {
+        self.push_ok(Op::ReduceSum { axes }, &[x])
+    }
+    pub fn dot(&mut self, a: Var, b: Var) -> Var {
+        self.push_ok(Op::Dot, &[a, b])
+    }
+    /// A tensor of `shape` filled with `value`.
+    pub fn full(&mut self, value: f64, dtype: DType, shape: &Shape) -> Var {
+        let l = self.literal(value, dtype);
+        if shape.is_scalar() {
+            l
+        } else {
+            self.broadcast(l, shape.clone(), Vec::new())
+        }
+    }
+    /// A tensor of the type of `like` filled with `value`.
+    pub fn full_like(&mut self, value: f64, like: Var) -> Var {
+        let ty = self.ty(like).clone();
+        self.full(value, ty.dtype, &ty.shape)
+    }
+    pub fn zeros_like(&mut self, like: Var) -> Var {
+        self.full_like(0.0, like)
+    }
+    /// Add a new leading axis of size `batch` by broadcasting.
+    pub fn broadcast_batch(&mut self, x: Var, batch: &Dim) -> Var {
+        let mut shape = vec![batch.clone()];
+        shape.extend(self.shape(x).0.iter().cloned());
+        let dims = (1..shape.len()).collect();
+        self.broadcast(x, Shape(shape), dims)
+    }
+
+    /// Every dimension symbol used by the function.
+    pub fn symbols(&self) -> BTreeSet<String> {
+        self.types.iter().flat_map(|t| t.shape.symbols().map(str::to_string)).collect()
+    }
+
+    /// The definition of each value, if it is defined by an equation.
+    pub fn definitions(&self) -> Vec<Option<usize>> {
+        let mut def = vec![None; self.types.len()];
+        for (i, e) in self.eqns.iter().enumerate() {
+            def[e.out.index()] = Some(i);
+        }
+        def
+    }
+
+    /// The literal value of `v` if it is a scalar literal or a broadcast of one.
+    pub fn literal_value(&self, v: Var, defs: &[Option<usize>]) -> Option<f64> {
+        let e = &self.eqns[defs[v.index()]?];
+        match &e.op {
+            Op::Literal { value, .. } => Some(*value),
+            Op::Broadcast { .. } => self.literal_value(e.ins[0], defs),
+            _ => None,
+        }
+    }
+
+    /// Whether every parameter and output is a scalar.
+    pub fn is_scalar_only(&self) -> bool {
+        self.params.iter().chain(&self.outs).all(|v| self.shape(*v).is_scalar())
+    }
+}

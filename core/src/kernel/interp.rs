@@ -1,0 +1,108 @@
+//! The kernel interpreter: the oracle every backend is checked against.
+//!
+//! It runs the loop nest exactly as the kernel IR defines it, in sequential
+//! order, rounding every value to its type after each instruction, and
+//! accumulating reductions in the value's type.
+
+use super::{InstKind, Kernel};
+use crate::buffer::{read_raw, write_raw, Buffer};
+
+/// Run `kernel` on host buffers (inputs then outputs, in `args` order).
+///
+/// Checks every precondition of `run_raw`: arity, element types, and that
+/// every buffer holds the elements the kernel reads or writes.
+pub fn run(kernel: &Kernel, bufs: &mut [Buffer], sizes: &[i64]) -> Result<(), String> {
+    check_args(kernel, bufs, sizes)?;
+    let ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    // SAFETY: `check_args` verified arity, dtypes and lengths of every buffer.
+    unsafe { run_raw(kernel, &ptrs, sizes) };
+    Ok(())
+}
+
+/// Check that `bufs` and `sizes` satisfy the kernel's calling convention.
+pub fn check_args(kernel: &Kernel, bufs: &[Buffer], sizes: &[i64]) -> Result<(), String> {
+    if bufs.len() != kernel.args.len() {
+        return Err(format!("kernel takes {} buffers, got {}", kernel.args.len(), bufs.len()));
+    }
+    if sizes.len() != kernel.sizes.len() || sizes.iter().any(|s| *s < 0) {
+        return Err(format!("kernel takes {} non-negative sizes, got {sizes:?}", kernel.sizes.len()));
+    }
+    for (i, (a, b)) in kernel.args.iter().zip(bufs).enumerate() {
+        if a.dtype != b.dtype() {
+            return Err(format!("buffer {i}: expected {}, got {}", a.dtype, b.dtype()));
+        }
+        let need = if a.output { kernel.output_len(sizes) } else { kernel.input_extent(i, sizes) };
+        if b.len() < need {
+            return Err(format!("buffer {i}: needs {need} elements, has {}", b.len()));
+        }
+    }
+    Ok(())
+}
+
+/// Run `kernel` on raw pointers.
+///
+/// # Safety
+/// `args[i]` must point to a buffer of `kernel.args[i].dtype` holding at least
+/// `kernel.input_extent(i)` (inputs) or `kernel.output_len()` (outputs)
+/// elements; outputs must not alias inputs or each other.
+pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
+    let extents: Vec<usize> = kernel.domain.iter().map(|d| kernel.eval_size(d, sizes) as usize).collect();
+    let strides: Vec<Vec<usize>> = kernel
+        .insts
+        .iter()
+        .map(|inst| match &inst.kind {
+            InstKind::Load { strides, .. } => strides.iter().map(|s| kernel.eval_size(s, sizes) as usize).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let outer = kernel.outer_dims();
+    let n_outer: usize = extents[..outer].iter().product();
+    let n_inner: usize = extents[outer..].iter().product();
+    let mut coord = vec![0usize; extents.len()];
+    let mut vals = vec![0f64; kernel.insts.len()];
+    for o in 0..n_outer {
+        let mut acc = vec![0f64; kernel.stores.len()];
+        for r in 0..n_inner {
+            // Decode the row-major coordinate of iteration (o, r).
+            let mut rem = o * n_inner + r;
+            for k in (0..extents.len()).rev() {
+                coord[k] = rem % extents[k];
+                rem /= extents[k];
+            }
+            for (i, inst) in kernel.insts.iter().enumerate() {
+                let v = match &inst.kind {
+                    InstKind::Load { arg, .. } => {
+                        let idx: usize = coord.iter().zip(&strides[i]).map(|(c, s)| c * s).sum();
+                        read_raw(args[*arg], kernel.args[*arg].dtype, idx)
+                    }
+                    InstKind::Const(c) => *c,
+                    InstKind::Unary(op, a) => op.eval(vals[*a]),
+                    InstKind::Binary(op, a, b) => op.eval(vals[*a], vals[*b]),
+                    InstKind::Cmp(op, a, b) => op.eval(vals[*a], vals[*b]) as u8 as f64,
+                    InstKind::Select(c, a, b) => {
+                        if vals[*c] != 0.0 {
+                            vals[*a]
+                        } else {
+                            vals[*b]
+                        }
+                    }
+                };
+                vals[i] = inst.ty.round(v);
+            }
+            for (s, st) in kernel.stores.iter().enumerate() {
+                let ty = kernel.insts[st.value].ty;
+                acc[s] = if kernel.is_reduction() { ty.round(acc[s] + vals[st.value]) } else { vals[st.value] };
+            }
+            if !kernel.is_reduction() {
+                for (s, st) in kernel.stores.iter().enumerate() {
+                    write_raw(args[st.arg], kernel.args[st.arg].dtype, o * n_inner + r, acc[s]);
+                }
+            }
+        }
+        if kernel.is_reduction() {
+            for (s, st) in kernel.stores.iter().enumerate() {
+                write_raw(args[st.arg], kernel.args[st.arg].dtype, o, acc[s]);
+            }
+        }
+    }
+}

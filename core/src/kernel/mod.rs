@@ -1,0 +1,188 @@
+//! The kernel IR: backend-neutral loop nests over symbolic sizes.
+//!
+//! A kernel iterates over a rectangular `domain` (outermost first). Each
+//! iteration evaluates the SSA instructions `insts` (loads, constants,
+//! arithmetic). When `reduce_dims == 0` the kernel is a *map*: every stored
+//! value is written at the row-major position of the iteration. Otherwise the
+//! trailing `reduce_dims` axes are summed over: every stored value is the sum,
+//! starting from zero, over those axes, written at the row-major position of
+//! the outer axes.
+//!
+//! Calling convention shared by every backend (CPU object code, JIT, PTX
+//! launches go through the same order): buffers are passed in `args` order
+//! (inputs, then outputs), then the values of the size symbols in `sizes`
+//! order. On the CPU that is
+//! `unsafe extern "C" fn(args: *const *mut u8, sizes: *const i64)`.
+
+pub mod fusion;
+pub mod interp;
+
+use crate::dtype::DType;
+use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use crate::shape::Size;
+use std::fmt::{self, Write as _};
+
+/// The signature of a compiled CPU kernel (see the module docs).
+pub type KernelFn = unsafe extern "C" fn(args: *const *mut u8, sizes: *const i64);
+
+/// Index of an instruction in `Kernel::insts`; the value it defines.
+pub type ValueId = usize;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// A symbol name derived from the kernel's text (see `Kernel::symbol`).
+    pub name: String,
+    pub args: Vec<KernelArg>,
+    /// Size symbols, in the order their values are passed.
+    pub sizes: Vec<String>,
+    /// Loop extents, outermost first. Empty for a kernel that runs once.
+    pub domain: Vec<Size>,
+    /// How many trailing axes of `domain` are summed over (0 = map).
+    pub reduce_dims: usize,
+    pub insts: Vec<Inst>,
+    pub stores: Vec<Store>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelArg {
+    /// Element type in memory.
+    pub dtype: DType,
+    pub output: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    /// Type of the value: `F32`, `F64` or `Bool`.
+    pub ty: DType,
+    pub kind: InstKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    /// Load element `sum_k coord[k] * strides[k]` of input `arg`;
+    /// `strides.len() == domain.len()`. Half types widen to `f32`.
+    Load { arg: usize, strides: Vec<Size> },
+    Const(f64),
+    Unary(UnaryOp, ValueId),
+    Binary(BinaryOp, ValueId, ValueId),
+    Cmp(CmpOp, ValueId, ValueId),
+    /// `if cond { a } else { b }`.
+    Select(ValueId, ValueId, ValueId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Store {
+    /// An output arg.
+    pub arg: usize,
+    pub value: ValueId,
+}
+
+impl Kernel {
+    /// Number of outer (non-reduced) axes.
+    pub fn outer_dims(&self) -> usize {
+        self.domain.len() - self.reduce_dims
+    }
+
+    pub fn is_reduction(&self) -> bool {
+        self.reduce_dims > 0
+    }
+
+    /// Elements written to each output.
+    pub fn output_len(&self, sizes: &[i64]) -> usize {
+        self.domain[..self.outer_dims()]
+            .iter()
+            .map(|s| self.eval_size(s, sizes) as usize)
+            .product()
+    }
+
+    /// Value of a size under the kernel's size arguments.
+    pub fn eval_size(&self, s: &Size, sizes: &[i64]) -> u64 {
+        s.eval(|name| {
+            let i = self.sizes.iter().position(|n| n == name).expect("size symbol of kernel");
+            sizes[i] as u64
+        })
+    }
+
+    /// Number of elements input `arg` must hold for the loads to stay in
+    /// bounds: one past the largest index any load of it reads.
+    pub fn input_extent(&self, arg: usize, sizes: &[i64]) -> usize {
+        let extents: Vec<u64> = self.domain.iter().map(|d| self.eval_size(d, sizes)).collect();
+        if extents.contains(&0) {
+            return 0;
+        }
+        let mut need = 0usize;
+        for inst in &self.insts {
+            if let InstKind::Load { arg: a, strides } = &inst.kind {
+                if *a == arg {
+                    let last: u64 = strides
+                        .iter()
+                        .zip(&extents)
+                        .map(|(s, e)| self.eval_size(s, sizes) * (e - 1))
+                        .sum();
+                    need = need.max(last as usize + 1);
+                }
+            }
+        }
+        need
+    }
+
+    /// The canonical text, without the name: the kernel's identity.
+    pub fn body_text(&self) -> String {
+        let mut s = String::new();
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| format!("{}{}", if a.output { "out " } else { "" }, a.dtype))
+            .collect();
+        let domain: Vec<String> = self.domain.iter().map(|d| d.to_string()).collect();
+        let _ = writeln!(
+            s,
+            "({}) sizes({}) domain[{}] reduce={}",
+            args.join(", "),
+            self.sizes.join(", "),
+            domain.join(", "),
+            self.reduce_dims
+        );
+        for (i, inst) in self.insts.iter().enumerate() {
+            let _ = write!(s, "  v{i}: {} = ", inst.ty);
+            let _ = match &inst.kind {
+                InstKind::Load { arg, strides } => {
+                    let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
+                    writeln!(s, "load a{arg} strides[{}]", st.join(", "))
+                }
+                InstKind::Const(c) => writeln!(s, "const {c:?}"),
+                InstKind::Unary(op, a) => writeln!(s, "{} v{a}", op.name()),
+                InstKind::Binary(op, a, b) => writeln!(s, "{} v{a} v{b}", op.name()),
+                InstKind::Cmp(op, a, b) => writeln!(s, "{} v{a} v{b}", op.name()),
+                InstKind::Select(c, a, b) => writeln!(s, "select v{c} v{a} v{b}"),
+            };
+        }
+        for st in &self.stores {
+            let _ = writeln!(s, "  store a{} v{}", st.arg, st.value);
+        }
+        s
+    }
+
+    /// A symbol name derived from the kernel's text, so that every tool that
+    /// builds the same kernel (the macro, the build helper, the JIT) names it
+    /// the same way.
+    pub fn symbol(&self) -> String {
+        format!("oxla_k_{:016x}", fnv1a64(self.body_text().as_bytes()))
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel {} {}", self.name, self.body_text())
+    }
+}
+
+/// 64-bit FNV-1a: a stable hash (the same in every process and version).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}

@@ -1,0 +1,286 @@
+//! Elementwise ops: unary math, binary arithmetic, comparisons and select.
+//!
+//! Every rule of every elementwise op is here, side by side: evaluation on one
+//! element (`eval`), the JVP, the transpose (for the ops linear in an operand),
+//! and lowering into the kernel IR (the same enums are kernel instructions).
+//! Batching is generic: operands are brought to the batched shape (see `batch`).
+
+use crate::ir::{Function, Var};
+
+/// Unary elementwise ops on floats.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum UnaryOp {
+    Neg,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Sqrt,
+    /// Integer power.
+    Powi(i32),
+}
+
+/// Binary elementwise ops on floats of equal shapes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// `if a > b { a } else { b }`: with a NaN operand the result is `b`
+    /// (the semantics of x86 `maxps`, which the CPU backend emits).
+    Max,
+    /// `if a < b { a } else { b }`: with a NaN operand the result is `b`.
+    Min,
+}
+
+/// Comparisons; the result is `bool`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> String {
+        match self {
+            UnaryOp::Neg => "neg".into(),
+            UnaryOp::Exp => "exp".into(),
+            UnaryOp::Log => "log".into(),
+            UnaryOp::Sin => "sin".into(),
+            UnaryOp::Cos => "cos".into(),
+            UnaryOp::Tanh => "tanh".into(),
+            UnaryOp::Sqrt => "sqrt".into(),
+            UnaryOp::Powi(n) => format!("powi[{n}]"),
+        }
+    }
+
+    pub const SIMPLE: [UnaryOp; 7] = [
+        UnaryOp::Neg,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+        UnaryOp::Sqrt,
+    ];
+
+    /// Evaluate on one element (in f64; callers round to the dtype).
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            UnaryOp::Neg => -x,
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Powi(n) => x.powi(n),
+        }
+    }
+
+    /// Tangent of `y = op(x)` given the tangent `t` of `x`.
+    pub fn jvp(self, f: &mut Function, x: Var, y: Var, t: Var) -> Var {
+        match self {
+            UnaryOp::Neg => f.neg(t),
+            UnaryOp::Exp => f.mul(t, y),
+            UnaryOp::Log => f.div(t, x),
+            UnaryOp::Sin => {
+                let c = f.unary(UnaryOp::Cos, x);
+                f.mul(t, c)
+            }
+            UnaryOp::Cos => {
+                let s = f.unary(UnaryOp::Sin, x);
+                let ns = f.neg(s);
+                f.mul(t, ns)
+            }
+            UnaryOp::Tanh => {
+                // 1 - y^2
+                let y2 = f.mul(y, y);
+                let one = f.full_like(1.0, y);
+                let d = f.sub(one, y2);
+                f.mul(t, d)
+            }
+            UnaryOp::Sqrt => {
+                // t / (2 y)
+                let two = f.full_like(2.0, y);
+                let d = f.mul(two, y);
+                f.div(t, d)
+            }
+            UnaryOp::Powi(n) => {
+                let d = if n == 1 {
+                    f.full_like(1.0, x)
+                } else {
+                    let p = f.unary(UnaryOp::Powi(n - 1), x);
+                    let c = f.full_like(n as f64, x);
+                    f.mul(c, p)
+                };
+                f.mul(t, d)
+            }
+        }
+    }
+
+    /// Whether the op is linear in its operand (only `neg`).
+    pub fn is_linear(self) -> bool {
+        matches!(self, UnaryOp::Neg)
+    }
+}
+
+impl BinaryOp {
+    pub const ALL: [BinaryOp; 6] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Max,
+        BinaryOp::Min,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Max => "max",
+            BinaryOp::Min => "min",
+        }
+    }
+
+    pub fn eval(self, a: f64, b: f64) -> f64 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Max => {
+                if a > b {
+                    a
+                } else {
+                    b
+                }
+            }
+            BinaryOp::Min => {
+                if a < b {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+
+    /// Tangent of `y = op(a, b)`; `None` tangents are symbolic zeros.
+    pub fn jvp(
+        self,
+        f: &mut Function,
+        a: Var,
+        b: Var,
+        y: Var,
+        ta: Option<Var>,
+        tb: Option<Var>,
+    ) -> Option<Var> {
+        match self {
+            BinaryOp::Add => add_opt(f, ta, tb),
+            BinaryOp::Sub => {
+                let ntb = tb.map(|t| f.neg(t));
+                add_opt(f, ta, ntb)
+            }
+            BinaryOp::Mul => {
+                let l = ta.map(|t| f.mul(t, b));
+                let r = tb.map(|t| f.mul(a, t));
+                add_opt(f, l, r)
+            }
+            BinaryOp::Div => {
+                // (ta - y * tb) / b
+                let yt = tb.map(|t| {
+                    let p = f.mul(y, t);
+                    f.neg(p)
+                });
+                let num = add_opt(f, ta, yt)?;
+                Some(f.div(num, b))
+            }
+            BinaryOp::Max | BinaryOp::Min => {
+                // The tangent of the operand the value came from.
+                let cmp = if self == BinaryOp::Max { CmpOp::Gt } else { CmpOp::Lt };
+                let p = f.cmp(cmp, a, b);
+                let ta = ta.unwrap_or_else(|| f.zeros_like(a));
+                let tb = tb.unwrap_or_else(|| f.zeros_like(b));
+                Some(f.select(p, ta, tb))
+            }
+        }
+    }
+
+    /// Whether the op is linear in operand `i` when the other operand is a
+    /// constant of the linear map (so it may have a linear operand there).
+    pub fn linear_in(self, i: usize) -> bool {
+        match self {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => true,
+            BinaryOp::Div => i == 0,
+            BinaryOp::Max | BinaryOp::Min => false,
+        }
+    }
+
+    /// Cotangents of the linear operands given the output cotangent `ct`.
+    /// `known[i]` is the operand's value when it is not linear.
+    pub fn transpose(self, f: &mut Function, known: [Option<Var>; 2], ct: Var) -> [Option<Var>; 2] {
+        match self {
+            BinaryOp::Add => [known[0].is_none().then_some(ct), known[1].is_none().then_some(ct)],
+            BinaryOp::Sub => {
+                let cb = known[1].is_none().then(|| f.neg(ct));
+                [known[0].is_none().then_some(ct), cb]
+            }
+            BinaryOp::Mul => match known {
+                [None, Some(b)] => [Some(f.mul(ct, b)), None],
+                [Some(a), None] => [None, Some(f.mul(a, ct))],
+                _ => panic!("internal error: mul transposed with both or neither operand linear"),
+            },
+            BinaryOp::Div => match known {
+                [None, Some(b)] => [Some(f.div(ct, b)), None],
+                _ => panic!("internal error: div is linear only in its numerator"),
+            },
+            BinaryOp::Max | BinaryOp::Min => {
+                panic!("internal error: {} is not linear", self.name())
+            }
+        }
+    }
+}
+
+fn add_opt(f: &mut Function, a: Option<Var>, b: Option<Var>) -> Option<Var> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f.add(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+impl CmpOp {
+    pub const ALL: [CmpOp; 6] = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+        }
+    }
+
+    pub fn eval(self, a: f64, b: f64) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The op set. `Op` keeps every rule's `match` exhaustive, so a new op cannot
+//! miss a rule; the rules themselves live beside each other in the family
+//! files (`elementwise`, `structural`).
+
+pub mod elementwise;
+pub mod structural;
+
+use crate::dtype::DType;
+use crate::ir::{Function, Type, Var};
+use crate::shape::{Dim, Shape};
+use crate::tensor::Tensor;
+use elementwise::{BinaryOp, CmpOp, UnaryOp};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Cmp(CmpOp),
+    /// `select(pred, on_true, on_false)`, elementwise.
+    Select,
+    /// A scalar constant.
+    Literal { value: f64, dtype: DType },
+    /// Axis `i` of the operand becomes axis `dims[i]` of a result of `shape`;
+    /// the other axes are new.
+    Broadcast { shape: Shape, dims: Vec<usize> },
+    /// Sum over `axes` (increasing).
+    ReduceSum { axes: Vec<usize> },
+    /// Inner product of two vectors.
+    Dot,
+}
+
+/// How fusion treats an op (see `kernel::fusion`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FusionKind {
+    /// One kernel instruction per element.
+    Elementwise,
+    /// Changes load strides only.
+    Broadcast,
+    /// Ends a fused group: its result is written to memory.
+    Reduction,
+}
+
+impl Op {
+    pub fn arity(&self) -> usize {
+        match self {
+            Op::Literal { .. } => 0,
+            Op::Unary(_) | Op::Broadcast { .. } | Op::ReduceSum { .. } => 1,
+            Op::Binary(_) | Op::Cmp(_) | Op::Dot => 2,
+            Op::Select => 3,
+        }
+    }
+
+    /// Shape and dtype rule.
+    pub fn infer(&self, ins: &[&Type]) -> Result<Type, String> {
+        if ins.len() != self.arity() {
+            return Err(format!("{self} takes {} operands, got {}", self.arity(), ins.len()));
+        }
+        match self {
+            Op::Unary(_) => {
+                if !ins[0].dtype.is_float() {
+                    return Err(format!("{self} needs a float operand, got {}", ins[0]));
+                }
+                Ok(ins[0].clone())
+            }
+            Op::Binary(_) | Op::Cmp(_) => {
+                if ins[0] != ins[1] || !ins[0].dtype.is_float() {
+                    return Err(format!("{self} needs two float operands of one type, got {} and {}", ins[0], ins[1]));
+                }
+                let dtype = if matches!(self, Op::Cmp(_)) { DType::Bool } else { ins[0].dtype };
+                Ok(Type::new(dtype, ins[0].shape.clone()))
+            }
+            Op::Select => {
+                if ins[0].dtype != DType::Bool || ins[0].shape != ins[1].shape || ins[1] != ins[2] {
+                    return Err(format!(
+                        "select needs a bool predicate and two operands of its shape, got {}, {}, {}",
+                        ins[0], ins[1], ins[2]
+                    ));
+                }
+                Ok(ins[1].clone())
+            }
+            Op::Literal { dtype, .. } => structural::literal_infer(*dtype),
+            Op::Broadcast { shape, dims } => structural::broadcast_infer(ins[0], shape, dims),
+            Op::ReduceSum { axes } => structural::reduce_sum_infer(ins[0], axes),
+            Op::Dot => structural::dot_infer(ins[0], ins[1]),
+        }
+    }
+
+    /// Reference evaluation; `out_shape` is the result's concrete shape.
+    pub fn eval(&self, ins: &[&Tensor], out_shape: &[usize]) -> Tensor {
+        let map = |x: &Tensor, dtype: DType, g: &dyn Fn(usize) -> f64| Tensor {
+            dtype,
+            shape: x.shape.clone(),
+            data: (0..x.numel()).map(|i| dtype.round(g(i))).collect(),
+        };
+        match self {
+            Op::Unary(op) => map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i])),
+            Op::Binary(op) => map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i], ins[1].data[i])),
+            Op::Cmp(op) => map(ins[0], DType::Bool, &|i| op.eval(ins[0].data[i], ins[1].data[i]) as u8 as f64),
+            Op::Select => map(ins[1], ins[1].dtype, &|i| {
+                if ins[0].data[i] != 0.0 {
+                    ins[1].data[i]
+                } else {
+                    ins[2].data[i]
+                }
+            }),
+            Op::Literal { value, dtype } => structural::literal_eval(*value, *dtype),
+            Op::Broadcast { dims, .. } => structural::broadcast_eval(ins[0], out_shape, dims),
+            Op::ReduceSum { axes } => structural::reduce_sum_eval(ins[0], axes),
+            Op::Dot => structural::dot_eval(ins[0], ins[1]),
+        }
+    }
+
+    /// Tangent of the result given the operands' tangents (`None` = zero).
+    pub fn jvp(&self, f: &mut Function, ins: &[Var], out: Var, t: &[Option<Var>]) -> Option<Var> {
+        match self {
+            Op::Unary(op) => t[0].map(|t| op.jvp(f, ins[0], out, t)),
+            Op::Binary(op) => op.jvp(f, ins[0], ins[1], out, t[0], t[1]),
+            Op::Cmp(_) | Op::Literal { .. } => None,
+            Op::Select => {
+                if t[1].is_none() && t[2].is_none() {
+                    return None;
+                }
+                let a = t[1].unwrap_or_else(|| f.zeros_like(ins[1]));
+                let b = t[2].unwrap_or_else(|| f.zeros_like(ins[2]));
+                Some(f.select(ins[0], a, b))
+            }
+            Op::Broadcast { dims, .. } => t[0].map(|t| structural::broadcast_jvp(f, out, dims, t)),
+            Op::ReduceSum { axes } => t[0].map(|t| f.reduce_sum(t, axes.clone())),
+            Op::Dot => structural::dot_jvp(f, ins[0], ins[1], t[0], t[1]),
+        }
+    }
+
+    /// Whether the op may have a linear (tangent-carrying) operand `i`;
+    /// `transpose` must handle exactly these.
+    pub fn is_linear_in(&self, i: usize) -> bool {
+        match self {
+            Op::Unary(op) => op.is_linear(),
+            Op::Binary(op) => op.linear_in(i),
+            Op::Cmp(_) | Op::Literal { .. } => false,
+            Op::Select => i > 0,
+            Op::Broadcast { .. } | Op::ReduceSum { .. } | Op::Dot => true,
+        }
+    }
+
+    /// Cotangents of the linear operands given the result's cotangent `ct`.
+    /// `known[i]` is `Some(value)` for operands that are constants of the
+    /// linear map and `None` for linear ones; `types[i]` is each operand's type.
+    pub fn transpose(&self, f: &mut Function, known: &[Option<Var>], types: &[Type], ct: Var) -> Vec<Option<Var>> {
+        match self {
+            Op::Unary(UnaryOp::Neg) => vec![Some(f.neg(ct))],
+            Op::Binary(op) => op.transpose(f, [known[0], known[1]], ct).to_vec(),
+            Op::Select => {
+                let p = known[0].expect("internal error: select predicate must be known");
+                let zero = f.zeros_like(ct);
+                let a = known[1].is_none().then(|| f.select(p, ct, zero));
+                let b = known[2].is_none().then(|| f.select(p, zero, ct));
+                vec![None, a, b]
+            }
+            Op::Broadcast { dims, shape } => vec![Some(structural::broadcast_transpose(f, shape.rank(), dims, ct))],
+            Op::ReduceSum { axes } => vec![Some(structural::reduce_sum_transpose(f, &types[0], axes, ct))],
+            Op::Dot => match (known[0], known[1]) {
+                (None, Some(b)) => vec![Some(structural::dot_transpose(f, b, ct)), None],
+                (Some(a), None) => vec![None, Some(structural::dot_transpose(f, a, ct))],
+                _ => panic!("internal error: dot transposed with both or neither operand linear"),
+            },
+            Op::Unary(_) | Op::Cmp(_) | Op::Literal { .. } => {
+                panic!("internal error: {self} is not linear")
+            }
+        }
+    }
+
+    /// The op applied to operands of which `batched[i]` carry a leading batch
+    /// axis of size `size`; the result carries it too.
+    pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Var {
+        match self {
+            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select => {
+                let ins: Vec<Var> = ins
+                    .iter()
+                    .zip(batched)
+                    .map(|(v, b)| if *b { *v } else { f.broadcast_batch(*v, size) })
+                    .collect();
+                f.push(self.clone(), &ins).expect("internal error: batching an elementwise op")
+            }
+            Op::Literal { .. } => panic!("internal error: a literal has no operand to batch"),
+            Op::Broadcast { shape, dims } => structural::broadcast_batch(f, ins[0], shape, dims, size),
+            Op::ReduceSum { axes } => structural::reduce_sum_batch(f, ins[0], axes),
+            Op::Dot => structural::dot_batch(f, ins[0], ins[1], batched, size),
+        }
+    }
+
+    pub fn fusion_kind(&self) -> FusionKind {
+        match self {
+            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::Literal { .. } => FusionKind::Elementwise,
+            Op::Broadcast { .. } => FusionKind::Broadcast,
+            Op::ReduceSum { .. } | Op::Dot => FusionKind::Reduction,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[usize]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        match self {
+            Op::Unary(op) => f.write_str(&op.name()),
+            Op::Binary(op) => f.write_str(op.name()),
+            Op::Cmp(op) => f.write_str(op.name()),
+            Op::Select => f.write_str("select"),
+            Op::Literal { value, .. } => write!(f, "literal[{value:?}]"),
+            Op::Broadcast { dims, .. } => write!(f, "broadcast[{}]", list(dims)),
+            Op::ReduceSum { axes } => write!(f, "reduce_sum[{}]", list(axes)),
+            Op::Dot => f.write_str("dot"),
+        }
+    }
+}
