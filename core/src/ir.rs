@@ -40,7 +40,10 @@ impl Type {
         Type { dtype, shape }
     }
     pub fn scalar(dtype: DType) -> Type {
-        Type { dtype, shape: Shape::scalar() }
+        Type {
+            dtype,
+            shape: Shape::scalar(),
+        }
     }
 }
 
@@ -113,7 +116,11 @@ impl Function {
         let in_types: Vec<&Type> = ins.iter().map(|v| self.ty(*v)).collect();
         let ty = op.infer(&in_types)?;
         let out = self.fresh(ty);
-        self.eqns.push(Eqn { op, ins: ins.to_vec(), out });
+        self.eqns.push(Eqn {
+            op,
+            ins: ins.to_vec(),
+            out,
+        });
         Ok(out)
     }
 
@@ -193,7 +200,10 @@ impl Function {
 
     /// Every dimension symbol used by the function.
     pub fn symbols(&self) -> BTreeSet<String> {
-        self.types.iter().flat_map(|t| t.shape.symbols().map(str::to_string)).collect()
+        self.types
+            .iter()
+            .flat_map(|t| t.shape.symbols().map(str::to_string))
+            .collect()
     }
 
     /// The definition of each value, if it is defined by an equation.
@@ -217,6 +227,9 @@ impl Function {
 
     /// Whether every parameter and output is a scalar.
     pub fn is_scalar_only(&self) -> bool {
-        self.params.iter().chain(&self.outs).all(|v| self.shape(*v).is_scalar())
+        self.params
+            .iter()
+            .chain(&self.outs)
+            .all(|v| self.shape(*v).is_scalar())
     }
 }

@@ -45,7 +45,9 @@ impl Shape {
     }
     /// Number of elements, as a product of dimensions.
     pub fn numel(&self) -> Size {
-        self.0.iter().fold(Size::one(), |acc, d| acc.mul(&Size::of(d)))
+        self.0
+            .iter()
+            .fold(Size::one(), |acc, d| acc.mul(&Size::of(d)))
     }
     /// Row-major strides, one per axis.
     pub fn strides(&self) -> Vec<Size> {
@@ -103,18 +105,27 @@ pub struct Size {
 
 impl Size {
     pub fn zero() -> Size {
-        Size { factor: 0, syms: Vec::new() }
+        Size {
+            factor: 0,
+            syms: Vec::new(),
+        }
     }
     pub fn one() -> Size {
         Size::constant(1)
     }
     pub fn constant(c: u64) -> Size {
-        Size { factor: c, syms: Vec::new() }
+        Size {
+            factor: c,
+            syms: Vec::new(),
+        }
     }
     pub fn of(d: &Dim) -> Size {
         match d {
             Dim::Const(c) => Size::constant(*c),
-            Dim::Sym(s) => Size { factor: 1, syms: vec![s.clone()] },
+            Dim::Sym(s) => Size {
+                factor: 1,
+                syms: vec![s.clone()],
+            },
         }
     }
     pub fn is_zero(&self) -> bool {
@@ -130,7 +141,10 @@ impl Size {
         let mut syms = self.syms.clone();
         syms.extend(other.syms.iter().cloned());
         syms.sort();
-        Size { factor: self.factor * other.factor, syms }
+        Size {
+            factor: self.factor * other.factor,
+            syms,
+        }
     }
     /// Value under a binding given as a lookup by symbol name.
     pub fn eval(&self, lookup: impl Fn(&str) -> u64) -> u64 {

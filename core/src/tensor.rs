@@ -15,7 +15,11 @@ pub struct Tensor {
 impl Tensor {
     /// A tensor from values, rounding each to `dtype`.
     pub fn new(dtype: DType, shape: Vec<usize>, data: Vec<f64>) -> Tensor {
-        assert_eq!(shape.iter().product::<usize>(), data.len(), "tensor data does not match its shape");
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            data.len(),
+            "tensor data does not match its shape"
+        );
         let data = data.into_iter().map(|v| dtype.round(v)).collect();
         Tensor { dtype, shape, data }
     }

@@ -1,12 +1,200 @@
-//! The text form of the IR: prints and parses.
-use crate::ir::Function;
+//! The text form of the IR, for dumps, golden tests and for embedding a
+//! function in generated code. It prints and parses back to an equal function:
+//!
+//! ```text
+//! fn f(x %0: f32[n], y %1: f32[]) {
+//!   %2: f32[n] = broadcast[] %1
+//!   %3: f32[n] = mul %0 %2
+//!   %4: f32[] = reduce_sum[0] %3
+//!   return %4
+//! }
+//! ```
+
+use crate::dtype::DType;
+use crate::ir::{Eqn, Function, Type, Var};
+use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::Op;
+use crate::shape::{Dim, Shape};
+use std::fmt::Write as _;
+
 /// Print `f` in the text form.
 pub fn print(f: &Function) -> String {
-    let _ = f;
-    todo!()
+    let mut s = String::new();
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .zip(&f.param_names)
+        .map(|(v, n)| format!("{n} {v}: {}", f.ty(*v)))
+        .collect();
+    let _ = writeln!(s, "fn {}({}) {{", f.name, params.join(", "));
+    for e in &f.eqns {
+        let _ = write!(s, "  {}: {} = {}", e.out, f.ty(e.out), e.op);
+        for i in &e.ins {
+            let _ = write!(s, " {i}");
+        }
+        s.push('\n');
+    }
+    let outs: Vec<String> = f.outs.iter().map(|v| v.to_string()).collect();
+    let _ = writeln!(s, "  return {}", outs.join(", "));
+    s.push_str("}\n");
+    s
 }
-/// Parse the text form.
-pub fn parse(s: &str) -> Result<Function, String> {
-    let _ = s;
-    todo!()
+
+/// Parse the text form. Types are checked with each op's shape rule.
+pub fn parse(src: &str) -> Result<Function, String> {
+    let mut lines = src.lines().map(str::trim).filter(|l| !l.is_empty());
+    let header = lines.next().ok_or("empty IR text")?;
+    let rest = header
+        .strip_prefix("fn ")
+        .ok_or("IR text must start with `fn`")?;
+    let open = rest.find('(').ok_or("missing `(` in header")?;
+    let close = rest.rfind(')').ok_or("missing `)` in header")?;
+    let mut f = Function::new(rest[..open].trim());
+    // Values are renumbered densely as they are defined.
+    let mut vars: std::collections::HashMap<String, Var> = Default::default();
+    for p in split_top(&rest[open + 1..close]) {
+        let (lhs, ty) = p
+            .split_once(':')
+            .ok_or_else(|| format!("bad param `{p}`"))?;
+        let mut it = lhs.split_whitespace();
+        let (name, var) = (
+            it.next().ok_or("param name")?,
+            it.next().ok_or("param value")?,
+        );
+        let v = f.add_param(name, parse_type(ty.trim())?);
+        vars.insert(var.to_string(), v);
+    }
+    for line in lines {
+        if line == "}" {
+            break;
+        }
+        if let Some(outs) = line.strip_prefix("return") {
+            for o in outs.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                f.outs
+                    .push(*vars.get(o).ok_or_else(|| format!("unknown value `{o}`"))?);
+            }
+            continue;
+        }
+        let (lhs, rhs) = line
+            .split_once('=')
+            .ok_or_else(|| format!("bad line `{line}`"))?;
+        let (name, ty) = lhs
+            .split_once(':')
+            .ok_or_else(|| format!("bad line `{line}`"))?;
+        let ty = parse_type(ty.trim())?;
+        let mut words = rhs.split_whitespace();
+        let op = parse_op(words.next().ok_or("missing op")?, &ty)?;
+        let ins = words
+            .map(|w| {
+                vars.get(w)
+                    .copied()
+                    .ok_or_else(|| format!("unknown value `{w}` in `{line}`"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = f.push(op, &ins).map_err(|e| format!("{e} in `{line}`"))?;
+        if f.ty(out) != &ty {
+            return Err(format!(
+                "`{line}`: the op gives {}, the text says {ty}",
+                f.ty(out)
+            ));
+        }
+        vars.insert(name.trim().to_string(), out);
+    }
+    Ok(f)
+}
+
+fn split_top(s: &str) -> Vec<&str> {
+    // Split on commas outside brackets.
+    let (mut out, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        out.push(s[start..].trim());
+    }
+    out
+}
+
+pub fn parse_type(s: &str) -> Result<Type, String> {
+    let open = s.find('[').ok_or_else(|| format!("bad type `{s}`"))?;
+    let dtype = DType::parse(&s[..open]).ok_or_else(|| format!("bad dtype in `{s}`"))?;
+    let dims = s[open + 1..]
+        .strip_suffix(']')
+        .ok_or_else(|| format!("bad type `{s}`"))?;
+    let shape = dims
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            d.parse::<u64>()
+                .map(Dim::Const)
+                .unwrap_or_else(|_| Dim::sym(d))
+        })
+        .collect();
+    Ok(Type::new(dtype, Shape(shape)))
+}
+
+fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
+    let (name, arg) = match word.split_once('[') {
+        Some((n, a)) => (
+            n,
+            Some(
+                a.strip_suffix(']')
+                    .ok_or_else(|| format!("bad op `{word}`"))?,
+            ),
+        ),
+        None => (word, None),
+    };
+    let list = |a: Option<&str>| -> Result<Vec<usize>, String> {
+        a.unwrap_or("")
+            .split(',')
+            .filter(|x| !x.is_empty())
+            .map(|x| x.parse().map_err(|_| format!("bad op `{word}`")))
+            .collect()
+    };
+    if let Some(op) = UnaryOp::SIMPLE.into_iter().find(|o| o.name() == name) {
+        return Ok(Op::Unary(op));
+    }
+    if let Some(op) = BinaryOp::ALL.into_iter().find(|o| o.name() == name) {
+        return Ok(Op::Binary(op));
+    }
+    if let Some(op) = CmpOp::ALL.into_iter().find(|o| o.name() == name) {
+        return Ok(Op::Cmp(op));
+    }
+    Ok(match name {
+        "powi" => Op::Unary(UnaryOp::Powi(
+            arg.unwrap_or("")
+                .parse()
+                .map_err(|_| format!("bad op `{word}`"))?,
+        )),
+        "select" => Op::Select,
+        "dot" => Op::Dot,
+        "literal" => Op::Literal {
+            value: arg
+                .unwrap_or("")
+                .parse()
+                .map_err(|_| format!("bad literal `{word}`"))?,
+            dtype: out.dtype,
+        },
+        "broadcast" => Op::Broadcast {
+            shape: out.shape.clone(),
+            dims: list(arg)?,
+        },
+        "reduce_sum" => Op::ReduceSum { axes: list(arg)? },
+        _ => return Err(format!("unknown op `{word}`")),
+    })
+}
+
+/// Print one equation (for error messages).
+pub fn eqn_text(f: &Function, e: &Eqn) -> String {
+    let ins: Vec<String> = e.ins.iter().map(|v| v.to_string()).collect();
+    format!("{}: {} = {} {}", e.out, f.ty(e.out), e.op, ins.join(" "))
 }

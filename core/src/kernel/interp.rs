@@ -22,18 +22,36 @@ pub fn run(kernel: &Kernel, bufs: &mut [Buffer], sizes: &[i64]) -> Result<(), St
 /// Check that `bufs` and `sizes` satisfy the kernel's calling convention.
 pub fn check_args(kernel: &Kernel, bufs: &[Buffer], sizes: &[i64]) -> Result<(), String> {
     if bufs.len() != kernel.args.len() {
-        return Err(format!("kernel takes {} buffers, got {}", kernel.args.len(), bufs.len()));
+        return Err(format!(
+            "kernel takes {} buffers, got {}",
+            kernel.args.len(),
+            bufs.len()
+        ));
     }
     if sizes.len() != kernel.sizes.len() || sizes.iter().any(|s| *s < 0) {
-        return Err(format!("kernel takes {} non-negative sizes, got {sizes:?}", kernel.sizes.len()));
+        return Err(format!(
+            "kernel takes {} non-negative sizes, got {sizes:?}",
+            kernel.sizes.len()
+        ));
     }
     for (i, (a, b)) in kernel.args.iter().zip(bufs).enumerate() {
         if a.dtype != b.dtype() {
-            return Err(format!("buffer {i}: expected {}, got {}", a.dtype, b.dtype()));
+            return Err(format!(
+                "buffer {i}: expected {}, got {}",
+                a.dtype,
+                b.dtype()
+            ));
         }
-        let need = if a.output { kernel.output_len(sizes) } else { kernel.input_extent(i, sizes) };
+        let need = if a.output {
+            kernel.output_len(sizes)
+        } else {
+            kernel.input_extent(i, sizes)
+        };
         if b.len() < need {
-            return Err(format!("buffer {i}: needs {need} elements, has {}", b.len()));
+            return Err(format!(
+                "buffer {i}: needs {need} elements, has {}",
+                b.len()
+            ));
         }
     }
     Ok(())
@@ -46,12 +64,19 @@ pub fn check_args(kernel: &Kernel, bufs: &[Buffer], sizes: &[i64]) -> Result<(),
 /// `kernel.input_extent(i)` (inputs) or `kernel.output_len()` (outputs)
 /// elements; outputs must not alias inputs or each other.
 pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
-    let extents: Vec<usize> = kernel.domain.iter().map(|d| kernel.eval_size(d, sizes) as usize).collect();
+    let extents: Vec<usize> = kernel
+        .domain
+        .iter()
+        .map(|d| kernel.eval_size(d, sizes) as usize)
+        .collect();
     let strides: Vec<Vec<usize>> = kernel
         .insts
         .iter()
         .map(|inst| match &inst.kind {
-            InstKind::Load { strides, .. } => strides.iter().map(|s| kernel.eval_size(s, sizes) as usize).collect(),
+            InstKind::Load { strides, .. } => strides
+                .iter()
+                .map(|s| kernel.eval_size(s, sizes) as usize)
+                .collect(),
             _ => Vec::new(),
         })
         .collect();
@@ -91,11 +116,20 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
             }
             for (s, st) in kernel.stores.iter().enumerate() {
                 let ty = kernel.insts[st.value].ty;
-                acc[s] = if kernel.is_reduction() { ty.round(acc[s] + vals[st.value]) } else { vals[st.value] };
+                acc[s] = if kernel.is_reduction() {
+                    ty.round(acc[s] + vals[st.value])
+                } else {
+                    vals[st.value]
+                };
             }
             if !kernel.is_reduction() {
                 for (s, st) in kernel.stores.iter().enumerate() {
-                    write_raw(args[st.arg], kernel.args[st.arg].dtype, o * n_inner + r, acc[s]);
+                    write_raw(
+                        args[st.arg],
+                        kernel.args[st.arg].dtype,
+                        o * n_inner + r,
+                        acc[s],
+                    );
                 }
             }
         }

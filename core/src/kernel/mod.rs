@@ -61,7 +61,10 @@ pub struct Inst {
 pub enum InstKind {
     /// Load element `sum_k coord[k] * strides[k]` of input `arg`;
     /// `strides.len() == domain.len()`. Half types widen to `f32`.
-    Load { arg: usize, strides: Vec<Size> },
+    Load {
+        arg: usize,
+        strides: Vec<Size>,
+    },
     Const(f64),
     Unary(UnaryOp, ValueId),
     Binary(BinaryOp, ValueId, ValueId),
@@ -98,7 +101,11 @@ impl Kernel {
     /// Value of a size under the kernel's size arguments.
     pub fn eval_size(&self, s: &Size, sizes: &[i64]) -> u64 {
         s.eval(|name| {
-            let i = self.sizes.iter().position(|n| n == name).expect("size symbol of kernel");
+            let i = self
+                .sizes
+                .iter()
+                .position(|n| n == name)
+                .expect("size symbol of kernel");
             sizes[i] as u64
         })
     }
@@ -106,7 +113,11 @@ impl Kernel {
     /// Number of elements input `arg` must hold for the loads to stay in
     /// bounds: one past the largest index any load of it reads.
     pub fn input_extent(&self, arg: usize, sizes: &[i64]) -> usize {
-        let extents: Vec<u64> = self.domain.iter().map(|d| self.eval_size(d, sizes)).collect();
+        let extents: Vec<u64> = self
+            .domain
+            .iter()
+            .map(|d| self.eval_size(d, sizes))
+            .collect();
         if extents.contains(&0) {
             return 0;
         }

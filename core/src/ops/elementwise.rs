@@ -207,7 +207,11 @@ impl BinaryOp {
             }
             BinaryOp::Max | BinaryOp::Min => {
                 // The tangent of the operand the value came from.
-                let cmp = if self == BinaryOp::Max { CmpOp::Gt } else { CmpOp::Lt };
+                let cmp = if self == BinaryOp::Max {
+                    CmpOp::Gt
+                } else {
+                    CmpOp::Lt
+                };
                 let p = f.cmp(cmp, a, b);
                 let ta = ta.unwrap_or_else(|| f.zeros_like(a));
                 let tb = tb.unwrap_or_else(|| f.zeros_like(b));
@@ -230,7 +234,10 @@ impl BinaryOp {
     /// `known[i]` is the operand's value when it is not linear.
     pub fn transpose(self, f: &mut Function, known: [Option<Var>; 2], ct: Var) -> [Option<Var>; 2] {
         match self {
-            BinaryOp::Add => [known[0].is_none().then_some(ct), known[1].is_none().then_some(ct)],
+            BinaryOp::Add => [
+                known[0].is_none().then_some(ct),
+                known[1].is_none().then_some(ct),
+            ],
             BinaryOp::Sub => {
                 let cb = known[1].is_none().then(|| f.neg(ct));
                 [known[0].is_none().then_some(ct), cb]
@@ -260,7 +267,14 @@ fn add_opt(f: &mut Function, a: Option<Var>, b: Option<Var>) -> Option<Var> {
 }
 
 impl CmpOp {
-    pub const ALL: [CmpOp; 6] = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne];
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Eq,
+        CmpOp::Ne,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {

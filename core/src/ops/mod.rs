@@ -20,12 +20,20 @@ pub enum Op {
     /// `select(pred, on_true, on_false)`, elementwise.
     Select,
     /// A scalar constant.
-    Literal { value: f64, dtype: DType },
+    Literal {
+        value: f64,
+        dtype: DType,
+    },
     /// Axis `i` of the operand becomes axis `dims[i]` of a result of `shape`;
     /// the other axes are new.
-    Broadcast { shape: Shape, dims: Vec<usize> },
+    Broadcast {
+        shape: Shape,
+        dims: Vec<usize>,
+    },
     /// Sum over `axes` (increasing).
-    ReduceSum { axes: Vec<usize> },
+    ReduceSum {
+        axes: Vec<usize>,
+    },
     /// Inner product of two vectors.
     Dot,
 }
@@ -54,7 +62,11 @@ impl Op {
     /// Shape and dtype rule.
     pub fn infer(&self, ins: &[&Type]) -> Result<Type, String> {
         if ins.len() != self.arity() {
-            return Err(format!("{self} takes {} operands, got {}", self.arity(), ins.len()));
+            return Err(format!(
+                "{self} takes {} operands, got {}",
+                self.arity(),
+                ins.len()
+            ));
         }
         match self {
             Op::Unary(_) => {
@@ -65,9 +77,16 @@ impl Op {
             }
             Op::Binary(_) | Op::Cmp(_) => {
                 if ins[0] != ins[1] || !ins[0].dtype.is_float() {
-                    return Err(format!("{self} needs two float operands of one type, got {} and {}", ins[0], ins[1]));
+                    return Err(format!(
+                        "{self} needs two float operands of one type, got {} and {}",
+                        ins[0], ins[1]
+                    ));
                 }
-                let dtype = if matches!(self, Op::Cmp(_)) { DType::Bool } else { ins[0].dtype };
+                let dtype = if matches!(self, Op::Cmp(_)) {
+                    DType::Bool
+                } else {
+                    ins[0].dtype
+                };
                 Ok(Type::new(dtype, ins[0].shape.clone()))
             }
             Op::Select => {
@@ -95,8 +114,12 @@ impl Op {
         };
         match self {
             Op::Unary(op) => map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i])),
-            Op::Binary(op) => map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i], ins[1].data[i])),
-            Op::Cmp(op) => map(ins[0], DType::Bool, &|i| op.eval(ins[0].data[i], ins[1].data[i]) as u8 as f64),
+            Op::Binary(op) => map(ins[0], ins[0].dtype, &|i| {
+                op.eval(ins[0].data[i], ins[1].data[i])
+            }),
+            Op::Cmp(op) => map(ins[0], DType::Bool, &|i| {
+                op.eval(ins[0].data[i], ins[1].data[i]) as u8 as f64
+            }),
             Op::Select => map(ins[1], ins[1].dtype, &|i| {
                 if ins[0].data[i] != 0.0 {
                     ins[1].data[i]
@@ -146,7 +169,13 @@ impl Op {
     /// Cotangents of the linear operands given the result's cotangent `ct`.
     /// `known[i]` is `Some(value)` for operands that are constants of the
     /// linear map and `None` for linear ones; `types[i]` is each operand's type.
-    pub fn transpose(&self, f: &mut Function, known: &[Option<Var>], types: &[Type], ct: Var) -> Vec<Option<Var>> {
+    pub fn transpose(
+        &self,
+        f: &mut Function,
+        known: &[Option<Var>],
+        types: &[Type],
+        ct: Var,
+    ) -> Vec<Option<Var>> {
         match self {
             Op::Unary(UnaryOp::Neg) => vec![Some(f.neg(ct))],
             Op::Binary(op) => op.transpose(f, [known[0], known[1]], ct).to_vec(),
@@ -157,8 +186,15 @@ impl Op {
                 let b = known[2].is_none().then(|| f.select(p, zero, ct));
                 vec![None, a, b]
             }
-            Op::Broadcast { dims, shape } => vec![Some(structural::broadcast_transpose(f, shape.rank(), dims, ct))],
-            Op::ReduceSum { axes } => vec![Some(structural::reduce_sum_transpose(f, &types[0], axes, ct))],
+            Op::Broadcast { dims, shape } => vec![Some(structural::broadcast_transpose(
+                f,
+                shape.rank(),
+                dims,
+                ct,
+            ))],
+            Op::ReduceSum { axes } => vec![Some(structural::reduce_sum_transpose(
+                f, &types[0], axes, ct,
+            ))],
             Op::Dot => match (known[0], known[1]) {
                 (None, Some(b)) => vec![Some(structural::dot_transpose(f, b, ct)), None],
                 (Some(a), None) => vec![None, Some(structural::dot_transpose(f, a, ct))],
@@ -180,10 +216,13 @@ impl Op {
                     .zip(batched)
                     .map(|(v, b)| if *b { *v } else { f.broadcast_batch(*v, size) })
                     .collect();
-                f.push(self.clone(), &ins).expect("internal error: batching an elementwise op")
+                f.push(self.clone(), &ins)
+                    .expect("internal error: batching an elementwise op")
             }
             Op::Literal { .. } => panic!("internal error: a literal has no operand to batch"),
-            Op::Broadcast { shape, dims } => structural::broadcast_batch(f, ins[0], shape, dims, size),
+            Op::Broadcast { shape, dims } => {
+                structural::broadcast_batch(f, ins[0], shape, dims, size)
+            }
             Op::ReduceSum { axes } => structural::reduce_sum_batch(f, ins[0], axes),
             Op::Dot => structural::dot_batch(f, ins[0], ins[1], batched, size),
         }
@@ -191,7 +230,9 @@ impl Op {
 
     pub fn fusion_kind(&self) -> FusionKind {
         match self {
-            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::Literal { .. } => FusionKind::Elementwise,
+            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::Literal { .. } => {
+                FusionKind::Elementwise
+            }
             Op::Broadcast { .. } => FusionKind::Broadcast,
             Op::ReduceSum { .. } | Op::Dot => FusionKind::Reduction,
         }
@@ -200,7 +241,12 @@ impl Op {
 
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |v: &[usize]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         match self {
             Op::Unary(op) => f.write_str(&op.name()),
             Op::Binary(op) => f.write_str(op.name()),

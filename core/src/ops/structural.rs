@@ -24,14 +24,23 @@ pub fn literal_eval(value: f64, dtype: DType) -> Tensor {
 
 pub fn broadcast_infer(x: &Type, shape: &Shape, dims: &[usize]) -> Result<Type, String> {
     if dims.len() != x.shape.rank() {
-        return Err(format!("broadcast of {x} needs {} dims, got {dims:?}", x.shape.rank()));
+        return Err(format!(
+            "broadcast of {x} needs {} dims, got {dims:?}",
+            x.shape.rank()
+        ));
     }
     for (i, d) in dims.iter().enumerate() {
         if *d >= shape.rank() || (i > 0 && dims[i - 1] >= *d) {
-            return Err(format!("broadcast dims {dims:?} must increase and be below {}", shape.rank()));
+            return Err(format!(
+                "broadcast dims {dims:?} must increase and be below {}",
+                shape.rank()
+            ));
         }
         if x.shape.0[i] != shape.0[*d] {
-            return Err(format!("cannot broadcast {x} to {shape}: axis {i} is {} but target axis {d} is {}", x.shape.0[i], shape.0[*d]));
+            return Err(format!(
+                "cannot broadcast {x} to {shape}: axis {i} is {} but target axis {d} is {}",
+                x.shape.0[i], shape.0[*d]
+            ));
         }
     }
     Ok(Type::new(x.dtype, shape.clone()))
@@ -47,7 +56,11 @@ pub fn broadcast_eval(x: &Tensor, out_shape: &[usize], dims: &[usize]) -> Tensor
             x.data[idx]
         })
         .collect();
-    Tensor { dtype: x.dtype, shape: out_shape.to_vec(), data }
+    Tensor {
+        dtype: x.dtype,
+        shape: out_shape.to_vec(),
+        data,
+    }
 }
 
 pub fn broadcast_jvp(f: &mut Function, out: Var, dims: &[usize], t: Var) -> Var {
@@ -81,10 +94,19 @@ pub fn reduce_sum_infer(x: &Type, axes: &[usize]) -> Result<Type, String> {
     }
     for (i, a) in axes.iter().enumerate() {
         if *a >= x.shape.rank() || (i > 0 && axes[i - 1] >= *a) {
-            return Err(format!("reduce_sum axes {axes:?} must increase and be below the rank of {x}"));
+            return Err(format!(
+                "reduce_sum axes {axes:?} must increase and be below the rank of {x}"
+            ));
         }
     }
-    let shape = x.shape.0.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d.clone()).collect();
+    let shape = x
+        .shape
+        .0
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, d)| d.clone())
+        .collect();
     Ok(Type::new(x.dtype, Shape(shape)))
 }
 
@@ -93,18 +115,29 @@ pub fn reduce_sum_eval(x: &Tensor, axes: &[usize]) -> Tensor {
     let out_shape: Vec<usize> = kept.iter().map(|i| x.shape[*i]).collect();
     let out_n: usize = out_shape.iter().product();
     let mut out = vec![0.0; out_n];
-    let out_strides = Tensor { dtype: x.dtype, shape: out_shape.clone(), data: vec![] }.strides();
+    let out_strides = Tensor {
+        dtype: x.dtype,
+        shape: out_shape.clone(),
+        data: vec![],
+    }
+    .strides();
     for (i, v) in x.data.iter().enumerate() {
         let c = unravel(i, &x.shape);
         let o: usize = kept.iter().zip(&out_strides).map(|(k, s)| c[*k] * s).sum();
         out[o] = x.dtype.round(out[o] + v);
     }
-    Tensor { dtype: x.dtype, shape: out_shape, data: out }
+    Tensor {
+        dtype: x.dtype,
+        shape: out_shape,
+        data: out,
+    }
 }
 
 /// Transpose: broadcast the cotangent back over the summed axes.
 pub fn reduce_sum_transpose(f: &mut Function, x_ty: &Type, axes: &[usize], ct: Var) -> Var {
-    let dims = (0..x_ty.shape.rank()).filter(|a| !axes.contains(a)).collect();
+    let dims = (0..x_ty.shape.rank())
+        .filter(|a| !axes.contains(a))
+        .collect();
     f.broadcast(ct, x_ty.shape.clone(), dims)
 }
 
@@ -116,13 +149,19 @@ pub fn reduce_sum_batch(f: &mut Function, x: Var, axes: &[usize]) -> Var {
 
 pub fn dot_infer(a: &Type, b: &Type) -> Result<Type, String> {
     if a.shape.rank() != 1 || a != b || !a.dtype.is_float() {
-        return Err(format!("dot needs two float vectors of one type, got {a} and {b}"));
+        return Err(format!(
+            "dot needs two float vectors of one type, got {a} and {b}"
+        ));
     }
     Ok(Type::scalar(a.dtype))
 }
 
 pub fn dot_eval(a: &Tensor, b: &Tensor) -> Tensor {
-    let s = a.data.iter().zip(&b.data).fold(0.0, |acc, (x, y)| a.dtype.round(acc + a.dtype.round(x * y)));
+    let s = a
+        .data
+        .iter()
+        .zip(&b.data)
+        .fold(0.0, |acc, (x, y)| a.dtype.round(acc + a.dtype.round(x * y)));
     Tensor::scalar(a.dtype, s)
 }
 
@@ -145,8 +184,16 @@ pub fn dot_transpose(f: &mut Function, other: Var, ct: Var) -> Var {
 /// Batched dot: multiply (broadcasting the unbatched operand) and sum the
 /// vector axis.
 pub fn dot_batch(f: &mut Function, a: Var, b: Var, batched: &[bool], size: &Dim) -> Var {
-    let a = if batched[0] { a } else { f.broadcast_batch(a, size) };
-    let b = if batched[1] { b } else { f.broadcast_batch(b, size) };
+    let a = if batched[0] {
+        a
+    } else {
+        f.broadcast_batch(a, size)
+    };
+    let b = if batched[1] {
+        b
+    } else {
+        f.broadcast_batch(b, size)
+    };
     let p = f.mul(a, b);
     f.reduce_sum(p, vec![1])
 }

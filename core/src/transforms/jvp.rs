@@ -1,7 +1,65 @@
-use crate::ir::Function;
+//! Forward mode: push tangents through every equation with the op's JVP rule.
+//! Tangents are symbolic zeros (`None`) until an op makes them nonzero, so
+//! derivative code only covers what the chosen inputs reach.
+
+use super::simplify::simplify;
+use crate::ir::{Function, Var};
+use crate::verify::debug_verify;
+
 /// Forward mode. Params: the primals, then one tangent `t_<name>` per float
 /// param. Outputs: the primal outputs, then one tangent per output.
 pub fn jvp(f: &Function) -> Function {
-    let _ = f;
-    todo!()
+    let all: Vec<usize> = (0..f.params.len())
+        .filter(|i| f.dtype(f.params[*i]).is_float())
+        .collect();
+    let g = simplify(&jvp_raw(f, &all));
+    debug_verify(&g, "jvp");
+    g
+}
+
+/// The JVP of `f` with tangent params for the params at `wrt` only, before
+/// simplification (the VJP linearizes this graph).
+pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
+    let mut g = Function::new(&format!("{}_jvp", f.name));
+    let mut primal: Vec<Option<Var>> = vec![None; f.types.len()];
+    let mut tangent: Vec<Option<Var>> = vec![None; f.types.len()];
+    for (p, name) in f.params.iter().zip(&f.param_names) {
+        primal[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
+    }
+    for i in wrt {
+        let p = f.params[*i];
+        let name = format!("t_{}", f.param_names[*i]);
+        tangent[p.index()] = Some(g.add_param(&name, f.ty(p).clone()));
+    }
+    for e in &f.eqns {
+        let ins: Vec<Var> = e
+            .ins
+            .iter()
+            .map(|v| primal[v.index()].expect("verified IR"))
+            .collect();
+        let out = g
+            .push(e.op.clone(), &ins)
+            .expect("internal error: re-typing an equation");
+        primal[e.out.index()] = Some(out);
+        let ts: Vec<Option<Var>> = e.ins.iter().map(|v| tangent[v.index()]).collect();
+        if ts.iter().any(Option::is_some) {
+            tangent[e.out.index()] = e.op.jvp(&mut g, &ins, out, &ts);
+        }
+    }
+    g.outs = f
+        .outs
+        .iter()
+        .map(|o| primal[o.index()].expect("verified IR"))
+        .collect();
+    for o in &f.outs {
+        let t = match tangent[o.index()] {
+            Some(t) => t,
+            None => {
+                let p = primal[o.index()].expect("verified IR");
+                g.zeros_like(p)
+            }
+        };
+        g.outs.push(t);
+    }
+    g
 }

@@ -1,5 +1,134 @@
-use crate::ir::Function;
+//! `simplify`: constant folding, algebraic identities, common-subexpression
+//! elimination and dead-code elimination, in one forward sweep that rebuilds
+//! the function densely, then a backward liveness sweep.
+
+use crate::ir::{Function, Var};
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::{FusionKind, Op};
+use crate::tensor::Tensor;
+use crate::verify::debug_verify;
+use std::collections::HashMap;
+
 /// Constant folding, algebraic identities, CSE and DCE.
 pub fn simplify(f: &Function) -> Function {
-    f.clone()
+    let g = dce(&forward(f));
+    debug_verify(&g, "simplify");
+    g
+}
+
+fn forward(f: &Function) -> Function {
+    let mut g = Function::new(&f.name);
+    let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
+    for (p, name) in f.params.iter().zip(&f.param_names) {
+        map[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
+    }
+    let mut seen: HashMap<String, Var> = HashMap::new();
+    for e in &f.eqns {
+        let ins: Vec<Var> = e
+            .ins
+            .iter()
+            .map(|v| map[v.index()].expect("verified IR"))
+            .collect();
+        let out = match rewrite(&mut g, &e.op, &ins) {
+            Some(v) => v,
+            None => {
+                let key = format!("{} {:?} {}", e.op, ins, f.ty(e.out));
+                match seen.get(&key) {
+                    Some(v) => *v,
+                    None => {
+                        let v = g
+                            .push(e.op.clone(), &ins)
+                            .expect("internal error: re-typing an equation");
+                        seen.insert(key, v);
+                        v
+                    }
+                }
+            }
+        };
+        map[e.out.index()] = Some(out);
+    }
+    g.outs = f
+        .outs
+        .iter()
+        .map(|o| map[o.index()].expect("verified IR"))
+        .collect();
+    g
+}
+
+/// An existing or folded value equal to `op(ins)`, if a rule applies.
+fn rewrite(g: &mut Function, op: &Op, ins: &[Var]) -> Option<Var> {
+    let defs = g.definitions();
+    let lit = |v: Var| g.literal_value(v, &defs);
+    let def_op = |v: Var| defs[v.index()].map(|i| &g.eqns[i]);
+    // Constant folding of elementwise ops on literals.
+    if op.fusion_kind() == FusionKind::Elementwise && !ins.is_empty() {
+        if let Some(vals) = ins.iter().map(|v| lit(*v)).collect::<Option<Vec<f64>>>() {
+            let ts: Vec<Tensor> = ins
+                .iter()
+                .zip(&vals)
+                .map(|(v, x)| Tensor::scalar(g.dtype(*v), *x))
+                .collect();
+            let refs: Vec<&Tensor> = ts.iter().collect();
+            let r = op.eval(&refs, &[]);
+            let shape = g.shape(ins[ins.len() - 1]).clone();
+            return Some(g.full(r.data[0], r.dtype, &shape));
+        }
+    }
+    match op {
+        Op::Binary(BinaryOp::Add) if lit(ins[0]) == Some(0.0) => Some(ins[1]),
+        Op::Binary(BinaryOp::Add | BinaryOp::Sub) if lit(ins[1]) == Some(0.0) => Some(ins[0]),
+        Op::Binary(BinaryOp::Mul) if lit(ins[0]) == Some(1.0) => Some(ins[1]),
+        Op::Binary(BinaryOp::Mul | BinaryOp::Div) if lit(ins[1]) == Some(1.0) => Some(ins[0]),
+        Op::Binary(BinaryOp::Sub) if lit(ins[0]) == Some(0.0) => Some(g.neg(ins[1])),
+        Op::Unary(UnaryOp::Neg) => match def_op(ins[0]) {
+            Some(e) if e.op == Op::Unary(UnaryOp::Neg) => Some(e.ins[0]),
+            _ => None,
+        },
+        Op::Unary(UnaryOp::Powi(1)) => Some(ins[0]),
+        Op::Select => match lit(ins[0]) {
+            Some(p) => Some(if p != 0.0 { ins[1] } else { ins[2] }),
+            None if ins[1] == ins[2] => Some(ins[1]),
+            None => None,
+        },
+        Op::Broadcast { shape, .. } if g.shape(ins[0]) == shape => Some(ins[0]),
+        Op::ReduceSum { axes } if axes.is_empty() => Some(ins[0]),
+        _ => None,
+    }
+}
+
+/// Drop equations whose values reach no output, renumbering densely.
+fn dce(f: &Function) -> Function {
+    let mut live = vec![false; f.types.len()];
+    for o in &f.outs {
+        live[o.index()] = true;
+    }
+    for e in f.eqns.iter().rev() {
+        if live[e.out.index()] {
+            for i in &e.ins {
+                live[i.index()] = true;
+            }
+        }
+    }
+    let mut g = Function::new(&f.name);
+    let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
+    for (p, name) in f.params.iter().zip(&f.param_names) {
+        map[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
+    }
+    for e in f.eqns.iter().filter(|e| live[e.out.index()]) {
+        let ins: Vec<Var> = e
+            .ins
+            .iter()
+            .map(|v| map[v.index()].expect("verified IR"))
+            .collect();
+        map[e.out.index()] = Some(
+            g.push(e.op.clone(), &ins)
+                .expect("internal error: re-typing an equation"),
+        );
+    }
+    g.outs = f
+        .outs
+        .iter()
+        .map(|o| map[o.index()].expect("verified IR"))
+        .collect();
+    g
 }

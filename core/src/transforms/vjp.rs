@@ -1,19 +1,177 @@
-use crate::ir::Function;
+//! Reverse mode as JAX builds it: JVP, then linearize (partial evaluation
+//! splits the JVP graph into the primal part, which is copied, and the part
+//! linear in the tangents), then transpose the linear part, walking it
+//! backwards with each linear op's transpose rule. Only linear ops need
+//! transpose rules.
+
+use super::jvp::jvp_raw;
+use super::simplify::simplify;
+use crate::ir::{Function, Var};
+use crate::verify::debug_verify;
+use std::collections::HashMap;
+
+/// Where the output cotangents come from.
+enum Seed {
+    /// One cotangent param per output.
+    Params,
+    /// The single scalar output's cotangent is 1 (a gradient).
+    One,
+}
+
 /// Reverse mode. Params: the primals, then one cotangent per output (`ct`, or
 /// `ct0`, `ct1`, … with several outputs). Outputs: the primal outputs, then one
 /// cotangent per param.
 pub fn vjp(f: &Function) -> Function {
-    let _ = f;
-    todo!()
+    let all: Vec<usize> = (0..f.params.len()).collect();
+    let g = transpose_jvp(f, &all, Seed::Params, true);
+    debug_verify(&g, "vjp");
+    g
 }
+
 /// Gradient of a function with one scalar float output with respect to the
 /// params at indices `wrt`. Outputs: one gradient per `wrt` entry.
 pub fn grad(f: &Function, wrt: &[usize]) -> Result<Function, String> {
-    let _ = (f, wrt);
-    todo!()
+    check_grad(f, wrt)?;
+    let mut g = transpose_jvp(f, wrt, Seed::One, false);
+    g.name = format!("{}_grad", f.name);
+    debug_verify(&g, "grad");
+    Ok(g)
 }
+
 /// Like `grad`, with the value first: outputs `(value, grads...)`.
 pub fn value_and_grad(f: &Function, wrt: &[usize]) -> Result<Function, String> {
-    let _ = (f, wrt);
-    todo!()
+    check_grad(f, wrt)?;
+    let mut g = transpose_jvp(f, wrt, Seed::One, true);
+    g.name = format!("{}_value_and_grad", f.name);
+    debug_verify(&g, "value_and_grad");
+    Ok(g)
+}
+
+fn check_grad(f: &Function, wrt: &[usize]) -> Result<(), String> {
+    if f.outs.len() != 1 || !f.shape(f.outs[0]).is_scalar() || !f.dtype(f.outs[0]).is_float() {
+        return Err(format!(
+            "grad of `{}` needs exactly one scalar float output",
+            f.name
+        ));
+    }
+    if let Some(i) = wrt
+        .iter()
+        .find(|i| **i >= f.params.len() || !f.dtype(f.params[**i]).is_float())
+    {
+        return Err(format!(
+            "grad of `{}`: argument index {i} is not a float parameter",
+            f.name
+        ));
+    }
+    Ok(())
+}
+
+fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> Function {
+    let j = jvp_raw(f, wrt);
+    let n_primal = f.params.len();
+
+    // Linearize: a value is linear when it depends on a tangent param.
+    let mut linear = vec![false; j.types.len()];
+    for t in &j.params[n_primal..] {
+        linear[t.index()] = true;
+    }
+    for e in &j.eqns {
+        linear[e.out.index()] = e.ins.iter().any(|v| linear[v.index()]);
+    }
+
+    // The primal part is copied as is.
+    let mut g = Function::new(&format!("{}_vjp", f.name));
+    let mut map: Vec<Option<Var>> = vec![None; j.types.len()];
+    for (p, name) in j.params[..n_primal].iter().zip(&j.param_names) {
+        map[p.index()] = Some(g.add_param(name, j.ty(*p).clone()));
+    }
+    let n_out = f.outs.len();
+    let mut seeds = Vec::new();
+    for i in 0..n_out {
+        let ty = f.ty(f.outs[i]).clone();
+        seeds.push(match seed {
+            Seed::Params => {
+                let name = if n_out == 1 {
+                    "ct".to_string()
+                } else {
+                    format!("ct{i}")
+                };
+                g.add_param(&name, ty)
+            }
+            Seed::One => g.full(1.0, ty.dtype, &ty.shape),
+        });
+    }
+    for e in j.eqns.iter().filter(|e| !linear[e.out.index()]) {
+        let ins: Vec<Var> = e
+            .ins
+            .iter()
+            .map(|v| map[v.index()].expect("verified IR"))
+            .collect();
+        map[e.out.index()] = Some(
+            g.push(e.op.clone(), &ins)
+                .expect("internal error: copying the primal part"),
+        );
+    }
+
+    // Transpose the linear part, last equation first.
+    let mut ct: HashMap<Var, Var> = HashMap::new();
+    let accumulate = |g: &mut Function, ct: &mut HashMap<Var, Var>, v: Var, c: Var| {
+        let sum = match ct.get(&v) {
+            Some(prev) => g.add(*prev, c),
+            None => c,
+        };
+        ct.insert(v, sum);
+    };
+    for (i, s) in seeds.iter().enumerate() {
+        let tout = j.outs[n_out + i];
+        if linear[tout.index()] {
+            accumulate(&mut g, &mut ct, tout, *s);
+        }
+    }
+    for e in j.eqns.iter().rev().filter(|e| linear[e.out.index()]) {
+        let Some(c) = ct.remove(&e.out) else { continue };
+        let known: Vec<Option<Var>> = e
+            .ins
+            .iter()
+            .map(|v| {
+                if linear[v.index()] {
+                    None
+                } else {
+                    map[v.index()]
+                }
+            })
+            .collect();
+        for (k, v) in e.ins.iter().enumerate() {
+            assert!(
+                !linear[v.index()] || e.op.is_linear_in(k),
+                "internal error: `{}` is not linear in operand {k}",
+                e.op
+            );
+        }
+        let types: Vec<_> = e.ins.iter().map(|v| j.ty(*v).clone()).collect();
+        let cts = e.op.transpose(&mut g, &known, &types, c);
+        for (v, c) in e.ins.iter().zip(cts) {
+            if let (true, Some(c)) = (linear[v.index()], c) {
+                accumulate(&mut g, &mut ct, *v, c);
+            }
+        }
+    }
+
+    if keep_value {
+        g.outs = j.outs[..n_out]
+            .iter()
+            .map(|o| map[o.index()].expect("primal output"))
+            .collect();
+    }
+    for (k, t) in j.params[n_primal..].iter().enumerate() {
+        let v = match ct.get(t) {
+            Some(c) => *c,
+            None => {
+                let like = map[j.params[wrt[k]].index()].expect("param");
+                g.zeros_like(like)
+            }
+        };
+        g.outs.push(v);
+    }
+    simplify(&g)
 }
