@@ -86,8 +86,8 @@ impl Buffer {
 
     pub fn set(&mut self, i: usize, x: f64) {
         match self {
-            Buffer::F16(v) => v[i] = f16::from_f64(x),
-            Buffer::BF16(v) => v[i] = bf16::from_f64(x),
+            Buffer::F16(v) => v[i] = f16::from_f32(x as f32),
+            Buffer::BF16(v) => v[i] = bf16::from_f32(x as f32),
             Buffer::F32(v) => v[i] = x as f32,
             Buffer::F64(v) => v[i] = x,
             Buffer::Bool(v) => v[i] = (x != 0.0) as u8,
@@ -128,8 +128,8 @@ pub unsafe fn read_raw(ptr: *const u8, dtype: DType, i: usize) -> f64 {
 /// `ptr` must point to at least `i + 1` writable elements of `dtype`.
 pub unsafe fn write_raw(ptr: *mut u8, dtype: DType, i: usize, x: f64) {
     match dtype {
-        DType::F16 => *(ptr as *mut f16).add(i) = f16::from_f64(x),
-        DType::BF16 => *(ptr as *mut bf16).add(i) = bf16::from_f64(x),
+        DType::F16 => *(ptr as *mut f16).add(i) = f16::from_f32(x as f32),
+        DType::BF16 => *(ptr as *mut bf16).add(i) = bf16::from_f32(x as f32),
         DType::F32 => *(ptr as *mut f32).add(i) = x as f32,
         DType::F64 => *(ptr as *mut f64).add(i) = x,
         DType::Bool => *ptr.add(i) = (x != 0.0) as u8,

@@ -66,13 +66,14 @@ impl DType {
         }
     }
 
-    /// Round an `f64` to the nearest value representable in this type.
+    /// Round an `f64` to the nearest value representable in this type. Half
+    /// types round through `f32`, the type kernels compute them in.
     pub fn round(self, v: f64) -> f64 {
         match self {
             DType::F64 => v,
             DType::F32 => v as f32 as f64,
-            DType::F16 => half::f16::from_f64(v).to_f64(),
-            DType::BF16 => half::bf16::from_f64(v).to_f64(),
+            DType::F16 => half::f16::from_f32(v as f32).to_f64(),
+            DType::BF16 => half::bf16::from_f32(v as f32).to_f64(),
             DType::Bool => {
                 if v != 0.0 {
                     1.0

@@ -62,10 +62,14 @@ pub fn parse(src: &str) -> Result<Function, String> {
             it.next().ok_or("param value")?,
         );
         let v = f.add_param(name, parse_type(ty.trim())?);
-        vars.insert(var.to_string(), v);
+        if vars.insert(var.to_string(), v).is_some() {
+            return Err(format!("value `{var}` defined twice"));
+        }
     }
-    for line in lines {
+    let mut closed = false;
+    for line in lines.by_ref() {
         if line == "}" {
+            closed = true;
             break;
         }
         if let Some(outs) = line.strip_prefix("return") {
@@ -98,7 +102,15 @@ pub fn parse(src: &str) -> Result<Function, String> {
                 f.ty(out)
             ));
         }
-        vars.insert(name.trim().to_string(), out);
+        if vars.insert(name.trim().to_string(), out).is_some() {
+            return Err(format!("value `{}` defined twice", name.trim()));
+        }
+    }
+    if !closed {
+        return Err("missing `}` at the end".into());
+    }
+    if let Some(extra) = lines.next() {
+        return Err(format!("unexpected `{extra}` after `}}`"));
     }
     Ok(f)
 }
@@ -133,12 +145,12 @@ pub fn parse_type(s: &str) -> Result<Type, String> {
         .split(',')
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(|d| {
-            d.parse::<u64>()
-                .map(Dim::Const)
-                .unwrap_or_else(|_| Dim::sym(d))
+        .map(|d| match d.parse::<u64>() {
+            Ok(c) => Ok(Dim::Const(c)),
+            Err(_) if is_ident(d) => Ok(Dim::sym(d)),
+            Err(_) => Err(format!("bad dimension `{d}` in `{s}`")),
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     Ok(Type::new(dtype, Shape(shape)))
 }
 
@@ -160,6 +172,9 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
             .map(|x| x.parse().map_err(|_| format!("bad op `{word}`")))
             .collect()
     };
+    if arg.is_some() && !["powi", "literal", "broadcast", "reduce_sum"].contains(&name) {
+        return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
+    }
     if let Some(op) = UnaryOp::SIMPLE.into_iter().find(|o| o.name() == name) {
         return Ok(Op::Unary(op));
     }
@@ -197,4 +212,11 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
 pub fn eqn_text(f: &Function, e: &Eqn) -> String {
     let ins: Vec<String> = e.ins.iter().map(|v| v.to_string()).collect();
     format!("{}: {} = {} {}", e.out, f.ty(e.out), e.op, ins.join(" "))
+}
+
+/// Whether `s` can be a dimension symbol: it starts with a letter or `_`
+/// (so `-1` is not taken for a symbol) and holds no space, comma or bracket.
+fn is_ident(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && !s.contains(|c: char| c.is_whitespace() || "[],".contains(c))
 }

@@ -1,0 +1,16 @@
+//! oxla-cpu: the CPU backend. One translator turns kernel IR into Cranelift
+//! IR (`translate`); the JIT (`jit`) and object files for the build helper
+//! (`object`) share it. `math` holds our vectorized transcendentals.
+
+mod half;
+mod isa;
+mod jit;
+mod math;
+mod object;
+mod run;
+mod translate;
+
+pub use isa::{host_supports_v3, IsaLevel};
+pub use jit::JitModule;
+pub use object::{clif_text, emit_object};
+pub use run::run_checked;

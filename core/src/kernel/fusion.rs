@@ -168,7 +168,8 @@ impl<'a> KernelBuilder<'a> {
         };
         let dtype = self.f.dtype(v);
         let id = match &e.op {
-            Op::Literal { value, .. } => self.inst(dtype, InstKind::Const(*value)),
+            // A literal holds its value rounded to its own type (as in `interp`).
+            Op::Literal { value, .. } => self.inst(dtype, InstKind::Const(dtype.round(*value))),
             Op::Broadcast { dims, .. } => {
                 let inner: Vec<usize> = dims.iter().map(|d| cmap[*d]).collect();
                 self.value(e.ins[0], &inner)

@@ -1,0 +1,99 @@
+//! Target ISAs: the host's (for the JIT) and the two x86-64 levels the build
+//! helper compiles every kernel at (for object files).
+
+use cranelift_codegen::isa::{self, OwnedTargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use target_lexicon::{Architecture, Triple};
+
+/// An x86-64 feature level to compile object code for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum IsaLevel {
+    /// `x86-64-v3`: AVX2 and FMA (Haswell and later).
+    X86_64V3,
+    /// SSE2 only: every x86-64 CPU.
+    Baseline,
+}
+
+impl IsaLevel {
+    pub const ALL: [IsaLevel; 2] = [IsaLevel::X86_64V3, IsaLevel::Baseline];
+
+    /// Suffix of the exported symbol names.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            IsaLevel::X86_64V3 => "v3",
+            IsaLevel::Baseline => "base",
+        }
+    }
+}
+
+/// Whether the running CPU can execute `IsaLevel::X86_64V3` code.
+pub fn host_supports_v3() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("bmi2")
+            && is_x86_feature_detected!("lzcnt")
+            && is_x86_feature_detected!("movbe")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Code-generation flags: optimise for speed, no unwind tables, and
+/// position-independent code for object files (required to link into a PIE;
+/// cranelift-jit wants it off).
+fn flags(pic: bool) -> Result<settings::Flags, String> {
+    let mut b = settings::builder();
+    let pic = if pic { "true" } else { "false" };
+    for (name, value) in [
+        ("opt_level", "speed"),
+        ("is_pic", pic),
+        ("unwind_info", "false"),
+    ] {
+        b.set(name, value)
+            .map_err(|e| format!("cranelift setting {name}: {e}"))?;
+    }
+    Ok(settings::Flags::new(b))
+}
+
+/// The ISA of the machine we run on, with every feature it has.
+pub fn host_isa(pic: bool) -> Result<OwnedTargetIsa, String> {
+    let builder = cranelift_native::builder().map_err(|e| format!("host ISA: {e}"))?;
+    builder
+        .finish(flags(pic)?)
+        .map_err(|e| format!("host ISA: {e}"))
+}
+
+/// The ISA for `level`. Object files target the host triple; on a host that is
+/// not x86-64 only `Baseline` exists and means the host's default features.
+pub fn level_isa(level: IsaLevel, pic: bool) -> Result<OwnedTargetIsa, String> {
+    let triple = Triple::host();
+    let is_x86_64 = matches!(triple.architecture, Architecture::X86_64);
+    let mut builder = isa::lookup(triple).map_err(|e| format!("ISA lookup: {e}"))?;
+    match level {
+        IsaLevel::X86_64V3 if !is_x86_64 => {
+            return Err("the x86-64-v3 level needs an x86_64 target".into());
+        }
+        IsaLevel::X86_64V3 => builder
+            .enable("x86-64-v3")
+            .map_err(|e| format!("x86-64-v3: {e}"))?,
+        IsaLevel::Baseline => {}
+    }
+    builder
+        .finish(flags(pic)?)
+        .map_err(|e| format!("ISA {level:?}: {e}"))
+}
+
+/// Whether `fma` compiles to one instruction (not a libcall) on this ISA.
+pub fn has_native_fma(isa: &dyn isa::TargetIsa) -> bool {
+    let flag = |name: &str| {
+        isa.isa_flags()
+            .iter()
+            .any(|v| v.name == name && v.as_bool() == Some(true))
+    };
+    isa.triple().architecture == Architecture::X86_64 && flag("has_avx") && flag("has_fma")
+}

@@ -1,0 +1,862 @@
+//! The one translator from kernel IR to a Cranelift function, shared by the
+//! JIT and the object-file front doors.
+//!
+//! The function has the kernel calling convention `(args: *const *mut u8,
+//! sizes: *const i64)`. Extents and strides are evaluated once at entry. The
+//! loop nest follows `domain`, outermost first; the innermost loop runs in
+//! `f32x4`/`f64x2` vectors when every load there is contiguous or broadcast
+//! (reductions keep several vector accumulators), then finishes with a scalar
+//! tail loop, which is also the whole loop for any other kernel. Values that do
+//! not depend on the innermost coordinate are computed before that loop.
+
+use crate::half;
+use crate::math::{self, Num};
+use cranelift_codegen::ir::{
+    self, condcodes::FloatCC, condcodes::IntCC, types, AbiParam, Function, InstBuilder,
+    MemFlagsData, Type, Value,
+};
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_module::{FuncId, Linkage, Module};
+use oxla_core::kernel::{InstKind, Kernel};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{DType, Size};
+
+/// Holds the contexts reused across kernels (cranelift-jit-demo style).
+pub(crate) struct Translator {
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+}
+
+impl Translator {
+    pub fn new() -> Translator {
+        Translator {
+            ctx: Context::new(),
+            fctx: FunctionBuilderContext::new(),
+        }
+    }
+
+    /// Translate `kernel` into the held function, for `target`.
+    pub fn translate(&mut self, kernel: &Kernel, target: &Target) -> Result<&Function, String> {
+        validate(kernel)?;
+        self.ctx.clear();
+        let func = &mut self.ctx.func;
+        func.signature = target.signature();
+        Body::emit(FunctionBuilder::new(func, &mut self.fctx), kernel, target)?;
+        Ok(&self.ctx.func)
+    }
+
+    /// Translate and define every kernel in `module` under `name(kernel)`.
+    pub fn define_all<M: Module>(
+        &mut self,
+        module: &mut M,
+        kernels: &[Kernel],
+        name: impl Fn(&Kernel) -> String,
+        linkage: Linkage,
+    ) -> Result<Vec<FuncId>, String> {
+        let target = Target::of(module.isa());
+        let sig = target.signature();
+        let mut ids = Vec::with_capacity(kernels.len());
+        for kernel in kernels {
+            let symbol = name(kernel);
+            let id = module
+                .declare_function(&symbol, linkage, &sig)
+                .map_err(|e| format!("{symbol}: {e}"))?;
+            self.translate(kernel, &target)
+                .map_err(|e| format!("{symbol}: {e}"))?;
+            module
+                .define_function(id, &mut self.ctx)
+                .map_err(|e| format!("{symbol}: {e:?}"))?;
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+}
+
+/// What translation needs to know about the ISA.
+pub(crate) struct Target {
+    frontend: TargetFrontendConfig,
+    call_conv: CallConv,
+    ptr: Type,
+    /// Whether `fma` is one instruction.
+    fma: bool,
+}
+
+impl Target {
+    pub fn of(isa: &dyn TargetIsa) -> Target {
+        Target {
+            frontend: isa.frontend_config(),
+            call_conv: isa.default_call_conv(),
+            ptr: isa.pointer_type(),
+            fma: crate::isa::has_native_fma(isa),
+        }
+    }
+
+    /// `(args: *const *mut u8, sizes: *const i64)`.
+    fn signature(&self) -> ir::Signature {
+        let mut sig = ir::Signature::new(self.call_conv);
+        sig.params.push(AbiParam::new(self.ptr));
+        sig.params.push(AbiParam::new(self.ptr));
+        sig
+    }
+}
+
+/// Reject kernels the IR does not allow, so translation never panics.
+fn validate(k: &Kernel) -> Result<(), String> {
+    if k.reduce_dims > k.domain.len() {
+        return Err(format!(
+            "reduce_dims {} exceeds rank {}",
+            k.reduce_dims,
+            k.domain.len()
+        ));
+    }
+    let sizes = k
+        .domain
+        .iter()
+        .chain(k.insts.iter().flat_map(|i| match &i.kind {
+            InstKind::Load { strides, .. } => strides.as_slice(),
+            _ => &[],
+        }));
+    for s in sizes {
+        if let Some(sym) = s.syms.iter().find(|sym| !k.sizes.contains(sym)) {
+            return Err(format!("size symbol `{sym}` is not a kernel size"));
+        }
+    }
+    for (i, inst) in k.insts.iter().enumerate() {
+        if !matches!(inst.ty, DType::F32 | DType::F64 | DType::Bool) {
+            return Err(format!(
+                "v{i}: compute type {} is not f32, f64 or bool",
+                inst.ty
+            ));
+        }
+        let operands: Vec<usize> = match &inst.kind {
+            InstKind::Load { arg, strides } => {
+                if k.args.get(*arg).is_none_or(|a| a.output) {
+                    return Err(format!("v{i}: load of a{arg}, which is not an input"));
+                }
+                if strides.len() != k.domain.len() {
+                    return Err(format!(
+                        "v{i}: {} strides for a rank {} domain",
+                        strides.len(),
+                        k.domain.len()
+                    ));
+                }
+                vec![]
+            }
+            InstKind::Const(_) => vec![],
+            InstKind::Unary(_, a) => vec![*a],
+            InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => vec![*a, *b],
+            InstKind::Select(c, a, b) => vec![*c, *a, *b],
+        };
+        if let Some(a) = operands.iter().find(|a| **a >= i) {
+            return Err(format!("v{i} uses v{a}, which is not defined before it"));
+        }
+        let float_op = matches!(inst.kind, InstKind::Unary(..) | InstKind::Binary(..));
+        if float_op && inst.ty == DType::Bool {
+            return Err(format!("v{i}: arithmetic on bool"));
+        }
+    }
+    for st in &k.stores {
+        if k.args.get(st.arg).is_none_or(|a| !a.output) || st.value >= k.insts.len() {
+            return Err(format!(
+                "store of v{} to a{}, which is not an output",
+                st.value, st.arg
+            ));
+        }
+        if k.is_reduction() && k.insts[st.value].ty == DType::Bool {
+            return Err("a reduction of bool values".into());
+        }
+    }
+    Ok(())
+}
+
+/// How the innermost loop is vectorized.
+#[derive(Clone, Copy)]
+struct VectorPlan {
+    num: Num,
+    lanes: i64,
+    /// Vectors per iteration (independent accumulators in reductions).
+    unroll: i64,
+}
+
+/// Whether the innermost loop can run in vectors: one float type throughout,
+/// loads of matching storage with innermost stride 0 or 1, and map stores
+/// into storage of that float type.
+fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
+    let inner = k.domain.len().checked_sub(1)?;
+    let mut float = None;
+    for inst in &k.insts {
+        if inst.ty != DType::Bool {
+            if float.is_some_and(|f| f != inst.ty) {
+                return None;
+            }
+            float = Some(inst.ty);
+        }
+        match &inst.kind {
+            InstKind::Load { arg, strides } => {
+                let (s, dtype) = (&strides[inner], k.args[*arg].dtype);
+                let contiguous = s.is_one() && dtype.is_float() && dtype.compute_type() == inst.ty;
+                if !(contiguous || s.is_zero()) {
+                    return None;
+                }
+            }
+            InstKind::Cmp(_, a, b)
+                if k.insts[*a].ty == DType::Bool || k.insts[*b].ty == DType::Bool =>
+            {
+                return None
+            }
+            _ => {}
+        }
+    }
+    let float = float?;
+    if !k.is_reduction()
+        && k.stores
+            .iter()
+            .any(|st| k.args[st.arg].dtype.compute_type() != float)
+    {
+        return None;
+    }
+    let (ty, lanes) = if float == DType::F32 {
+        (types::F32X4, 4)
+    } else {
+        (types::F64X2, 2)
+    };
+    let heavy = k.insts.iter().any(|i| {
+        matches!(i.kind, InstKind::Unary(op, _) if !matches!(op, UnaryOp::Neg | UnaryOp::Sqrt | UnaryOp::Powi(_)))
+    });
+    let unroll = match (k.is_reduction(), heavy || k.insts.len() > 16) {
+        (false, _) => 1,
+        (true, true) => 2,
+        (true, false) => 4,
+    };
+    Some(VectorPlan {
+        num: Num { ty, fma },
+        lanes,
+        unroll,
+    })
+}
+
+/// Reduction accumulators, one set per store.
+struct Accs {
+    vector: Vec<Vec<Variable>>,
+    scalar: Vec<Variable>,
+}
+
+/// Emits one kernel's body.
+struct Body<'a> {
+    b: FunctionBuilder<'a>,
+    k: &'a Kernel,
+    fma: bool,
+    plan: Option<VectorPlan>,
+    /// Per inst: true when it does not depend on the innermost coordinate.
+    invariant: Vec<bool>,
+    ptrs: Vec<Value>,
+    extents: Vec<Value>,
+    /// Per inst, per axis: element strides of loads (empty for other insts).
+    strides: Vec<Vec<Value>>,
+    /// Per axis: element stride of the output index.
+    out_strides: Vec<Value>,
+    /// End of the vector part of the innermost loop.
+    vector_end: Option<Value>,
+}
+
+fn load_flags() -> MemFlagsData {
+    MemFlagsData::new()
+        .with_notrap()
+        .with_readonly()
+        .with_can_move()
+}
+
+fn store_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl<'a> Body<'a> {
+    fn emit(mut b: FunctionBuilder<'a>, k: &'a Kernel, target: &Target) -> Result<(), String> {
+        let (fma, ptr_ty) = (target.fma, target.ptr);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (args_ptr, sizes_ptr) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let flags = MemFlagsData::trusted().with_readonly();
+        let ptrs: Vec<Value> = (0..k.args.len())
+            .map(|i| b.ins().load(ptr_ty, flags, args_ptr, 8 * i as i32))
+            .collect();
+        let size_vals: Vec<Value> = (0..k.sizes.len())
+            .map(|i| b.ins().load(types::I64, flags, sizes_ptr, 8 * i as i32))
+            .collect();
+        let mut eval = |s: &Size| {
+            let c = b.ins().iconst(types::I64, s.factor as i64);
+            s.syms.iter().fold(c, |acc, sym| {
+                let v = size_vals[k.sizes.iter().position(|n| n == sym).expect("validated")];
+                b.ins().imul(acc, v)
+            })
+        };
+        let extents: Vec<Value> = k.domain.iter().map(&mut eval).collect();
+        let strides = k
+            .insts
+            .iter()
+            .map(|inst| match &inst.kind {
+                InstKind::Load { strides, .. } => strides.iter().map(&mut eval).collect(),
+                _ => vec![],
+            })
+            .collect();
+        let rank = k.domain.len();
+        let outer = k.outer_dims();
+        let mut out_strides = vec![b.ins().iconst(types::I64, 0); rank];
+        let mut acc = b.ins().iconst(types::I64, 1);
+        for axis in (0..outer).rev() {
+            out_strides[axis] = acc;
+            acc = b.ins().imul(acc, extents[axis]);
+        }
+
+        let invariant = invariant_insts(k);
+        let plan = vector_plan(k, fma);
+        let vector_end = plan.map(|p| b.ins().band_imm_s(extents[rank - 1], -(p.lanes * p.unroll)));
+        let mut body = Body {
+            b,
+            k,
+            fma,
+            plan,
+            invariant,
+            ptrs,
+            extents,
+            strides,
+            out_strides,
+            vector_end,
+        };
+        let zero = body.b.ins().iconst(types::I64, 0);
+        if rank == 0 {
+            body.once()?;
+        } else {
+            body.level(0, &vec![zero; k.insts.len()], zero, None)?;
+        }
+        body.b.ins().return_(&[]);
+        body.b.seal_all_blocks();
+        body.b.finalize(target.frontend);
+        Ok(())
+    }
+
+    /// A rank-0 kernel: one evaluation, stored at index 0.
+    fn once(&mut self) -> Result<(), String> {
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let mut vals = Vec::with_capacity(self.k.insts.len());
+        for i in 0..self.k.insts.len() {
+            let v = self.inst(i, false, &vals, zero)?;
+            vals.push(v);
+        }
+        for st in &self.k.stores {
+            self.store(
+                st.arg,
+                vals[st.value],
+                self.k.insts[st.value].ty,
+                zero,
+                false,
+            );
+        }
+        Ok(())
+    }
+
+    /// Loops over axes `axis..`; `bases` are the load indices and `out` the
+    /// output index at the start of this axis.
+    fn level(
+        &mut self,
+        axis: usize,
+        bases: &[Value],
+        out: Value,
+        accs: Option<&Accs>,
+    ) -> Result<(), String> {
+        let k = self.k;
+        if accs.is_none() && k.is_reduction() && axis == k.outer_dims() {
+            let accs = self.new_accs();
+            self.level(axis, bases, out, Some(&accs))?;
+            return self.finish_reduction(&accs, out);
+        }
+        if axis + 1 == k.domain.len() {
+            return self.innermost(bases, out, accs);
+        }
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.counted_loop(zero, self.extents[axis], 1, |s, i| {
+            let next: Vec<Value> = (0..bases.len())
+                .map(|l| s.advance(bases[l], l, axis, i))
+                .collect();
+            let step = s.b.ins().imul(i, s.out_strides[axis]);
+            let out = s.b.ins().iadd(out, step);
+            s.level(axis + 1, &next, out, accs)
+        })
+    }
+
+    /// `base + i * stride` of load `inst` along `axis` (other insts: `base`).
+    fn advance(&mut self, base: Value, inst: usize, axis: usize, i: Value) -> Value {
+        match self.strides[inst].get(axis) {
+            Some(&stride) => {
+                let step = self.b.ins().imul(i, stride);
+                self.b.ins().iadd(base, step)
+            }
+            None => base,
+        }
+    }
+
+    fn innermost(
+        &mut self,
+        bases: &[Value],
+        out: Value,
+        accs: Option<&Accs>,
+    ) -> Result<(), String> {
+        let k = self.k;
+        let axis = k.domain.len() - 1;
+        let n = self.extents[axis];
+        // Values independent of the innermost coordinate, once per row (they
+        // use only each other, so the placeholders for the rest stay unread).
+        let mut pre: Vec<Option<Value>> = vec![None; k.insts.len()];
+        let mut pre_vals = Vec::with_capacity(k.insts.len());
+        for i in 0..k.insts.len() {
+            let v = if self.invariant[i] {
+                self.inst(i, false, &pre_vals, bases[i])?
+            } else {
+                out
+            };
+            pre[i] = self.invariant[i].then_some(v);
+            pre_vals.push(v);
+        }
+        let mut start = self.b.ins().iconst(types::I64, 0);
+        if let (Some(plan), Some(end)) = (self.plan, self.vector_end) {
+            let splats: Vec<Option<Value>> = (0..k.insts.len())
+                .map(|i| pre[i].map(|v| self.splat(v, k.insts[i].ty, plan)))
+                .collect();
+            self.counted_loop(start, end, plan.lanes * plan.unroll, |s, j| {
+                for u in 0..plan.unroll {
+                    let j = s.b.ins().iadd_imm_s(j, u * plan.lanes);
+                    let mut vals = Vec::with_capacity(k.insts.len());
+                    for i in 0..k.insts.len() {
+                        let v = match splats[i] {
+                            Some(v) => v,
+                            None => {
+                                let index = s.b.ins().iadd(bases[i], j);
+                                s.inst(i, true, &vals, index)?
+                            }
+                        };
+                        vals.push(v);
+                    }
+                    for (si, st) in k.stores.iter().enumerate() {
+                        match accs {
+                            Some(accs) => s.accumulate(accs.vector[si][u as usize], vals[st.value]),
+                            None => {
+                                let index = s.b.ins().iadd(out, j);
+                                s.store(st.arg, vals[st.value], k.insts[st.value].ty, index, true);
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            start = end;
+        }
+        self.counted_loop(start, n, 1, |s, j| {
+            let mut vals = Vec::with_capacity(k.insts.len());
+            for i in 0..k.insts.len() {
+                let v = match pre[i] {
+                    Some(v) => v,
+                    None => {
+                        let index = s.advance(bases[i], i, axis, j);
+                        s.inst(i, false, &vals, index)?
+                    }
+                };
+                vals.push(v);
+            }
+            for (si, st) in k.stores.iter().enumerate() {
+                match accs {
+                    Some(accs) => s.accumulate(accs.scalar[si], vals[st.value]),
+                    None => {
+                        let index = s.b.ins().iadd(out, j);
+                        s.store(st.arg, vals[st.value], k.insts[st.value].ty, index, false);
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn new_accs(&mut self) -> Accs {
+        let k = self.k;
+        let mut accs = Accs {
+            vector: vec![],
+            scalar: vec![],
+        };
+        for st in &k.stores {
+            let num = self.num(k.insts[st.value].ty, false);
+            let zero = num.fconst(&mut self.b, 0.0);
+            let var = self.b.declare_var(num.ty);
+            self.b.def_var(var, zero);
+            accs.scalar.push(var);
+            let mut vector = vec![];
+            if let Some(plan) = self.plan {
+                for _ in 0..plan.unroll {
+                    let zero = plan.num.fconst(&mut self.b, 0.0);
+                    let var = self.b.declare_var(plan.num.ty);
+                    self.b.def_var(var, zero);
+                    vector.push(var);
+                }
+            }
+            accs.vector.push(vector);
+        }
+        accs
+    }
+
+    fn accumulate(&mut self, var: Variable, v: Value) {
+        let acc = self.b.use_var(var);
+        let sum = self.b.ins().fadd(acc, v);
+        self.b.def_var(var, sum);
+    }
+
+    /// Sum the accumulators of each store and write the totals at `out`.
+    fn finish_reduction(&mut self, accs: &Accs, out: Value) -> Result<(), String> {
+        for (si, st) in self.k.stores.iter().enumerate() {
+            let mut total = self.b.use_var(accs.scalar[si]);
+            let vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
+            if let Some((first, rest)) = vectors.split_first() {
+                let v = rest.iter().fold(*first, |a, b| self.b.ins().fadd(a, *b));
+                let lanes = self.b.func.dfg.value_type(v).lane_count();
+                let mut h = self.b.ins().extractlane(v, 0);
+                for lane in 1..lanes {
+                    let x = self.b.ins().extractlane(v, lane as u8);
+                    h = self.b.ins().fadd(h, x);
+                }
+                total = self.b.ins().fadd(total, h);
+            }
+            self.store(st.arg, total, self.k.insts[st.value].ty, out, false);
+        }
+        Ok(())
+    }
+
+    /// `for (i = start; i < end; i += step) body(i)`.
+    fn counted_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        step: i64,
+        body: impl FnOnce(&mut Self, Value) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let iv = self.b.declare_var(types::I64);
+        self.b.def_var(iv, start);
+        let (header, block, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let i = self.b.use_var(iv);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, end);
+        self.b.ins().brif(more, block, &[], exit, &[]);
+        self.b.switch_to_block(block);
+        body(self, i)?;
+        let next = self.b.ins().iadd_imm_s(i, step);
+        self.b.def_var(iv, next);
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// Arithmetic for compute type `ty` (`Bool` values live as `i8` 0/1 in
+    /// scalars and as lane masks in vectors).
+    fn num(&self, ty: DType, vector: bool) -> Num {
+        match (vector, self.plan) {
+            (true, Some(plan)) => plan.num,
+            _ => Num {
+                ty: if ty == DType::F64 {
+                    types::F64
+                } else {
+                    types::F32
+                },
+                fma: self.fma,
+            },
+        }
+    }
+
+    /// A scalar value broadcast to the plan's vector shape.
+    fn splat(&mut self, v: Value, ty: DType, plan: VectorPlan) -> Value {
+        if ty == DType::Bool {
+            let int = plan.num.int();
+            let wide = self.b.ins().uextend(int.lane_type(), v);
+            let mask = self.b.ins().ineg(wide);
+            self.b.ins().splat(int, mask)
+        } else {
+            self.b.ins().splat(plan.num.ty, v)
+        }
+    }
+
+    /// Convert `v` between compute types.
+    fn coerce(&mut self, v: Value, from: DType, to: DType, vector: bool) -> Value {
+        if from == to {
+            return v;
+        }
+        let num = self.num(if to == DType::Bool { from } else { to }, vector);
+        match (from, to) {
+            (DType::F32, DType::F64) => self.b.ins().fpromote(types::F64, v),
+            (DType::F64, DType::F32) => self.b.ins().fdemote(types::F32, v),
+            (_, DType::Bool) => {
+                let zero = num.fconst(&mut self.b, 0.0);
+                self.b.ins().fcmp(FloatCC::NotEqual, v, zero)
+            }
+            _ if vector => {
+                let one = num.fconst(&mut self.b, 1.0);
+                let one = num.bits(&mut self.b, one);
+                let bits = self.b.ins().band(v, one);
+                num.float_of_bits(&mut self.b, bits)
+            }
+            _ => {
+                let wide = self.b.ins().uextend(types::I32, v);
+                self.b.ins().fcvt_from_uint(num.ty, wide)
+            }
+        }
+    }
+
+    /// Operand `a` of inst `i`, converted to `ty`.
+    fn operand(&mut self, vals: &[Value], a: usize, ty: DType, vector: bool) -> Value {
+        self.coerce(vals[a], self.k.insts[a].ty, ty, vector)
+    }
+
+    /// Emit inst `i` given the values of earlier insts; `index` is the element
+    /// a load reads.
+    fn inst(
+        &mut self,
+        i: usize,
+        vector: bool,
+        vals: &[Value],
+        index: Value,
+    ) -> Result<Value, String> {
+        let inst = &self.k.insts[i];
+        let ty = inst.ty;
+        let num = self.num(ty, vector);
+        Ok(match &inst.kind {
+            InstKind::Load { arg, .. } => self.load(*arg, ty, index, vector),
+            InstKind::Const(c) if ty == DType::Bool => {
+                let bit = self.b.ins().iconst(types::I8, (*c != 0.0) as i64);
+                if vector {
+                    self.splat(bit, ty, self.plan.expect("vector mode"))
+                } else {
+                    bit
+                }
+            }
+            InstKind::Const(c) => num.fconst(&mut self.b, *c),
+            InstKind::Unary(op, a) => {
+                let x = self.operand(vals, *a, ty, vector);
+                let b = &mut self.b;
+                match op {
+                    UnaryOp::Neg => b.ins().fneg(x),
+                    UnaryOp::Exp => math::exp(num, b, x),
+                    UnaryOp::Log => math::log(num, b, x),
+                    UnaryOp::Sin => math::sin_cos(num, b, x, false),
+                    UnaryOp::Cos => math::sin_cos(num, b, x, true),
+                    UnaryOp::Tanh => math::tanh(num, b, x),
+                    UnaryOp::Sqrt => b.ins().sqrt(x),
+                    UnaryOp::Powi(n) => math::powi(num, b, x, *n),
+                }
+            }
+            InstKind::Binary(op, a, c) => {
+                if let Some(fused) = self.fused_mul_add(*op, *a, *c, ty, vals, vector) {
+                    return Ok(fused);
+                }
+                let x = self.operand(vals, *a, ty, vector);
+                let y = self.operand(vals, *c, ty, vector);
+                let b = &mut self.b;
+                match op {
+                    BinaryOp::Add => b.ins().fadd(x, y),
+                    BinaryOp::Sub => b.ins().fsub(x, y),
+                    BinaryOp::Mul => b.ins().fmul(x, y),
+                    BinaryOp::Div => b.ins().fdiv(x, y),
+                    BinaryOp::Max => {
+                        let gt = b.ins().fcmp(FloatCC::GreaterThan, x, y);
+                        num.select(b, gt, x, y)
+                    }
+                    BinaryOp::Min => {
+                        let lt = b.ins().fcmp(FloatCC::LessThan, x, y);
+                        num.select(b, lt, x, y)
+                    }
+                }
+            }
+            InstKind::Cmp(op, a, c) => {
+                let wide = if self.k.insts[*a].ty == DType::F64 || self.k.insts[*c].ty == DType::F64
+                {
+                    DType::F64
+                } else {
+                    DType::F32
+                };
+                let x = self.operand(vals, *a, wide, vector);
+                let y = self.operand(vals, *c, wide, vector);
+                let cc = match op {
+                    CmpOp::Lt => FloatCC::LessThan,
+                    CmpOp::Le => FloatCC::LessThanOrEqual,
+                    CmpOp::Gt => FloatCC::GreaterThan,
+                    CmpOp::Ge => FloatCC::GreaterThanOrEqual,
+                    CmpOp::Eq => FloatCC::Equal,
+                    CmpOp::Ne => FloatCC::NotEqual,
+                };
+                self.b.ins().fcmp(cc, x, y)
+            }
+            InstKind::Select(c, a, e) => {
+                let cond = self.operand(vals, *c, DType::Bool, vector);
+                let x = self.operand(vals, *a, ty, vector);
+                let y = self.operand(vals, *e, ty, vector);
+                num.select(&mut self.b, cond, x, y)
+            }
+        })
+    }
+
+    /// `a*b + c`, `a*b - c` or `c - a*b` as one `fma` where the ISA has it.
+    fn fused_mul_add(
+        &mut self,
+        op: BinaryOp,
+        l: usize,
+        r: usize,
+        ty: DType,
+        vals: &[Value],
+        vector: bool,
+    ) -> Option<Value> {
+        if !self.fma || !matches!(op, BinaryOp::Add | BinaryOp::Sub) || ty == DType::Bool {
+            return None;
+        }
+        let k = self.k;
+        let product = |v: usize| match k.insts[v].kind {
+            InstKind::Binary(BinaryOp::Mul, x, y)
+                if [v, x, y].iter().all(|&w| k.insts[w].ty == ty) =>
+            {
+                Some((x, y))
+            }
+            _ => None,
+        };
+        let (mul, other, negate_product) = match (product(l), product(r)) {
+            (Some(p), _) => (p, r, false),
+            (None, Some(p)) if op == BinaryOp::Add => (p, l, false),
+            (None, Some(p)) => (p, l, true),
+            (None, None) => return None,
+        };
+        let mut x = vals[mul.0];
+        let y = vals[mul.1];
+        let mut z = self.operand(vals, other, ty, vector);
+        if negate_product {
+            x = self.b.ins().fneg(x);
+        } else if op == BinaryOp::Sub {
+            z = self.b.ins().fneg(z);
+        }
+        Some(self.b.ins().fma(x, y, z))
+    }
+
+    fn address(&mut self, arg: usize, index: Value) -> Value {
+        let size = self.k.args[arg].dtype.size_bytes() as i64;
+        let offset = self.b.ins().imul_imm_s(index, size);
+        self.b.ins().iadd(self.ptrs[arg], offset)
+    }
+
+    /// Load element `index` of input `arg` (a vector of them from there on
+    /// in vector mode) as compute type `ty`.
+    fn load(&mut self, arg: usize, ty: DType, index: Value, vector: bool) -> Value {
+        let dtype = self.k.args[arg].dtype;
+        let p = self.address(arg, index);
+        let f = load_flags();
+        let num = self.num(DType::F32, vector);
+        let b = &mut self.b;
+        let (v, natural) = match dtype {
+            DType::F32 | DType::F64 => {
+                let n = self.num(dtype, vector);
+                (self.b.ins().load(n.ty, f, p, 0), dtype)
+            }
+            DType::F16 | DType::BF16 => {
+                let bits = if vector {
+                    b.ins().uload16x4(f, p, 0)
+                } else {
+                    b.ins().uload16(types::I32, f, p, 0)
+                };
+                let v = if dtype == DType::F16 {
+                    half::f16_to_f32(num, b, bits)
+                } else {
+                    half::bf16_to_f32(num, b, bits)
+                };
+                (v, DType::F32)
+            }
+            DType::Bool => {
+                let byte = b.ins().load(types::I8, f, p, 0);
+                (b.ins().icmp_imm_u(IntCC::NotEqual, byte, 0), DType::Bool)
+            }
+            DType::I32 | DType::I64 => {
+                let int = if dtype == DType::I32 {
+                    types::I32
+                } else {
+                    types::I64
+                };
+                let x = b.ins().load(int, f, p, 0);
+                (b.ins().fcvt_from_sint(types::F64, x), DType::F64)
+            }
+        };
+        self.coerce(v, natural, ty, vector)
+    }
+
+    /// Store `v` (compute type `ty`) at element `index` of output `arg`.
+    fn store(&mut self, arg: usize, v: Value, ty: DType, index: Value, vector: bool) {
+        let dtype = self.k.args[arg].dtype;
+        let p = self.address(arg, index);
+        let f = store_flags();
+        match dtype {
+            DType::F32 | DType::F64 => {
+                let v = self.coerce(v, ty, dtype, vector);
+                self.b.ins().store(f, v, p, 0);
+            }
+            DType::F16 | DType::BF16 => {
+                let v = self.coerce(v, ty, DType::F32, vector);
+                let num = self.num(DType::F32, vector);
+                let b = &mut self.b;
+                let bits = if dtype == DType::F16 {
+                    half::f32_to_f16(num, b, v)
+                } else {
+                    half::f32_to_bf16(num, b, v)
+                };
+                if vector {
+                    // Pack the four 16-bit lanes (sign-extended so that the
+                    // signed saturating narrow keeps them) into 64 bits.
+                    let s = b.ins().ishl_imm_u(bits, 16);
+                    let s = b.ins().sshr_imm_u(s, 16);
+                    let packed = b.ins().snarrow(s, s);
+                    let flags = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+                    let wide = b.ins().bitcast(types::I64X2, flags, packed);
+                    let low = b.ins().extractlane(wide, 0);
+                    b.ins().store(f, low, p, 0);
+                } else {
+                    b.ins().istore16(f, bits, p, 0);
+                }
+            }
+            DType::Bool => {
+                let v = self.coerce(v, ty, DType::Bool, vector);
+                self.b.ins().store(f, v, p, 0);
+            }
+            DType::I32 | DType::I64 => {
+                let v = self.coerce(v, ty, DType::F64, vector);
+                let int = if dtype == DType::I32 {
+                    types::I32
+                } else {
+                    types::I64
+                };
+                let x = self.b.ins().fcvt_to_sint_sat(int, v);
+                self.b.ins().store(f, x, p, 0);
+            }
+        }
+    }
+}
+
+/// Insts whose value is the same for every innermost coordinate: constants,
+/// loads with a zero innermost stride, and ops on such values.
+fn invariant_insts(k: &Kernel) -> Vec<bool> {
+    let mut inv: Vec<bool> = Vec::with_capacity(k.insts.len());
+    for inst in &k.insts {
+        let v = match &inst.kind {
+            InstKind::Load { strides, .. } => strides.last().is_none_or(|s| s.is_zero()),
+            InstKind::Const(_) => true,
+            InstKind::Unary(_, a) => inv[*a],
+            InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => inv[*a] && inv[*b],
+            InstKind::Select(c, a, b) => inv[*c] && inv[*a] && inv[*b],
+        };
+        inv.push(v);
+    }
+    inv
+}

@@ -1,0 +1,190 @@
+//! Shared test helpers: a small kernel builder and a differential check of
+//! the JIT (host ISA and baseline ISA) against the kernel interpreter.
+#![allow(dead_code)]
+
+use oxla_core::kernel::{interp, Inst, InstKind, KernelArg, Store, ValueId};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{Buffer, DType, Kernel, Size};
+use oxla_cpu::{run_checked, IsaLevel, JitModule};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+pub fn sym(name: &str) -> Size {
+    Size {
+        factor: 1,
+        syms: vec![name.to_string()],
+    }
+}
+
+pub fn c(n: u64) -> Size {
+    Size::constant(n)
+}
+
+pub fn zero() -> Size {
+    Size::zero()
+}
+
+/// Builds a `Kernel` one instruction at a time.
+pub struct KernelBuilder {
+    pub k: Kernel,
+}
+
+impl KernelBuilder {
+    pub fn new(name: &str, sizes: &[&str], domain: Vec<Size>, reduce_dims: usize) -> Self {
+        KernelBuilder {
+            k: Kernel {
+                name: name.to_string(),
+                args: vec![],
+                sizes: sizes.iter().map(|s| s.to_string()).collect(),
+                domain,
+                reduce_dims,
+                insts: vec![],
+                stores: vec![],
+            },
+        }
+    }
+
+    pub fn arg(&mut self, dtype: DType, output: bool) -> usize {
+        self.k.args.push(KernelArg { dtype, output });
+        self.k.args.len() - 1
+    }
+
+    fn push(&mut self, ty: DType, kind: InstKind) -> ValueId {
+        self.k.insts.push(Inst { ty, kind });
+        self.k.insts.len() - 1
+    }
+
+    /// Load input `arg` with the given strides; the value type is the
+    /// compute type of the buffer.
+    pub fn load(&mut self, arg: usize, strides: Vec<Size>) -> ValueId {
+        let ty = self.k.args[arg].dtype.compute_type();
+        self.push(ty, InstKind::Load { arg, strides })
+    }
+
+    pub fn konst(&mut self, ty: DType, v: f64) -> ValueId {
+        self.push(ty, InstKind::Const(v))
+    }
+
+    pub fn unary(&mut self, op: UnaryOp, a: ValueId) -> ValueId {
+        let ty = self.k.insts[a].ty;
+        self.push(ty, InstKind::Unary(op, a))
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: ValueId, b: ValueId) -> ValueId {
+        let ty = self.k.insts[a].ty;
+        self.push(ty, InstKind::Binary(op, a, b))
+    }
+
+    pub fn cmp(&mut self, op: CmpOp, a: ValueId, b: ValueId) -> ValueId {
+        self.push(DType::Bool, InstKind::Cmp(op, a, b))
+    }
+
+    pub fn select(&mut self, c: ValueId, a: ValueId, b: ValueId) -> ValueId {
+        let ty = self.k.insts[a].ty;
+        self.push(ty, InstKind::Select(c, a, b))
+    }
+
+    pub fn store(&mut self, arg: usize, value: ValueId) {
+        self.k.stores.push(Store { arg, value });
+    }
+
+    pub fn build(self) -> Kernel {
+        self.k
+    }
+}
+
+/// Random values in `[lo, hi)` rounded to `dtype`, enough for every load.
+pub fn random_inputs(k: &Kernel, sizes: &[i64], seed: u64, lo: f64, hi: f64) -> Vec<Buffer> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    k.args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !a.output)
+        .map(|(i, a)| {
+            let len = k.input_extent(i, sizes).max(1);
+            let vals: Vec<f64> = (0..len)
+                .map(|_| {
+                    if a.dtype == DType::Bool {
+                        rng.gen_range(0..2) as f64
+                    } else {
+                        rng.gen_range(lo..hi)
+                    }
+                })
+                .collect();
+            Buffer::from_f64(a.dtype, &vals)
+        })
+        .collect()
+}
+
+/// Inputs followed by outputs pre-filled with NaN (so an unwritten element
+/// fails the comparison).
+pub fn with_outputs(k: &Kernel, sizes: &[i64], inputs: &[Buffer]) -> Vec<Buffer> {
+    let mut inputs = inputs.iter();
+    k.args
+        .iter()
+        .map(|a| {
+            if a.output {
+                Buffer::from_f64(a.dtype, &vec![f64::NAN; k.output_len(sizes)])
+            } else {
+                inputs
+                    .next()
+                    .expect("an input buffer per input arg")
+                    .clone()
+            }
+        })
+        .collect()
+}
+
+/// Whether `got` is within `tol` of `want`, relative above magnitude 1.
+pub fn close(got: f64, want: f64, tol: f64) -> bool {
+    (got.is_nan() && want.is_nan())
+        || got == want
+        || (got - want).abs() <= tol * want.abs().max(1.0)
+}
+
+/// Run `k` with the interpreter and the JIT (host ISA, then baseline ISA)
+/// and compare every output element within `tol`.
+pub fn check_with(k: &Kernel, sizes: &[i64], inputs: &[Buffer], tol: f64) {
+    let mut want = with_outputs(k, sizes, inputs);
+    interp::run(k, &mut want, sizes).expect("interpreter");
+    let mut compiled = vec![(
+        "host",
+        JitModule::compile(std::slice::from_ref(k)).expect("JIT compile"),
+    )];
+    compiled.push((
+        "baseline",
+        JitModule::compile_at(std::slice::from_ref(k), IsaLevel::Baseline).expect("baseline"),
+    ));
+    for (isa, jit) in compiled {
+        let mut got = with_outputs(k, sizes, inputs);
+        run_checked(jit.function(0), k, &mut got, sizes).expect("run_checked");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let (g, w) = (g.to_f64(), w.to_f64());
+            for (j, (a, b)) in g.iter().zip(&w).enumerate() {
+                assert!(
+                    close(*a, *b, tol),
+                    "{isa}: kernel {} sizes {sizes:?}: buffer {i}[{j}] = {a}, expected {b}\n{k}",
+                    k.name
+                );
+            }
+        }
+    }
+}
+
+/// `check_with` on random inputs in `[lo, hi)`.
+pub fn check(k: &Kernel, sizes: &[i64], lo: f64, hi: f64, tol: f64) {
+    let inputs = random_inputs(k, sizes, 0x0c1a, lo, hi);
+    check_with(k, sizes, &inputs, tol);
+}
+
+/// Tolerance for one rounding-level difference in `ty` arithmetic.
+pub fn tol(ty: DType) -> f64 {
+    match ty {
+        DType::F64 => 1e-13,
+        DType::F32 => 2e-6,
+        DType::F16 => 2e-3,
+        _ => 1.6e-2,
+    }
+}
+
+pub const LENGTHS: [i64; 7] = [0, 1, 3, 4, 5, 1000, 1001];
