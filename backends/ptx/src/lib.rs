@@ -1,0 +1,151 @@
+//! oxla-ptx: kernel IR → PTX text for NVIDIA GPUs (`sm_80`, `sm_90`).
+//!
+//! Pure Rust and testable without a GPU: the tests assemble every module
+//! with `ptxas`. `oxla-cuda` loads and launches the text.
+//!
+//! # Calling convention (the host relies on it)
+//!
+//! Each kernel becomes one `.visible .entry` named `kernel.name` with
+//!
+//! - one `.param .u64` per buffer, in `kernel.args` order: the device
+//!   address of its first element (inputs and outputs alike), then
+//! - one `.param .u64` per size symbol, in `kernel.sizes` order: its value
+//!   (a non-negative `i64`).
+//!
+//! Launch with [`launch_config`]: one-dimensional blocks of [`BLOCK`]
+//! threads (the entry declares `.maxntid` to match) and no dynamic shared
+//! memory. Kernels loop over their work, so any grid size is correct.
+//!
+//! **Outputs of reduction kernels must be zero-filled by the host before
+//! the launch**: blocks add partial sums into them with atomics, and a
+//! reduction with an empty reduced range writes nothing. Map kernels write
+//! every output element in `0..kernel.output_len(sizes)`.
+//!
+//! Buffers must not alias (inputs are read through the non-coherent cache).
+//!
+//! # Execution scheme
+//!
+//! - Map kernels (`reduce_dims == 0`): a grid-stride loop over the flattened
+//!   row-major iteration index; coordinates are decoded by division by the
+//!   extents (computed once at kernel start, as are the load strides), and
+//!   each stored value is written at the iteration index.
+//! - Reduction kernels: work units are (outer index, chunk of the reduced
+//!   range); a reduced range is split into at most `⌈grid / outer⌉` chunks
+//!   of at least 1024 elements. Blocks take units in a grid-stride loop;
+//!   threads sum their elements of the chunk, `shfl.sync.down.b32` sums each
+//!   warp (an f64 as two halves), shared memory gathers the warps, and thread
+//!   0 adds the block's sum with one `atom.global.add.f32/.f64`. When a store
+//!   is not an f32/f64 value written to a buffer of the same type (e.g. f32
+//!   summed into an f16 output, or a bool "sum"), the kernel uses one unit
+//!   per output element and stores the converted total instead.
+//!
+//! Half types load and store as `b16` and compute in `f32` (rounded after
+//! each instruction like the interpreter); `bool` is one byte 0/1 and lives
+//! in predicates. Reductions accumulate in f32/f64 (bool counts in f32) in a
+//! tree order, so sums differ from the interpreter's sequential sums by
+//! rounding; an f16/bf16-typed accumulator is rounded once at the end, not
+//! after every addition as the interpreter does.
+//!
+//! # Arithmetic and accuracy
+//!
+//! `+ - * /` and `sqrt` are IEEE round-to-nearest (`.rn`, never contracted
+//! into `fma`), so they match the interpreter bit for bit; `max`/`min` keep
+//! the interpreter's NaN rule (`if a > b { a } else { b }`), via
+//! `setp` + `selp`; comparisons are false on NaN except `ne`; `powi` is
+//! repeated squaring (bit-exact with Rust's `powi` in f64).
+//!
+//! f32 transcendentals (hardware approximations, measured bounds in the
+//! PTX ISA manual):
+//! - `exp`: Cody–Waite reduction then `ex2.approx.ftz` on |t| ≤ ½ and an
+//!   exact two-step scale by 2ⁿ: ~2 ulp, correct overflow to inf, underflow
+//!   through the subnormals to 0.
+//! - `log`: `lg2.approx` × ln2: relative error ~2⁻²² away from 1, absolute
+//!   error ~1e-7 near x = 1.
+//! - `sin`, `cos`: reduction by 2π (two-part constant) then `sin/cos.approx`:
+//!   absolute error ~2⁻²⁰·⁹ (5e-7) for |x| up to ~1e5; not relative near zeros.
+//! - `tanh`: Taylor polynomial for |x| < ½, `1 - 2/(exp(2|x|)+1)` above:
+//!   ~3 ulp (`tanh.approx.f32` would be ~5e-4, too coarse).
+//!
+//! f64 transcendentals (no hardware approximations exist; our own
+//! range reduction plus polynomials evaluated with `fma`):
+//! - `exp`: Cody–Waite with ln2 in two parts, Taylor to r¹³ (truncation
+//!   < 1e-17), two-step 2ⁿ scaling: relative error ~2-3 ulp (< 1e-15).
+//! - `log`: exponent split, m ∈ [√½, √2), `2·atanh((m-1)/(m+1))` series:
+//!   relative error ~2 ulp; exact special cases (0, negative, inf, NaN,
+//!   subnormals).
+//! - `sin`, `cos`: reduction by π/2 in three parts, Taylor polynomials on
+//!   |r| ≤ π/4: relative error ~1e-15 for |x| < 1e9 away from the zeros of
+//!   the function (absolute ~1e-16 near them).
+//! - `tanh`: `t/(t+2)` with `t = expm1(2|x|)`: relative error ~1e-15.
+//!
+//! The design does not use vector loads yet; loads are scalar and coalesced.
+
+mod emit;
+mod func;
+mod launch;
+mod math;
+mod ops;
+pub mod samples;
+mod validate;
+mod values;
+
+pub use launch::{has_work, launch_config, LaunchConfig, BLOCK};
+
+use oxla_core::Kernel;
+
+/// The GPU architecture the PTX targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    Sm80,
+    Sm90,
+}
+
+impl Arch {
+    /// The `.target` name, also `ptxas -arch=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Sm80 => "sm_80",
+            Arch::Sm90 => "sm_90",
+        }
+    }
+
+    /// The newest architecture of ours a device of compute capability
+    /// `major.minor` runs, or `None` if it is older than sm_80.
+    pub fn for_compute_capability(major: i32, minor: i32) -> Option<Arch> {
+        match (major, minor) {
+            (m, _) if m >= 9 => Some(Arch::Sm90),
+            (8, _) => Some(Arch::Sm80),
+            _ => None,
+        }
+    }
+}
+
+/// PTX ISA version written in the header (accepted by CUDA 12.0+ drivers).
+const PTX_VERSION: &str = "8.0";
+
+/// One PTX module holding an entry for each kernel (see the crate docs).
+pub fn emit_module(kernels: &[Kernel], arch: Arch) -> Result<String, String> {
+    let mut names = std::collections::HashSet::new();
+    let mut out = header(arch);
+    for k in kernels {
+        if !names.insert(k.name.as_str()) {
+            return Err(format!("two kernels are named `{}`", k.name));
+        }
+        validate::validate(k)?;
+        out.push('\n');
+        out.push_str(&emit::entry(k));
+    }
+    Ok(out)
+}
+
+/// A module holding just `kernel` (for dumps).
+pub fn emit_kernel(kernel: &Kernel, arch: Arch) -> Result<String, String> {
+    emit_module(std::slice::from_ref(kernel), arch)
+}
+
+fn header(arch: Arch) -> String {
+    format!(
+        "// Generated by oxla-ptx.\n.version {PTX_VERSION}\n.target {}\n.address_size 64\n",
+        arch.name()
+    )
+}

@@ -1,0 +1,422 @@
+//! Transcendental functions as straight-line PTX (no branches, so warps
+//! never diverge), each returning the register holding the result.
+//!
+//! `f32` uses the hardware approximations after a range reduction; `f64`
+//! has no hardware approximations, so it uses range reduction plus Taylor
+//! polynomials evaluated with `fma` (accuracy: see the crate docs).
+//! NaN and infinities follow Rust's `f64` functions.
+
+use crate::func::{f32_imm, f64_imm, Class, Func};
+
+// --- f32 -------------------------------------------------------------------
+
+/// `exp(x)`: `x = n·ln2 + r` (Cody–Waite, |r| ≤ ln2/2), `ex2.approx(r·log2e)`
+/// then scaling by `2^n` in two halves so results reaching the subnormal
+/// range and overflow to infinity are both right.
+pub(crate) fn exp_f32(f: &mut Func, x: &str) -> String {
+    // Clamp without losing NaN: beyond these exp is inf / 0 anyway.
+    let xc = clamp(f, Class::F32, "f32", x, f32_imm(-104.0), f32_imm(89.0));
+    let t = f.reg(Class::F32);
+    let nf = f.reg(Class::F32);
+    let r = f.reg(Class::F32);
+    f.ins(format!(
+        "mul.rn.f32 {t}, {xc}, {}",
+        f32_imm(std::f32::consts::LOG2_E)
+    ));
+    f.ins(format!("cvt.rni.f32.f32 {nf}, {t}"));
+    f.ins(format!(
+        "fma.rn.f32 {r}, {nf}, {}, {xc}",
+        f32_imm(-f32::from_bits(0x3F31_7200))
+    ));
+    f.ins(format!(
+        "fma.rn.f32 {r}, {nf}, {}, {r}",
+        f32_imm(-f32::from_bits(0x35BF_BE8E))
+    ));
+    let p = f.reg(Class::F32);
+    f.ins(format!(
+        "mul.rn.f32 {t}, {r}, {}",
+        f32_imm(std::f32::consts::LOG2_E)
+    ));
+    f.ins(format!("ex2.approx.ftz.f32 {p}, {t}"));
+    let n = f.reg(Class::B32);
+    f.ins(format!("cvt.rzi.s32.f32 {n}, {nf}"));
+    scale_pow2(f, Pow2::F32, &p, &n)
+}
+
+/// `log(x) = lg2.approx(x)·ln2`. The hardware handles 0, negatives, inf, NaN.
+pub(crate) fn log_f32(f: &mut Func, x: &str) -> String {
+    let y = f.reg(Class::F32);
+    f.ins(format!("lg2.approx.f32 {y}, {x}"));
+    f.ins(format!(
+        "mul.rn.f32 {y}, {y}, {}",
+        f32_imm(std::f32::consts::LN_2)
+    ));
+    y
+}
+
+/// `sin`/`cos`: reduce by multiples of 2π (two-part constant), then the
+/// hardware approximation, which is accurate on [-π, π].
+fn trig_f32(f: &mut Func, x: &str, op: &str) -> String {
+    let k = f.reg(Class::F32);
+    let r = f.reg(Class::F32);
+    f.ins(format!(
+        "mul.rn.f32 {k}, {x}, {}",
+        f32_imm(f32::from_bits(0x3E22_F983))
+    ));
+    f.ins(format!("cvt.rni.f32.f32 {k}, {k}"));
+    f.ins(format!(
+        "fma.rn.f32 {r}, {k}, {}, {x}",
+        f32_imm(-f32::from_bits(0x40C9_0000))
+    ));
+    f.ins(format!(
+        "fma.rn.f32 {r}, {k}, {}, {r}",
+        f32_imm(-f32::from_bits(0x3AFD_AA22))
+    ));
+    let y = f.reg(Class::F32);
+    f.ins(format!("{op}.approx.f32 {y}, {r}"));
+    y
+}
+
+pub(crate) fn sin_f32(f: &mut Func, x: &str) -> String {
+    trig_f32(f, x, "sin")
+}
+
+pub(crate) fn cos_f32(f: &mut Func, x: &str) -> String {
+    trig_f32(f, x, "cos")
+}
+
+/// `tanh`: Taylor series for |x| < 0.5 (relative error < 1e-8 there), else
+/// `1 - 2/(exp(2|x|)+1)` with the sign restored. (`tanh.approx.f32` is only
+/// good to ~5e-4, too coarse.)
+pub(crate) fn tanh_f32(f: &mut Func, x: &str) -> String {
+    const TAYLOR: [f64; 8] = [
+        1.0,
+        -1.0 / 3.0,
+        2.0 / 15.0,
+        -17.0 / 315.0,
+        62.0 / 2835.0,
+        -1382.0 / 155925.0,
+        21844.0 / 6081075.0,
+        -929569.0 / 638512875.0,
+    ];
+    let a = f.reg(Class::F32);
+    f.ins(format!("abs.f32 {a}, {x}"));
+    // Small: x·P(x²).
+    let s = f.reg(Class::F32);
+    f.ins(format!("mul.rn.f32 {s}, {x}, {x}"));
+    let p = horner(f, Class::F32, "f32", &s, &TAYLOR, |c| f32_imm(c as f32));
+    let small = f.reg(Class::F32);
+    f.ins(format!("mul.rn.f32 {small}, {p}, {x}"));
+    // Large: 1 - 2/(e^{2|x|}+1), exact 1 once e^{2|x|} overflows.
+    let a2 = f.reg(Class::F32);
+    f.ins(format!("add.rn.f32 {a2}, {a}, {a}"));
+    let e = exp_f32(f, &a2);
+    let large = f.reg(Class::F32);
+    f.ins(format!("add.rn.f32 {large}, {e}, {}", f32_imm(1.0)));
+    f.ins(format!("div.rn.f32 {large}, {}, {large}", f32_imm(2.0)));
+    f.ins(format!("sub.rn.f32 {large}, {}, {large}", f32_imm(1.0)));
+    f.ins(format!("copysign.f32 {large}, {x}, {large}"));
+    let is_small = f.reg(Class::Pred);
+    let y = f.reg(Class::F32);
+    f.ins(format!("setp.lt.f32 {is_small}, {a}, {}", f32_imm(0.5)));
+    f.ins(format!("selp.f32 {y}, {small}, {large}, {is_small}"));
+    y
+}
+
+// --- f64 -------------------------------------------------------------------
+
+const LN2_HI: u64 = 0x3FE6_2E42_FEE0_0000;
+const LN2_LO: u64 = 0x3DEA_39EF_3579_3C76;
+/// π/2 as the sum of three doubles.
+const PIO2: [u64; 3] = [
+    0x3FF9_21FB_5444_2D18,
+    0x3C91_A626_3314_5C07,
+    0xB91F_1976_B7ED_8FBC,
+];
+const TWO_OVER_PI: u64 = 0x3FE4_5F30_6DC9_C883;
+
+fn d(bits: u64) -> String {
+    f64_imm(f64::from_bits(bits))
+}
+
+/// 1/k! for k = 0..=n.
+fn inv_factorials(n: usize) -> Vec<f64> {
+    let mut out = vec![1.0];
+    for k in 1..=n {
+        out.push(out[k - 1] / k as f64);
+    }
+    out
+}
+
+/// Reduce `x = n·ln2 + r`, |r| ≤ ln2/2; returns (`n` as s32, `r`,
+/// `expm1(r)` by its Taylor series to r¹³ (truncation < 1e-17)).
+fn expm1_reduced_f64(f: &mut Func, x: &str) -> (String, String) {
+    let nf = f.reg(Class::F64);
+    let r = f.reg(Class::F64);
+    f.ins(format!(
+        "mul.rn.f64 {nf}, {x}, {}",
+        f64_imm(std::f64::consts::LOG2_E)
+    ));
+    f.ins(format!("cvt.rni.f64.f64 {nf}, {nf}"));
+    f.ins(format!(
+        "fma.rn.f64 {r}, {nf}, {}, {x}",
+        f64_imm(-f64::from_bits(LN2_HI))
+    ));
+    f.ins(format!(
+        "fma.rn.f64 {r}, {nf}, {}, {r}",
+        f64_imm(-f64::from_bits(LN2_LO))
+    ));
+    // expm1(r) = r·(1 + r/2! + r²/3! + …)
+    let coeffs: Vec<f64> = inv_factorials(13)[1..].to_vec();
+    let p = horner(f, Class::F64, "f64", &r, &coeffs, f64_imm);
+    let q = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {q}, {p}, {r}"));
+    let n = f.reg(Class::B32);
+    f.ins(format!("cvt.rzi.s32.f64 {n}, {nf}"));
+    (n, q)
+}
+
+/// `exp(x) = 2^n·(1 + expm1(r))`; relative error ~2 ulp.
+pub(crate) fn exp_f64(f: &mut Func, x: &str) -> String {
+    let xc = clamp(f, Class::F64, "f64", x, f64_imm(-746.0), f64_imm(710.0));
+    let (n, q) = expm1_reduced_f64(f, &xc);
+    let p = f.reg(Class::F64);
+    f.ins(format!("add.rn.f64 {p}, {q}, {}", f64_imm(1.0)));
+    scale_pow2(f, Pow2::F64, &p, &n)
+}
+
+/// `log(x)`: `x = m·2^e` with m in [√½, √2), then
+/// `log m = 2·atanh((m-1)/(m+1))` by its series (f² ≤ 0.03, 12 terms).
+pub(crate) fn log_f64(f: &mut Func, x: &str) -> String {
+    // Scale subnormals into the normal range first.
+    let tiny = f.reg(Class::Pred);
+    let xs = f.reg(Class::F64);
+    let eadj = f.reg(Class::B64);
+    f.ins(format!(
+        "setp.lt.f64 {tiny}, {x}, {}",
+        f64_imm(f64::MIN_POSITIVE)
+    ));
+    f.ins(format!("mul.rn.f64 {xs}, {x}, {}", f64_imm(2f64.powi(54))));
+    f.ins(format!("selp.f64 {xs}, {xs}, {x}, {tiny}"));
+    f.ins(format!("selp.s64 {eadj}, -54, 0, {tiny}"));
+    let bits = f.reg(Class::B64);
+    let e = f.reg(Class::B64);
+    f.ins(format!("mov.b64 {bits}, {xs}"));
+    f.ins(format!("shr.u64 {e}, {bits}, 52"));
+    f.ins(format!("and.b64 {e}, {e}, 2047"));
+    f.ins(format!("add.s64 {e}, {e}, -1023"));
+    f.ins(format!("add.s64 {e}, {e}, {eadj}"));
+    f.ins(format!("and.b64 {bits}, {bits}, 4503599627370495"));
+    f.ins(format!("or.b64 {bits}, {bits}, 4607182418800017408"));
+    let m = f.reg(Class::F64);
+    f.ins(format!("mov.b64 {m}, {bits}"));
+    // m in [1, 2): halve it above √2 so |m-1| stays small.
+    let big = f.reg(Class::Pred);
+    let mh = f.reg(Class::F64);
+    let e1 = f.reg(Class::B64);
+    f.ins(format!(
+        "setp.gt.f64 {big}, {m}, {}",
+        f64_imm(std::f64::consts::SQRT_2)
+    ));
+    f.ins(format!("mul.rn.f64 {mh}, {m}, {}", f64_imm(0.5)));
+    f.ins(format!("selp.f64 {m}, {mh}, {m}, {big}"));
+    f.ins(format!("add.s64 {e1}, {e}, 1"));
+    f.ins(format!("selp.b64 {e}, {e1}, {e}, {big}"));
+    let ef = f.reg(Class::F64);
+    f.ins(format!("cvt.rn.f64.s64 {ef}, {e}"));
+    // z = (m-1)/(m+1); log m = z·(2 + s·(2/3 + s·(2/5 + …))), s = z².
+    let num = f.reg(Class::F64);
+    let den = f.reg(Class::F64);
+    let z = f.reg(Class::F64);
+    let s = f.reg(Class::F64);
+    f.ins(format!("sub.rn.f64 {num}, {m}, {}", f64_imm(1.0)));
+    f.ins(format!("add.rn.f64 {den}, {m}, {}", f64_imm(1.0)));
+    f.ins(format!("div.rn.f64 {z}, {num}, {den}"));
+    f.ins(format!("mul.rn.f64 {s}, {z}, {z}"));
+    let coeffs: Vec<f64> = (0..12).map(|k| 2.0 / (2 * k + 1) as f64).collect();
+    let p = horner(f, Class::F64, "f64", &s, &coeffs, f64_imm);
+    let lm = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {lm}, {p}, {z}"));
+    // y = e·ln2_hi + (log m + e·ln2_lo); e·ln2_hi is exact.
+    let y = f.reg(Class::F64);
+    f.ins(format!("fma.rn.f64 {lm}, {ef}, {}, {lm}", d(LN2_LO)));
+    f.ins(format!("fma.rn.f64 {y}, {ef}, {}, {lm}", d(LN2_HI)));
+    // Special cases, last one wins: +inf, ±0 → -inf, negative → NaN, NaN.
+    let p = f.reg(Class::Pred);
+    f.ins(format!("setp.eq.f64 {p}, {x}, {}", f64_imm(f64::INFINITY)));
+    f.ins(format!("selp.f64 {y}, {x}, {y}, {p}"));
+    f.ins(format!("setp.eq.f64 {p}, {x}, {}", f64_imm(0.0)));
+    f.ins(format!(
+        "selp.f64 {y}, {}, {y}, {p}",
+        f64_imm(f64::NEG_INFINITY)
+    ));
+    f.ins(format!("setp.lt.f64 {p}, {x}, {}", f64_imm(0.0)));
+    f.ins(format!("selp.f64 {y}, {}, {y}, {p}", f64_imm(f64::NAN)));
+    f.ins(format!("setp.nan.f64 {p}, {x}, {x}"));
+    f.ins(format!("selp.f64 {y}, {x}, {y}, {p}"));
+    y
+}
+
+/// `sin(x)` (`shift = 0`) or `cos(x) = sin(x + π/2)` (`shift = 1`):
+/// `x = k·π/2 + r` with a three-part π/2 (|r| ≤ π/4), then the sine or
+/// cosine Taylor polynomial (to r¹⁷ / r¹⁸) picked and negated by quadrant.
+pub(crate) fn sincos_f64(f: &mut Func, x: &str, shift: u32) -> String {
+    let k = f.reg(Class::F64);
+    let r = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {k}, {x}, {}", d(TWO_OVER_PI)));
+    f.ins(format!("cvt.rni.f64.f64 {k}, {k}"));
+    f.ins(format!(
+        "fma.rn.f64 {r}, {k}, {}, {x}",
+        f64_imm(-f64::from_bits(PIO2[0]))
+    ));
+    f.ins(format!(
+        "fma.rn.f64 {r}, {k}, {}, {r}",
+        f64_imm(-f64::from_bits(PIO2[1]))
+    ));
+    f.ins(format!(
+        "fma.rn.f64 {r}, {k}, {}, {r}",
+        f64_imm(-f64::from_bits(PIO2[2]))
+    ));
+    let s2 = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {s2}, {r}, {r}"));
+    let inv = inv_factorials(18);
+    // sin r = r·(1 - r²/3! + r⁴/5! - …), cos r = 1 - r²/2! + r⁴/4! - …
+    let sin_c: Vec<f64> = (0..9).map(|i| alt(i) * inv[2 * i + 1]).collect();
+    let cos_c: Vec<f64> = (0..10).map(|i| alt(i) * inv[2 * i]).collect();
+    let sp = horner(f, Class::F64, "f64", &s2, &sin_c, f64_imm);
+    let sin_r = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {sin_r}, {sp}, {r}"));
+    let cos_r = horner(f, Class::F64, "f64", &s2, &cos_c, f64_imm);
+    // Quadrant q = (k + shift) mod 4: odd → cosine, q ≥ 2 → negate.
+    let q = f.reg(Class::B64);
+    f.ins(format!("cvt.rzi.s64.f64 {q}, {k}"));
+    f.ins(format!("add.s64 {q}, {q}, {shift}"));
+    let odd = f.reg(Class::B64);
+    let neg = f.reg(Class::B64);
+    f.ins(format!("and.b64 {odd}, {q}, 1"));
+    f.ins(format!("and.b64 {neg}, {q}, 2"));
+    let p = f.reg(Class::Pred);
+    let y = f.reg(Class::F64);
+    let ny = f.reg(Class::F64);
+    f.ins(format!("setp.ne.u64 {p}, {odd}, 0"));
+    f.ins(format!("selp.f64 {y}, {cos_r}, {sin_r}, {p}"));
+    f.ins(format!("neg.f64 {ny}, {y}"));
+    f.ins(format!("setp.ne.u64 {p}, {neg}, 0"));
+    f.ins(format!("selp.f64 {y}, {ny}, {y}, {p}"));
+    y
+}
+
+fn alt(i: usize) -> f64 {
+    if i.is_multiple_of(2) {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+/// `tanh(x) = t/(t+2)` with `t = expm1(2|x|)`, sign restored; exactly ±1
+/// for |x| > 20 (where tanh rounds to 1 in f64).
+pub(crate) fn tanh_f64(f: &mut Func, x: &str) -> String {
+    let a = f.reg(Class::F64);
+    let big = f.reg(Class::Pred);
+    f.ins(format!("abs.f64 {a}, {x}"));
+    f.ins(format!("setp.gt.f64 {big}, {a}, {}", f64_imm(20.0)));
+    f.ins(format!("selp.f64 {a}, {}, {a}, {big}", f64_imm(20.0)));
+    f.ins(format!("add.rn.f64 {a}, {a}, {a}"));
+    let (n, q) = expm1_reduced_f64(f, &a);
+    // expm1(2|x|) = 2^n·q + (2^n - 1); n is in [0, 58] here.
+    let sbits = f.reg(Class::B64);
+    let n64 = f.reg(Class::B64);
+    f.ins(format!("cvt.s64.s32 {n64}, {n}"));
+    f.ins(format!("add.s64 {sbits}, {n64}, 1023"));
+    f.ins(format!("shl.b64 {sbits}, {sbits}, 52"));
+    let sc = f.reg(Class::F64);
+    let sm1 = f.reg(Class::F64);
+    let t = f.reg(Class::F64);
+    f.ins(format!("mov.b64 {sc}, {sbits}"));
+    f.ins(format!("sub.rn.f64 {sm1}, {sc}, {}", f64_imm(1.0)));
+    f.ins(format!("fma.rn.f64 {t}, {sc}, {q}, {sm1}"));
+    let den = f.reg(Class::F64);
+    let y = f.reg(Class::F64);
+    f.ins(format!("add.rn.f64 {den}, {t}, {}", f64_imm(2.0)));
+    f.ins(format!("div.rn.f64 {y}, {t}, {den}"));
+    f.ins(format!("selp.f64 {y}, {}, {y}, {big}", f64_imm(1.0)));
+    f.ins(format!("copysign.f64 {y}, {x}, {y}"));
+    y
+}
+
+// --- shared pieces -----------------------------------------------------------
+
+/// `c[0] + v·(c[1] + v·(c[2] + …))` with `fma`.
+fn horner(
+    f: &mut Func,
+    class: Class,
+    ty: &str,
+    v: &str,
+    c: &[f64],
+    imm: impl Fn(f64) -> String,
+) -> String {
+    let acc = f.reg(class);
+    f.ins(format!("mov.{ty} {acc}, {}", imm(c[c.len() - 1])));
+    for coeff in c[..c.len() - 1].iter().rev() {
+        f.ins(format!("fma.rn.{ty} {acc}, {acc}, {v}, {}", imm(*coeff)));
+    }
+    acc
+}
+
+/// `x` clamped to [lo, hi] with comparisons, so NaN stays NaN.
+fn clamp(f: &mut Func, class: Class, ty: &str, x: &str, lo: String, hi: String) -> String {
+    let p = f.reg(Class::Pred);
+    let y = f.reg(class);
+    f.ins(format!("setp.gt.{ty} {p}, {x}, {hi}"));
+    f.ins(format!("selp.{ty} {y}, {hi}, {x}, {p}"));
+    f.ins(format!("setp.lt.{ty} {p}, {y}, {lo}"));
+    f.ins(format!("selp.{ty} {y}, {lo}, {y}, {p}"));
+    y
+}
+
+#[derive(Clone, Copy)]
+enum Pow2 {
+    F32,
+    F64,
+}
+
+/// `p · 2^n` as `p · 2^(n>>1) · 2^(n - n>>1)`: each factor is a normal
+/// float for the clamped ranges used above, and only the last multiply
+/// rounds into the subnormal range.
+fn scale_pow2(f: &mut Func, kind: Pow2, p: &str, n: &str) -> String {
+    let n1 = f.reg(Class::B32);
+    let n2 = f.reg(Class::B32);
+    f.ins(format!("shr.s32 {n1}, {n}, 1"));
+    f.ins(format!("sub.s32 {n2}, {n}, {n1}"));
+    let mut y = p.to_string();
+    for half in [n1, n2] {
+        let s = match kind {
+            Pow2::F32 => {
+                let b = f.reg(Class::B32);
+                let s = f.reg(Class::F32);
+                f.ins(format!("add.s32 {b}, {half}, 127"));
+                f.ins(format!("shl.b32 {b}, {b}, 23"));
+                f.ins(format!("mov.b32 {s}, {b}"));
+                s
+            }
+            Pow2::F64 => {
+                let b = f.reg(Class::B64);
+                let s = f.reg(Class::F64);
+                f.ins(format!("cvt.s64.s32 {b}, {half}"));
+                f.ins(format!("add.s64 {b}, {b}, 1023"));
+                f.ins(format!("shl.b64 {b}, {b}, 52"));
+                f.ins(format!("mov.b64 {s}, {b}"));
+                s
+            }
+        };
+        let (class, ty) = match kind {
+            Pow2::F32 => (Class::F32, "f32"),
+            Pow2::F64 => (Class::F64, "f64"),
+        };
+        let d = f.reg(class);
+        f.ins(format!("mul.rn.{ty} {d}, {y}, {s}"));
+        y = d;
+    }
+    y
+}

@@ -1,0 +1,132 @@
+//! The text's structure: entry names, the parameter convention the host
+//! relies on, launch shapes, and kernels rejected with clear errors.
+
+use oxla_core::kernel::{InstKind, Kernel};
+use oxla_core::DType;
+use oxla_ptx::samples::{self, c, n, Builder};
+use oxla_ptx::{emit_kernel, emit_module, launch_config, Arch, BLOCK};
+
+/// The `.param` lines of entry `name` in `ptx`.
+fn params_of(ptx: &str, name: &str) -> Vec<String> {
+    let start = ptx
+        .find(&format!(".visible .entry {name}("))
+        .unwrap_or_else(|| panic!("no entry {name}"));
+    let rest = &ptx[start..];
+    let head = &rest[..rest.find(')').unwrap()];
+    head.lines()
+        .filter(|l| l.contains(".param"))
+        .map(|l| l.trim().trim_end_matches(',').to_string())
+        .collect()
+}
+
+#[test]
+fn one_entry_per_kernel_with_buffers_then_sizes_as_u64_params() {
+    let kernels = samples::all();
+    let ptx = emit_module(&kernels, Arch::Sm90).unwrap();
+    assert_eq!(ptx.matches(".visible .entry ").count(), kernels.len());
+    for k in &kernels {
+        let params = params_of(&ptx, &k.name);
+        let mut expect: Vec<String> = (0..k.args.len())
+            .map(|i| format!(".param .u64 arg{i}"))
+            .collect();
+        expect.extend((0..k.sizes.len()).map(|j| format!(".param .u64 size{j}")));
+        assert_eq!(params, expect, "{}", k.name);
+    }
+}
+
+#[test]
+fn header_names_version_target_and_address_size() {
+    let k = &samples::all()[0];
+    for (arch, target) in [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")] {
+        let ptx = emit_kernel(k, arch).unwrap();
+        assert!(ptx.contains(".version 8.0\n"));
+        assert!(ptx.contains(&format!(".target {target}\n")));
+        assert!(ptx.contains(".address_size 64\n"));
+        assert!(ptx.contains(&format!(".maxntid {BLOCK}, 1, 1")));
+    }
+}
+
+#[test]
+fn reductions_use_shuffles_and_one_atomic_per_store() {
+    let kernels = samples::all();
+    let find = |name: &str| kernels.iter().find(|k| k.name == name).unwrap().clone();
+    let two = emit_kernel(&find("fused_sum_two"), Arch::Sm80).unwrap();
+    assert!(two.contains("shfl.sync.down.b32"));
+    assert_eq!(two.matches("atom.global.add.f32").count(), 2);
+    let f64_sum = emit_kernel(&find("sum_f64"), Arch::Sm80).unwrap();
+    assert_eq!(f64_sum.matches("atom.global.add.f64").count(), 1);
+    // Summing into an f16 output cannot use atomics: one converted store.
+    let f16_sum = emit_kernel(&find("sum_into_f16"), Arch::Sm80).unwrap();
+    assert!(!f16_sum.contains("atom."));
+    assert!(f16_sum.contains("st.global.b16"));
+}
+
+#[test]
+fn max_min_keep_nan_semantics_and_f64_math_has_no_approximations() {
+    for k in samples::all() {
+        let ptx = emit_kernel(&k, Arch::Sm90).unwrap();
+        assert!(
+            !ptx.contains("max.f") && !ptx.contains("min.f"),
+            "{}",
+            k.name
+        );
+        if k.insts.iter().all(|i| i.ty != DType::F32) {
+            assert!(!ptx.contains(".approx"), "{} uses an approximation", k.name);
+        }
+    }
+}
+
+#[test]
+fn launch_config_fills_the_device_and_never_launches_zero_blocks() {
+    let kernels = samples::all();
+    let find = |name: &str| kernels.iter().find(|k| k.name == name).unwrap();
+    let map = find("binary_add_f32");
+    let cfg = launch_config(map, &[10_000_000], 132);
+    assert_eq!(cfg.block, (BLOCK, 1, 1));
+    assert_eq!(cfg.grid, (132 * 8, 1, 1));
+    assert_eq!(launch_config(map, &[0], 132).grid, (1, 1, 1));
+    assert_eq!(launch_config(map, &[300], 132).grid, (2, 1, 1));
+    let sum = find("sum_f32");
+    assert_eq!(launch_config(sum, &[10], 132).grid, (1, 1, 1));
+    assert_eq!(launch_config(sum, &[10_000_000], 132).grid, (132 * 8, 1, 1));
+    assert_eq!(launch_config(sum, &[10_000_000], 132).shared_bytes, 0);
+}
+
+#[test]
+fn malformed_kernels_are_rejected() {
+    let good = || {
+        let mut b = Builder::new(
+            "ok",
+            &[(DType::F32, false), (DType::F32, true)],
+            &["n"],
+            vec![n()],
+            0,
+        );
+        let x = b.load(DType::F32, 0, vec![c(1)]);
+        b.store(1, x).build()
+    };
+    assert!(emit_kernel(&good(), Arch::Sm80).is_ok());
+    let mut bad_name = good();
+    bad_name.name = "has space".into();
+    assert!(emit_kernel(&bad_name, Arch::Sm80).is_err());
+    let mut load_output = good();
+    load_output.insts[0].kind = InstKind::Load {
+        arg: 1,
+        strides: vec![c(1)],
+    };
+    assert!(emit_kernel(&load_output, Arch::Sm80).is_err());
+    let mut bad_strides = good();
+    bad_strides.insts[0].kind = InstKind::Load {
+        arg: 0,
+        strides: vec![],
+    };
+    assert!(emit_kernel(&bad_strides, Arch::Sm80).is_err());
+    let mut unknown_size = good();
+    unknown_size.sizes.clear();
+    assert!(emit_kernel(&unknown_size, Arch::Sm80).is_err());
+    let mut int_value = good();
+    int_value.insts[0].ty = DType::I32;
+    assert!(emit_kernel(&int_value, Arch::Sm80).is_err());
+    let dup: Vec<Kernel> = vec![good(), good()];
+    assert!(emit_module(&dup, Arch::Sm80).is_err());
+}
