@@ -193,7 +193,13 @@ impl Program {
                 ));
             }
         }
-        Ok(sizes.into_iter().map(|s| s.unwrap_or(0)).collect())
+        if let Some(k) = sizes.iter().position(Option::is_none) {
+            return Err(format!(
+                "`{}`: no argument determines dimension `{}`",
+                f.name, self.symbols[k]
+            ));
+        }
+        Ok(sizes.into_iter().flatten().collect())
     }
 
     /// Run the program on host buffers (one per parameter).
@@ -218,7 +224,7 @@ impl Program {
         for (i, a) in args.iter().enumerate().take(f.params.len()) {
             if a.dtype != f.dtype(f.params[i]) {
                 return Err(format!(
-                    "argument `{}` of `{}`: expected {} elements, got {}",
+                    "argument `{}` of `{}`: expected {} elements, got {} elements",
                     f.param_names[i],
                     f.name,
                     f.dtype(f.params[i]),

@@ -85,6 +85,7 @@ mod func;
 mod launch;
 mod math;
 mod ops;
+pub mod ptxas;
 pub mod samples;
 mod validate;
 mod values;
