@@ -1,0 +1,125 @@
+//! oxla-build: compile oxla functions ahead of time from a build script.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     oxla_build::compile(&["src/main.rs"]);
+//! }
+//! ```
+//!
+//! For every function annotated with an oxla attribute in the named files,
+//! this runs the same lowering and transforms as the macros (`oxla-lower`),
+//! fuses each array function into kernels, and emits
+//! - CPU object code for x86-64-v3 and baseline x86-64 (`cranelift-object`),
+//!   archived as a static library that cargo links;
+//! - PTX modules for `sm_80` and `sm_90`;
+//! - a manifest of kernel symbols, whose path reaches the macros through
+//!   `cargo:rustc-env=OXLA_AOT_MANIFEST`. A macro binds a function to the
+//!   compiled kernels only when every one of its kernels is listed there, so
+//!   the two sides agree by construction: both name a kernel by the hash of
+//!   its canonical text (`Kernel::symbol`).
+
+use oxla_core::kernel::fusion::fuse;
+use oxla_core::Kernel;
+use oxla_cpu::IsaLevel;
+use std::path::{Path, PathBuf};
+
+/// What one `compile` call produced.
+#[derive(Debug)]
+pub struct Summary {
+    /// Generated functions lowered from the sources.
+    pub functions: Vec<String>,
+    /// Distinct kernels compiled.
+    pub kernels: Vec<Kernel>,
+    /// Object files, one per ISA level (none for a non-x86-64 target).
+    pub objects: Vec<PathBuf>,
+    /// PTX modules for sm_80 and sm_90.
+    pub ptx: Vec<PathBuf>,
+    pub manifest: PathBuf,
+}
+
+/// Compile the oxla functions found in `sources` (paths relative to the
+/// package root) and tell cargo to link them. Panics with a readable message
+/// on failure, as build scripts do.
+pub fn compile(sources: &[&str]) -> Summary {
+    let out_dir =
+        PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo for build scripts"));
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let summary = match compile_into(sources, &out_dir, target.starts_with("x86_64")) {
+        Ok(s) => s,
+        Err(e) => panic!("oxla-build: {e}"),
+    };
+    if !summary.objects.is_empty() {
+        let mut archive = cc::Build::new();
+        for o in &summary.objects {
+            archive.object(o);
+        }
+        archive.cargo_warnings(false).compile("oxla_kernels");
+    }
+    println!(
+        "cargo:rustc-env=OXLA_AOT_MANIFEST={}",
+        summary.manifest.display()
+    );
+    summary
+}
+
+/// The work of `compile` short of linking: write object files (only when
+/// `native_objects`, i.e. for an x86-64 target), PTX and the manifest into
+/// `out_dir`. The manifest lists the kernels only when objects were written.
+pub fn compile_into(
+    sources: &[&str],
+    out_dir: &Path,
+    native_objects: bool,
+) -> Result<Summary, String> {
+    let mut functions = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
+    for src in sources {
+        println!("cargo:rerun-if-changed={src}");
+        let text = std::fs::read_to_string(src).map_err(|e| format!("reading {src}: {e}"))?;
+        let file = syn::parse_file(&text).map_err(|e| format!("parsing {src}: {e}"))?;
+        for g in oxla_lower::collect_from_file(&file) {
+            functions.push(g.function.name.clone());
+            if g.function.is_scalar_only() {
+                continue;
+            }
+            let program =
+                fuse(&g.function).map_err(|e| format!("fusing `{}`: {e}", g.function.name))?;
+            for k in program.kernels {
+                if !kernels.iter().any(|x| x.name == k.name) {
+                    kernels.push(k);
+                }
+            }
+        }
+    }
+    let manifest = out_dir.join("oxla_kernels.manifest");
+    let write = |path: &Path, bytes: &[u8]| {
+        std::fs::write(path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))
+    };
+    let mut listed = String::new();
+    let mut objects = Vec::new();
+    if native_objects && !kernels.is_empty() {
+        for isa in IsaLevel::ALL {
+            let path = out_dir.join(format!("oxla_kernels_{}.o", isa.suffix()));
+            write(&path, &oxla_cpu::emit_object(&kernels, isa)?)?;
+            objects.push(path);
+        }
+        for k in &kernels {
+            listed.push_str(&k.name);
+            listed.push('\n');
+        }
+    }
+    let mut ptx = Vec::new();
+    for arch in [oxla_ptx::Arch::Sm80, oxla_ptx::Arch::Sm90] {
+        let path = out_dir.join(format!("oxla_kernels_{}.ptx", arch.name()));
+        write(&path, oxla_ptx::emit_module(&kernels, arch)?.as_bytes())?;
+        ptx.push(path);
+    }
+    write(&manifest, listed.as_bytes())?;
+    Ok(Summary {
+        functions,
+        kernels,
+        objects,
+        ptx,
+        manifest,
+    })
+}

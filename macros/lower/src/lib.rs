@@ -1,0 +1,112 @@
+//! oxla-lower: what the oxla attribute macros do, as a normal library so the
+//! build helper (`oxla-build`) runs exactly the same lowering.
+//!
+//! The pipeline is parse → analyze → generate:
+//!
+//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`);
+//! 2. [`lower`]: the function body (syn) → an oxla IR [`Function`];
+//! 3. [`stack`]: apply the transforms bottom-up, then `simplify`;
+//! 4. [`codegen`]: emit each function from its IR — straight-line Rust for
+//!    scalar-only functions, a call of `::oxla::__private::CompiledFn` for
+//!    array functions (bound to ahead-of-time kernels when the build script
+//!    compiled them, see [`aot`]).
+//!
+//! Errors are gathered in an [`Errors`] context, each at its span; nothing
+//! here panics on user input.
+
+pub mod aot;
+pub mod attr;
+pub mod codegen;
+pub mod errors;
+pub mod lower;
+mod paths;
+pub mod stack;
+
+#[cfg(test)]
+mod tests;
+
+pub use aot::{aot_symbols, is_straight_line};
+pub use attr::{InAxes, TransformAttr, TransformKind};
+pub use codegen::{generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV};
+pub use errors::Errors;
+pub use lower::{length_symbol, lower_fn};
+pub use oxla_core::Function;
+pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
+/// The whole expansion of the attribute `kind` with arguments `args` on
+/// `item`. The first oxla attribute to expand handles the whole stack: it
+/// removes the other oxla attributes from the item. On errors the original
+/// function is emitted unchanged (minus those attributes) with one
+/// `compile_error!` per problem, so that the IDE keeps working.
+pub fn expand_attribute(kind: TransformKind, args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_attribute_with(kind, args, item, &CodegenOptions::from_env())
+}
+
+/// `expand_attribute` with explicit code generation options.
+pub fn expand_attribute_with(
+    kind: TransformKind,
+    args: TokenStream,
+    item: TokenStream,
+    opts: &CodegenOptions,
+) -> TokenStream {
+    if is_stacked_marker(&args) {
+        return TokenStream::new();
+    }
+    let mut errors = Errors::new();
+    let mut item: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(_) => {
+            errors.at(
+                Span::call_site(),
+                format!("`#[{}]` applies to a function (`fn`) only", kind.name()),
+            );
+            let errs = errors.to_compile_errors();
+            return quote!(#item #errs);
+        }
+    };
+    let mut stack: Vec<TransformAttr> =
+        attr::parse_args(kind, args, Span::call_site(), &mut errors)
+            .into_iter()
+            .collect();
+    let (inner, paths) = attr::take_oxla_attrs_with_paths(&mut item.attrs, &mut errors);
+    stack.extend(inner);
+    let markers = stacked_markers(&item, &paths);
+    match expand_stack(&item, &stack) {
+        Ok(gens) if errors.is_empty() => match generate(&item, &gens, opts) {
+            Ok(ts) => return quote!(#ts #markers),
+            Err(e) => errors.extend(e),
+        },
+        Ok(_) => {}
+        Err(e) => errors.extend(e),
+    }
+    let errs = errors.to_compile_errors();
+    quote!(#item #markers #errs)
+}
+
+/// The argument that marks an attribute already handled by the stack.
+const STACKED_MARKER: &str = "__oxla_stacked";
+
+fn is_stacked_marker(args: &TokenStream) -> bool {
+    let mut it = args.clone().into_iter();
+    matches!((it.next(), it.next()), (Some(proc_macro2::TokenTree::Ident(i)), None) if i == STACKED_MARKER)
+}
+
+/// The attributes taken from the item are handled here, so they never
+/// expand, and the compiler would call the user's `use oxla::vjp;` unused.
+/// Each is re-emitted by its own path on an empty item, which it expands to
+/// nothing: the import counts as used.
+fn stacked_markers(item: &syn::ItemFn, paths: &[syn::Path]) -> TokenStream {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let marker = syn::Ident::new(STACKED_MARKER, Span::call_site());
+    paths
+        .iter()
+        .map(|path| quote!(#(#cfgs)* #[#path(#marker)] const _: () = ();))
+        .collect()
+}

@@ -1,0 +1,55 @@
+//! What the macro and the build helper must agree on: which functions need
+//! kernels, and the kernels' symbol names. Both call these functions on the
+//! same IR (from `expand_stack`), so they agree by construction.
+
+use crate::stack::guard;
+use oxla_core::Function;
+use proc_macro2::Span;
+
+/// The indices of the equations that the outputs depend on, in order.
+pub(crate) fn live_eqns(f: &Function) -> Vec<usize> {
+    let defs = f.definitions();
+    let mut live = vec![false; f.eqns.len()];
+    let mut stack: Vec<oxla_core::Var> = f.outs.clone();
+    while let Some(v) = stack.pop() {
+        if let Some(i) = defs.get(v.index()).copied().flatten() {
+            if !live[i] {
+                live[i] = true;
+                stack.extend(f.eqns[i].ins.iter().copied());
+            }
+        }
+    }
+    (0..f.eqns.len()).filter(|i| live[*i]).collect()
+}
+
+/// Whether the macro emits `f` as straight-line Rust: every parameter,
+/// output and live value is a scalar. Such functions need no kernels.
+pub fn is_straight_line(f: &Function) -> bool {
+    f.is_scalar_only()
+        && live_eqns(f)
+            .iter()
+            .all(|&i| f.shape(f.eqns[i].out).is_scalar())
+}
+
+/// The kernel symbols the generated code for `f` binds to when they were
+/// compiled ahead of time: the `name`s of the kernels of `fuse(f)`, in
+/// order, without repeats. Empty for straight-line functions (no kernels) and
+/// when fusion fails (then the runtime reports the problem). The build
+/// helper compiles each symbol `s` as `s_v3` and `s_base`.
+pub fn aot_symbols(f: &Function) -> Vec<String> {
+    if is_straight_line(f) {
+        return Vec::new();
+    }
+    let program = guard("fusion", Span::call_site(), || {
+        oxla_core::kernel::fusion::fuse(f)
+    });
+    let mut out: Vec<String> = Vec::new();
+    if let Ok(p) = program {
+        for k in p.kernels {
+            if !out.contains(&k.name) {
+                out.push(k.name);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,434 @@
+//! Rust code generation: each `GeneratedFn` becomes a `const NAME_IR` and a
+//! function whose body is emitted from its IR, either as straight-line Rust
+//! (scalar-only functions) or as a call of a `CompiledFn` (array functions).
+
+use crate::aot::{aot_symbols, is_straight_line, live_eqns};
+use crate::errors::Errors;
+use crate::lower::{ident_name, return_tys};
+use crate::paths;
+use crate::stack::{guard, GeneratedFn, Origin};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{DType, Function, Op, Var};
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use std::collections::BTreeSet;
+
+/// The environment variable naming the manifest of AOT-compiled kernels.
+pub const AOT_MANIFEST_ENV: &str = "OXLA_AOT_MANIFEST";
+
+/// What code generation needs to know beyond the IR.
+#[derive(Clone, Debug, Default)]
+pub struct CodegenOptions {
+    /// Kernel symbols the build script compiled (the lines of the manifest),
+    /// or `None` without a build script: then kernels are JIT-compiled.
+    pub aot_manifest: Option<BTreeSet<String>>,
+}
+
+impl CodegenOptions {
+    /// Read the manifest named by `OXLA_AOT_MANIFEST`, if it is set and readable.
+    pub fn from_env() -> CodegenOptions {
+        let aot_manifest = std::env::var_os(AOT_MANIFEST_ENV)
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|text| {
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            });
+        CodegenOptions { aot_manifest }
+    }
+}
+
+/// `NAME_IR` for a function called `name`.
+pub fn ir_const_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
+    }
+    out.push_str("_IR");
+    out
+}
+
+/// The items for `gens` (the original function first): for each, its IR
+/// constant and its function. `item` is the original function, with its
+/// oxla attributes already removed.
+pub fn generate(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    opts: &CodegenOptions,
+) -> Result<TokenStream, Errors> {
+    let mut errors = Errors::new();
+    let mut out = TokenStream::new();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    for g in gens {
+        match generate_one(item, g, &cfgs, opts) {
+            Ok(ts) => out.extend(ts),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.check().map(|()| out)
+}
+
+fn generate_one(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+) -> Result<TokenStream, syn::Error> {
+    let f = &g.function;
+    let span = g.name.span();
+    let text = guard("printing the IR", span, || Ok(oxla_core::text::print(f)))?;
+    let name = ident_name(&g.name);
+    let const_ident = syn::Ident::new(&ir_const_name(&name), span);
+    let vis = &g.vis;
+    let text_lit = Literal::string(&text);
+    let const_doc = format!(" The oxla IR of `{name}`, in the text form of `oxla_core::text`.");
+    let ir_const = quote! {
+        #(#cfgs)*
+        #[doc = #const_doc]
+        #[allow(dead_code)]
+        #vis const #const_ident: &str = #text_lit;
+    };
+
+    // Parameters: the user's for the original function, else from the IR.
+    let dtype = f
+        .params
+        .iter()
+        .chain(&f.outs)
+        .map(|v| f.dtype(*v))
+        .next()
+        .unwrap_or(DType::F32);
+    let param_idents: Vec<syn::Ident> = match g.origin {
+        Origin::Original => item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(pt) => match &*pt.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.clone()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect(),
+        Origin::Transform { .. } => ir_param_idents(f),
+    };
+    if param_idents.len() != f.params.len() {
+        return Err(syn::Error::new(
+            span,
+            "internal error: parameter count changed",
+        ));
+    }
+    let tuple_return = match (&g.origin, &item.sig.output) {
+        (Origin::Original, syn::ReturnType::Type(_, ty)) => {
+            return_tys(ty).map(|(_, t)| t).unwrap_or(false)
+        }
+        _ => f.outs.len() != 1,
+    };
+
+    let body = if is_straight_line(f) {
+        scalar_body(f, &param_idents, tuple_return)
+    } else {
+        let aot = match &opts.aot_manifest {
+            Some(manifest) => {
+                let syms = aot_symbols(f);
+                (!syms.is_empty() && syms.iter().all(|s| manifest.contains(s))).then_some(syms)
+            }
+            None => None,
+        };
+        array_body(
+            f,
+            &param_idents,
+            &const_ident,
+            aot.as_deref(),
+            tuple_return,
+            dtype,
+        )
+    };
+
+    let function = match &g.origin {
+        Origin::Original => {
+            let attrs = &item.attrs;
+            let sig = &item.sig;
+            quote! {
+                #(#attrs)*
+                #vis #sig {
+                    #body
+                }
+            }
+        }
+        Origin::Transform { kind, input } => {
+            let ty = paths::float(dtype);
+            let vec = paths::vec();
+            let params = f.params.iter().zip(&param_idents).map(|(v, id)| {
+                if f.shape(*v).is_scalar() {
+                    quote!(#id: #ty)
+                } else {
+                    quote!(#id: &[#ty])
+                }
+            });
+            let rets: Vec<TokenStream> = f
+                .outs
+                .iter()
+                .map(|v| {
+                    if f.shape(*v).is_scalar() {
+                        quote!(#ty)
+                    } else {
+                        quote!(#vec<#ty>)
+                    }
+                })
+                .collect();
+            let ret = if tuple_return {
+                quote!((#(#rets),*))
+            } else {
+                quote!(#(#rets)*)
+            };
+            let doc = format!(
+                " Generated by oxla: `#[{}]` applied to `{input}`. Arrays of any rank are passed and returned flat, in row-major order; the IR is in `{const_ident}`.",
+                kind.name()
+            );
+            let name = &g.name;
+            quote! {
+                #(#cfgs)*
+                #[doc = #doc]
+                #vis fn #name(#(#params),*) -> #ret {
+                    #body
+                }
+            }
+        }
+    };
+    Ok(quote!(#ir_const #function))
+}
+
+/// Parameter names from the IR, made into valid, distinct identifiers.
+fn ir_param_idents(f: &Function) -> Vec<syn::Ident> {
+    let mut seen = BTreeSet::new();
+    f.param_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut name = match syn::parse_str::<syn::Ident>(n) {
+                Ok(_) if n != "_" => n.clone(),
+                _ => format!("arg{i}"),
+            };
+            while !seen.insert(name.clone()) {
+                name = format!("{name}_{i}");
+            }
+            syn::Ident::new(&name, Span::call_site())
+        })
+        .collect()
+}
+
+/// The local holding `v` (hygienic: it cannot clash with the user's names).
+fn local(v: Var) -> syn::Ident {
+    format_ident!("v{}", v.0, span = Span::mixed_site())
+}
+
+/// A typed float literal, e.g. `2.0f32`, `-0.5f64`, `f32::INFINITY`.
+fn float_lit(value: f64, dtype: DType) -> TokenStream {
+    let ty = paths::float(dtype);
+    if value.is_nan() {
+        return quote!(#ty::NAN);
+    }
+    if value.is_infinite() {
+        return if value > 0.0 {
+            quote!(#ty::INFINITY)
+        } else {
+            quote!(#ty::NEG_INFINITY)
+        };
+    }
+    let lit = match dtype {
+        DType::F64 => Literal::f64_suffixed(value.abs()),
+        _ => Literal::f32_suffixed((value as f32).abs()),
+    };
+    if value.is_sign_negative() {
+        quote!(-#lit)
+    } else {
+        lit.into_token_stream()
+    }
+}
+
+/// Straight-line Rust for a function whose values are all scalars.
+fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> TokenStream {
+    let live = live_eqns(f);
+    let used: BTreeSet<Var> = live
+        .iter()
+        .flat_map(|&i| f.eqns[i].ins.iter().copied())
+        .chain(f.outs.iter().copied())
+        .collect();
+    let mut stmts = Vec::new();
+    for (v, id) in f.params.iter().zip(params) {
+        if used.contains(v) {
+            let l = local(*v);
+            stmts.push(quote!(let #l = #id;));
+        }
+    }
+    for &i in &live {
+        let e = &f.eqns[i];
+        let out = local(e.out);
+        let ins: Vec<syn::Ident> = e.ins.iter().map(|v| local(*v)).collect();
+        let dtype = f.dtype(e.out);
+        let ty = if dtype == DType::Bool {
+            quote!(bool)
+        } else {
+            paths::float(dtype)
+        };
+        let value = match &e.op {
+            Op::Literal { value, dtype } => float_lit(*value, *dtype),
+            Op::Unary(op) => {
+                let x = &ins[0];
+                match op {
+                    UnaryOp::Neg => quote!(-#x),
+                    UnaryOp::Exp => quote!(#x.exp()),
+                    UnaryOp::Log => quote!(#x.ln()),
+                    UnaryOp::Sin => quote!(#x.sin()),
+                    UnaryOp::Cos => quote!(#x.cos()),
+                    UnaryOp::Tanh => quote!(#x.tanh()),
+                    UnaryOp::Sqrt => quote!(#x.sqrt()),
+                    UnaryOp::Powi(n) => {
+                        let n = Literal::i32_unsuffixed(*n);
+                        quote!(#x.powi(#n))
+                    }
+                }
+            }
+            Op::Binary(op) => {
+                let (a, b) = (&ins[0], &ins[1]);
+                match op {
+                    BinaryOp::Add => quote!(#a + #b),
+                    BinaryOp::Sub => quote!(#a - #b),
+                    BinaryOp::Mul => quote!(#a * #b),
+                    BinaryOp::Div => quote!(#a / #b),
+                    BinaryOp::Max => quote!(if #a > #b { #a } else { #b }),
+                    BinaryOp::Min => quote!(if #a < #b { #a } else { #b }),
+                }
+            }
+            Op::Cmp(op) => {
+                let (a, b) = (&ins[0], &ins[1]);
+                match op {
+                    CmpOp::Lt => quote!(#a < #b),
+                    CmpOp::Le => quote!(#a <= #b),
+                    CmpOp::Gt => quote!(#a > #b),
+                    CmpOp::Ge => quote!(#a >= #b),
+                    CmpOp::Eq => quote!(#a == #b),
+                    CmpOp::Ne => quote!(#a != #b),
+                }
+            }
+            Op::Select => {
+                let (p, a, b) = (&ins[0], &ins[1], &ins[2]);
+                quote!(if #p { #a } else { #b })
+            }
+            // On scalars these are the identity (`is_straight_line` checked
+            // that every live value is a scalar).
+            Op::Broadcast { .. } | Op::ReduceSum { .. } | Op::Dot => {
+                let x = &ins[0];
+                if matches!(e.op, Op::Dot) {
+                    let y = &ins[1];
+                    quote!(#x * #y)
+                } else {
+                    quote!(#x)
+                }
+            }
+        };
+        stmts.push(quote!(let #out: #ty = #value;));
+    }
+    let outs: Vec<syn::Ident> = f.outs.iter().map(|v| local(*v)).collect();
+    let result = if tuple_return {
+        quote!((#(#outs,)*))
+    } else {
+        quote!(#(#outs)*)
+    };
+    quote! {
+        #(#stmts)*
+        #result
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn scalar_body_for_tests(f: &Function) -> TokenStream {
+    let params: Vec<syn::Ident> = f
+        .param_names
+        .iter()
+        .map(|n| format_ident!("{}", n))
+        .collect();
+    scalar_body(f, &params, f.outs.len() != 1)
+}
+
+/// A call of the function's `CompiledFn`, kept in a `static`.
+fn array_body(
+    f: &Function,
+    params: &[syn::Ident],
+    ir_const: &syn::Ident,
+    aot: Option<&[String]>,
+    tuple_return: bool,
+    dtype: DType,
+) -> TokenStream {
+    let compiled_fn = paths::compiled_fn();
+    let arg = paths::arg();
+    let ty = paths::float(dtype);
+    let args = f.params.iter().zip(params).map(|(v, id)| {
+        if f.shape(*v).is_scalar() {
+            quote!(#arg::from(&#id))
+        } else {
+            quote!(#arg::from(#id))
+        }
+    });
+    let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
+    let outs = f.outs.iter().enumerate().map(|(i, v)| {
+        let i = Literal::usize_unsuffixed(i);
+        if f.shape(*v).is_scalar() {
+            quote!(#outs_var.scalar::<#ty>(#i))
+        } else {
+            quote!(#outs_var.vec::<#ty>(#i))
+        }
+    });
+    let result = if tuple_return {
+        quote!((#(#outs,)*))
+    } else {
+        quote!(#(#outs)*)
+    };
+    let (aot_items, aot_ref) = match aot {
+        Some(syms) => aot_items(syms),
+        None => (TokenStream::new(), quote!(&[])),
+    };
+    quote! {
+        #aot_items
+        static __OXLA_COMPILED: #compiled_fn = #compiled_fn::new(#ir_const, #aot_ref);
+        let mut #outs_var = __OXLA_COMPILED.call(&[#(#args),*]);
+        #result
+    }
+}
+
+/// `extern` declarations of the AOT kernels and the static table naming them.
+pub(crate) fn aot_items(syms: &[String]) -> (TokenStream, TokenStream) {
+    let aot_kernel = paths::aot_kernel();
+    let mut decls = Vec::new();
+    let mut entries = Vec::new();
+    for s in syms {
+        let v3 = format_ident!("{}_v3", s);
+        let base = format_ident!("{}_base", s);
+        decls.push(quote! {
+            fn #v3(args: *const *mut u8, sizes: *const i64);
+            fn #base(args: *const *mut u8, sizes: *const i64);
+        });
+        let name = Literal::string(s);
+        entries.push(quote!(#aot_kernel { name: #name, v3: #v3, base: #base }));
+    }
+    let n = Literal::usize_unsuffixed(syms.len());
+    let items = quote! {
+        unsafe extern "C" {
+            #(#decls)*
+        }
+        static __OXLA_AOT: [#aot_kernel; #n] = [#(#entries),*];
+    };
+    (items, quote!(&__OXLA_AOT))
+}

@@ -1,0 +1,1100 @@
+//! Lowering: a plain Rust function (syn) → an oxla IR `Function`.
+//!
+//! Every unsupported construct is reported as a spanned error that says what
+//! is supported instead; lowering carries on past errors (a failed expression
+//! lowers to `None`) so that one expansion reports all of them.
+
+use crate::errors::Errors;
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Stmt};
+
+pub(crate) const SUPPORTED_PARAMS: &str = "supported parameter types: f32, f64, &[f32], &[f64]";
+pub(crate) const SUPPORTED_RETURNS: &str =
+    "supported return types: f32, f64, Vec<f32>, Vec<f64>, or a tuple of these";
+pub(crate) const SUPPORTED_METHODS: &str =
+    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e)";
+pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
+pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
+     `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
+     cos, tanh, sqrt, powi, max, min, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
+pub(crate) const PURE: &str = "oxla functions must be pure";
+
+/// What a parameter or result is on the Rust side.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RustTy {
+    /// `f32` / `f64`.
+    Scalar(DType),
+    /// `&[f32]` as a parameter, `Vec<f32>` as a result.
+    Array(DType),
+}
+
+impl RustTy {
+    pub fn dtype(self) -> DType {
+        match self {
+            RustTy::Scalar(d) | RustTy::Array(d) => d,
+        }
+    }
+    pub fn is_array(self) -> bool {
+        matches!(self, RustTy::Array(_))
+    }
+}
+
+/// `f32` / `f64` (as a plain path, or `core::primitive::f32` etc.).
+fn float_of(ty: &syn::Type) -> Option<DType> {
+    let syn::Type::Path(p) = strip_group(ty) else {
+        return None;
+    };
+    if p.qself.is_some() {
+        return None;
+    }
+    let last = p.path.segments.last()?;
+    if !last.arguments.is_none() {
+        return None;
+    }
+    let prefix_ok = p.path.segments.len() == 1
+        || p.path
+            .segments
+            .iter()
+            .rev()
+            .skip(1)
+            .all(|s| ["core", "std", "primitive"].contains(&&*s.ident.to_string()));
+    if !prefix_ok {
+        return None;
+    }
+    match last.ident.to_string().as_str() {
+        "f32" => Some(DType::F32),
+        "f64" => Some(DType::F64),
+        _ => None,
+    }
+}
+
+fn strip_group(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Group(g) => strip_group(&g.elem),
+        syn::Type::Paren(p) => strip_group(&p.elem),
+        t => t,
+    }
+}
+
+/// A parameter type: `f32`, `f64`, `&[f32]`, `&[f64]`.
+pub(crate) fn param_ty(ty: &syn::Type) -> Result<RustTy, String> {
+    if let Some(d) = float_of(ty) {
+        return Ok(RustTy::Scalar(d));
+    }
+    if let syn::Type::Reference(r) = strip_group(ty) {
+        if let syn::Type::Slice(s) = strip_group(&r.elem) {
+            if let Some(d) = float_of(&s.elem) {
+                if r.mutability.is_some() {
+                    return Err(format!(
+                        "`&mut` parameters are not supported ({PURE}); {SUPPORTED_PARAMS}"
+                    ));
+                }
+                return Ok(RustTy::Array(d));
+            }
+        }
+    }
+    let shown = ty.to_token_stream().to_string();
+    Err(format!(
+        "unsupported parameter type `{shown}`: {SUPPORTED_PARAMS}"
+    ))
+}
+
+/// `Vec<f32>` / `Vec<f64>` (also `std::vec::Vec<…>`).
+fn vec_of(ty: &syn::Type) -> Option<DType> {
+    let syn::Type::Path(p) = strip_group(ty) else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" || p.qself.is_some() {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    match a.args.iter().collect::<Vec<_>>().as_slice() {
+        [syn::GenericArgument::Type(t)] => float_of(t),
+        _ => None,
+    }
+}
+
+/// One result type: a float or a `Vec` of floats.
+fn result_ty(ty: &syn::Type) -> Option<RustTy> {
+    float_of(ty)
+        .map(RustTy::Scalar)
+        .or_else(|| vec_of(ty).map(RustTy::Array))
+}
+
+/// The declared results: their types, and whether they form a tuple.
+pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
+    if let syn::Type::Tuple(t) = strip_group(ty) {
+        if t.elems.is_empty() {
+            return Err(syn::Error::new_spanned(
+                ty,
+                format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
+            ));
+        }
+        let mut out = Vec::new();
+        for e in &t.elems {
+            match result_ty(e) {
+                Some(r) => out.push((r, e.span())),
+                None => {
+                    let shown = e.to_token_stream().to_string();
+                    return Err(syn::Error::new_spanned(
+                        e,
+                        format!("unsupported return type `{shown}`: {SUPPORTED_RETURNS}"),
+                    ));
+                }
+            }
+        }
+        return Ok((out, true));
+    }
+    match result_ty(ty) {
+        Some(r) => Ok((vec![(r, ty.span())], false)),
+        None => {
+            let shown = ty.to_token_stream().to_string();
+            Err(syn::Error::new_spanned(
+                ty,
+                format!("unsupported return type `{shown}`: {SUPPORTED_RETURNS}"),
+            ))
+        }
+    }
+}
+
+/// The length symbol of slice parameter `name`.
+pub fn length_symbol(name: &str) -> String {
+    format!("n_{name}")
+}
+
+/// Lower `item` to an IR function named after it. All problems are reported
+/// together, each at its span.
+pub fn lower_fn(item: &syn::ItemFn) -> Result<Function, Errors> {
+    let mut errors = Errors::new();
+    let f = lower_into(item, &mut errors);
+    match (f, errors.is_empty()) {
+        (Some(f), true) => Ok(f),
+        _ => {
+            if errors.is_empty() {
+                errors.spanned(
+                    &item.sig.ident,
+                    "internal error: lowering failed without an error",
+                );
+            }
+            Err(errors)
+        }
+    }
+}
+
+pub(crate) fn ident_name(id: &syn::Ident) -> String {
+    let s = id.to_string();
+    s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
+}
+
+fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
+    let sig = &item.sig;
+    if let Some(c) = &sig.constness {
+        errors.spanned(
+            c,
+            "`const fn` is not supported: oxla functions are plain `fn`s",
+        );
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.spanned(
+            a,
+            "`async fn` is not supported: oxla functions are plain `fn`s",
+        );
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.spanned(u, format!("`unsafe fn` is not supported: {PURE}"));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(
+            abi,
+            "`extern` functions are not supported: oxla functions are plain `fn`s",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.spanned(
+            &sig.generics,
+            "generic functions are not supported: use f32 or f64 and slices of them",
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        errors.spanned(
+            v,
+            format!("variadic functions are not supported; {SUPPORTED_PARAMS}"),
+        );
+    }
+
+    // Parameter and result types, and the one float type.
+    let mut floats: Vec<(DType, Span, String)> = Vec::new();
+    let mut params: Vec<(String, RustTy, Span)> = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => errors.spanned(
+                r,
+                "methods are not supported: oxla functions are free functions (no `self`)",
+            ),
+            syn::FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        if let Some(m) = &pi.mutability {
+                            errors.spanned(m, "`mut` parameters are not supported: values are immutable; bind a new value with `let` instead");
+                        }
+                        Some(ident_name(&pi.ident))
+                    }
+                    other => {
+                        errors.spanned(other, "unsupported parameter pattern: parameters must be plain names, like `x: f32`");
+                        None
+                    }
+                };
+                match param_ty(&pt.ty) {
+                    Ok(t) => {
+                        if let Some(name) = name {
+                            floats.push((t.dtype(), pt.ty.span(), format!("parameter `{name}`")));
+                            params.push((name, t, pt.ty.span()));
+                        }
+                    }
+                    Err(msg) => errors.spanned(&pt.ty, msg),
+                }
+            }
+        }
+    }
+    let mut returns = None;
+    match &sig.output {
+        syn::ReturnType::Default => errors.spanned(
+            &sig.ident,
+            format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
+        ),
+        syn::ReturnType::Type(_, ty) => match return_tys(ty) {
+            Ok((rs, tuple)) => {
+                for (r, span) in &rs {
+                    floats.push((r.dtype(), *span, "the return type".to_string()));
+                }
+                returns = Some((rs, tuple));
+            }
+            Err(e) => errors.push(e),
+        },
+    }
+    let dtype = floats.first().map(|f| f.0).unwrap_or(DType::F32);
+    if let Some((_, _, first)) = floats.first() {
+        for (d, span, what) in &floats[1..] {
+            if *d != dtype {
+                errors.at(
+                    *span,
+                    format!(
+                        "mixed float types: {what} is {d} but {first} is {dtype}; all parameters and results of an oxla function use one float type (f32 or f64)"
+                    ),
+                );
+            }
+        }
+    }
+
+    let mut lw = Lowerer {
+        f: Function::new(&ident_name(&sig.ident)),
+        dtype,
+        scopes: vec![Vec::new()],
+        errors,
+    };
+    for (name, t, _) in &params {
+        let ty = match t {
+            RustTy::Scalar(_) => Type::scalar(dtype),
+            RustTy::Array(_) => Type::new(dtype, Shape::vector(Dim::sym(&length_symbol(name)))),
+        };
+        let v = lw.f.add_param(name, ty);
+        lw.bind(name.clone(), Some(v));
+    }
+    let outs = lw.lower_body(&item.block);
+    let mut f = lw.f;
+    let (Some(outs), Some((rets, _))) = (outs, returns) else {
+        return None;
+    };
+    // The results must match the declared return type.
+    let (outs, tail_span) = outs;
+    if outs.len() != rets.len() {
+        errors.at(
+            tail_span,
+            format!(
+                "this returns {} values but the declared return type has {}",
+                outs.len(),
+                rets.len()
+            ),
+        );
+        return None;
+    }
+    for (v, (r, span)) in outs.iter().zip(&rets) {
+        let rank = f.shape(*v).rank();
+        match (r, rank) {
+            (RustTy::Scalar(_), 0) | (RustTy::Array(_), 1) => {}
+            (RustTy::Scalar(_), _) => {
+                errors.at(*span, "the declared result is a scalar but the function computes an array here; return `Vec<…>` or reduce it with `sum`/`dot`")
+            }
+            (RustTy::Array(_), _) => errors.at(
+                *span,
+                "the declared result is a `Vec` but the function computes a scalar here; declare a float result",
+            ),
+        }
+    }
+    f.outs = outs;
+    errors.is_empty().then_some(f)
+}
+
+struct Lowerer<'e> {
+    f: Function,
+    dtype: DType,
+    /// Innermost last; each scope lists its bindings in order (later shadow
+    /// earlier). `None` marks a `let` whose value had errors: its uses are
+    /// not reported again.
+    scopes: Vec<Vec<(String, Option<Var>)>>,
+    errors: &'e mut Errors,
+}
+
+/// The tuple result of a block: its values and the span of the expression.
+type Results = (Vec<Var>, Span);
+
+impl Lowerer<'_> {
+    fn bind(&mut self, name: String, v: Option<Var>) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push((name, v));
+        }
+    }
+
+    /// `None` if unbound, `Some(None)` if bound to a value that had errors.
+    fn lookup(&self, name: &str) -> Option<Option<Var>> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The function body: statements, then the result (a tail expression or
+    /// a final `return e;`), which may be a tuple.
+    fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
+        let n = block.stmts.len();
+        let mut result = None;
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            match stmt {
+                Stmt::Expr(Expr::Return(r), _) if last => match &r.expr {
+                    Some(e) => result = Some(self.lower_results(e)),
+                    None => self
+                        .errors
+                        .spanned(r, "`return` needs a value: the function's result"),
+                },
+                Stmt::Expr(e, None) if last => result = Some(self.lower_results(e)),
+                s => self.lower_stmt(s),
+            }
+        }
+        match result {
+            Some(r) => r,
+            None => {
+                let span = block.brace_token.span.close();
+                self.errors.at(
+                    span,
+                    "an oxla function must end with its result: a final expression (without `;`) or `return e;`",
+                );
+                None
+            }
+        }
+    }
+
+    fn lower_results(&mut self, e: &Expr) -> Option<Results> {
+        match e {
+            Expr::Tuple(t) => {
+                let vs: Vec<Option<Var>> = t.elems.iter().map(|e| self.lower_expr(e)).collect();
+                vs.into_iter()
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| (v, e.span()))
+            }
+            Expr::Paren(p) => self.lower_results(&p.expr),
+            e => self.lower_expr(e).map(|v| (vec![v], e.span())),
+        }
+    }
+
+    fn lower_stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Local(local) => self.lower_let(local),
+            Stmt::Macro(m) => self.errors.spanned(
+                &m.mac,
+                format!("macros are not supported in oxla functions: they must be pure (`{}!` is a macro)", path_name(&m.mac.path)),
+            ),
+            Stmt::Item(item) => self.errors.spanned(
+                item,
+                format!("unsupported statement: items cannot be declared inside an oxla function; {SUPPORTED_STMTS}"),
+            ),
+            Stmt::Expr(Expr::Return(r), _) => self.errors.spanned(
+                r.return_token,
+                format!("`return` is only supported as the final statement; {SUPPORTED_STMTS}"),
+            ),
+            Stmt::Expr(e, _) => {
+                let what = match e {
+                    Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "loops are not supported (oxla functions are straight-line code: use array arithmetic, `sum` and `dot`)",
+                    Expr::Assign(_) => "assignments are not supported (values are immutable: bind a new value with `let`)",
+                    Expr::Binary(b) if is_compound_assign(&b.op) => "assignments are not supported (values are immutable: bind a new value with `let`)",
+                    Expr::Macro(_) => {
+                        // Reported by `lower_expr` with the macro's name.
+                        self.lower_expr(e);
+                        return;
+                    }
+                    _ => "this expression's value is unused",
+                };
+                let msg = format!("unsupported statement: {what}; {SUPPORTED_STMTS}");
+                match e {
+                    Expr::Binary(b) => self.errors.spanned(b.op, msg),
+                    e => self.error_at(e, msg),
+                }
+            }
+        }
+    }
+
+    fn lower_let(&mut self, local: &syn::Local) {
+        let (pat, ann) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let name = match pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                if let Some(m) = &pi.mutability {
+                    self.errors.spanned(
+                        m,
+                        "`let mut` is not supported: values are immutable; bind a new value with `let` instead",
+                    );
+                }
+                Some(ident_name(&pi.ident))
+            }
+            other => {
+                self.errors.spanned(
+                    other,
+                    "unsupported `let` pattern: only a plain name is supported, like `let y = …;`",
+                );
+                None
+            }
+        };
+        let Some(init) = &local.init else {
+            self.errors.spanned(
+                local,
+                "`let` without a value is not supported: write `let y = …;`",
+            );
+            return;
+        };
+        if let Some((else_tok, _)) = &init.diverge {
+            self.errors.spanned(
+                else_tok,
+                "`let … else` is not supported: write `let y = …;`",
+            );
+        }
+        let v = self.lower_expr(&init.expr);
+        if let (Some(v), Some(ann)) = (v, ann) {
+            let shape_ok = match (float_of(ann), vec_of(ann)) {
+                (Some(d), _) => Some((d, false)),
+                (None, Some(d)) => Some((d, true)),
+                _ => None,
+            };
+            match shape_ok {
+                None => self.errors.spanned(
+                    ann,
+                    "unsupported type annotation: write f32 or f64 for a number, Vec<f32> or Vec<f64> for an array",
+                ),
+                Some((d, array)) => {
+                    if d != self.dtype {
+                        self.errors.spanned(ann, format!("mixed float types: this is {d} but the function uses {}", self.dtype));
+                    } else if array != (self.f.shape(v).rank() > 0) {
+                        let what = if array { "a scalar" } else { "an array" };
+                        self.errors.spanned(ann, format!("type annotation does not match: the value is {what}"));
+                    }
+                }
+            }
+        }
+        if let Some(name) = name {
+            self.bind(name, v);
+        }
+    }
+
+    /// An error at `e`'s leading keyword (`for`, `unsafe`, …) if it has one,
+    /// else spanning all of `e`.
+    fn error_at(&mut self, e: &Expr, msg: String) {
+        match leading_span(e) {
+            Some(span) => self.errors.at(span, msg),
+            None => self.errors.spanned(e, msg),
+        }
+    }
+
+    fn push(&mut self, op: Op, ins: &[Var], span: Span) -> Option<Var> {
+        match self.f.push(op, ins) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.errors.at(span, format!("type error: {e}"));
+                None
+            }
+        }
+    }
+
+    fn literal(&mut self, value: f64) -> Var {
+        self.f.literal(value, self.dtype)
+    }
+
+    fn lower_expr(&mut self, e: &Expr) -> Option<Var> {
+        match e {
+            Expr::Lit(l) => self.lower_lit(&l.lit, false),
+            Expr::Paren(p) => self.lower_expr(&p.expr),
+            Expr::Group(g) => self.lower_expr(&g.expr),
+            Expr::Path(p) => {
+                let Some(id) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
+                    let shown = p.path.to_token_stream().to_string().replace(' ', "");
+                    self.errors.spanned(p, format!("unsupported path `{shown}`: only parameters and `let` variables can be used; {SUPPORTED_EXPRS}"));
+                    return None;
+                };
+                let name = ident_name(id);
+                match self.lookup(&name) {
+                    Some(v) => v,
+                    None => {
+                        self.errors.spanned(id, format!("cannot find `{name}` in this oxla function: only parameters and `let` variables can be used"));
+                        None
+                    }
+                }
+            }
+            Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => {
+                    // Fold `-literal` into the literal.
+                    if let Expr::Lit(l) = strip_parens(&u.expr) {
+                        return self.lower_lit(&l.lit, true);
+                    }
+                    let x = self.lower_expr(&u.expr)?;
+                    self.push(Op::Unary(UnaryOp::Neg), &[x], e.span())
+                }
+                syn::UnOp::Not(t) => {
+                    self.errors
+                        .spanned(t, format!("unsupported operator `!`; {SUPPORTED_EXPRS}"));
+                    None
+                }
+                syn::UnOp::Deref(t) => {
+                    self.errors.spanned(
+                        t,
+                        format!("dereferencing with `*` is not supported; {SUPPORTED_EXPRS}"),
+                    );
+                    None
+                }
+                _ => {
+                    self.errors
+                        .spanned(e, format!("unsupported operator; {SUPPORTED_EXPRS}"));
+                    None
+                }
+            },
+            Expr::Binary(b) => self.lower_binary(b),
+            Expr::If(i) => self.lower_if(i),
+            Expr::Block(b) if b.label.is_none() => self.lower_block(&b.block),
+            Expr::MethodCall(m) => self.lower_method(m),
+            Expr::Call(c) => self.lower_call(c),
+            Expr::Macro(m) => {
+                self.errors.spanned(
+                    &m.mac,
+                    format!("macros are not supported in oxla functions: they must be pure (`{}!` is a macro)", path_name(&m.mac.path)),
+                );
+                None
+            }
+            Expr::Tuple(t) => {
+                self.errors.spanned(
+                    t,
+                    "a tuple is only supported as the function's result (its final expression)",
+                );
+                None
+            }
+            other => {
+                self.error_at(other, unsupported_expr(other));
+                None
+            }
+        }
+    }
+
+    fn lower_lit(&mut self, lit: &syn::Lit, negate: bool) -> Option<Var> {
+        let sign = if negate { -1.0 } else { 1.0 };
+        match lit {
+            syn::Lit::Float(f) => {
+                let suffix = f.suffix();
+                if !suffix.is_empty() {
+                    let want = self.dtype.name();
+                    if suffix != want {
+                        self.errors.spanned(f, format!("literal suffix `{suffix}` does not match the function's float type {want}"));
+                        return None;
+                    }
+                }
+                match f.base10_parse::<f64>() {
+                    Ok(v) => Some(self.literal(sign * v)),
+                    Err(err) => {
+                        self.errors.push(err);
+                        None
+                    }
+                }
+            }
+            syn::Lit::Int(i) => {
+                let suffix = i.suffix();
+                if !suffix.is_empty() && suffix != self.dtype.name() {
+                    self.errors.spanned(
+                        i,
+                        format!("integer literal suffix `{suffix}` is not supported: integer literals become {} (write `{}`)", self.dtype, i.base10_digits()),
+                    );
+                    return None;
+                }
+                match i.base10_parse::<u64>() {
+                    Ok(v) => Some(self.literal(sign * v as f64)),
+                    Err(err) => {
+                        self.errors.push(err);
+                        None
+                    }
+                }
+            }
+            other => {
+                self.errors.spanned(
+                    other,
+                    "unsupported literal: only float and integer literals are supported",
+                );
+                None
+            }
+        }
+    }
+
+    fn lower_block(&mut self, block: &syn::Block) -> Option<Var> {
+        self.scopes.push(Vec::new());
+        let n = block.stmts.len();
+        let mut result = None;
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Expr(e, None) if i + 1 == n => result = Some(self.lower_expr(e)),
+                s => self.lower_stmt(s),
+            }
+        }
+        self.scopes.pop();
+        match result {
+            Some(r) => r,
+            None => {
+                self.errors.at(
+                    block.brace_token.span.close(),
+                    "this block needs a value: end it with an expression (without `;`)",
+                );
+                None
+            }
+        }
+    }
+
+    fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
+        let op = match b.op {
+            BinOp::Add(_) => BinaryOp::Add,
+            BinOp::Sub(_) => BinaryOp::Sub,
+            BinOp::Mul(_) => BinaryOp::Mul,
+            BinOp::Div(_) => BinaryOp::Div,
+            op if cmp_op(&op).is_some() => {
+                self.errors.spanned(
+                    op,
+                    "comparisons are only supported as the condition of `if a < b { … } else { … }`",
+                );
+                return None;
+            }
+            op if is_compound_assign(&op) => {
+                self.errors.spanned(op, "assignments are not supported: values are immutable; bind a new value with `let`");
+                return None;
+            }
+            op => {
+                let shown = op.to_token_stream().to_string();
+                self.errors.spanned(op, format!("unsupported operator `{shown}`: supported operators are + - * / (and comparisons in `if` conditions)"));
+                return None;
+            }
+        };
+        let l = self.lower_expr(&b.left);
+        let r = self.lower_expr(&b.right);
+        let mut vs = [l?, r?];
+        self.coerce(&mut vs, b.span())?;
+        self.push(Op::Binary(op), &vs, b.span())
+    }
+
+    fn lower_if(&mut self, i: &syn::ExprIf) -> Option<Var> {
+        let cond = strip_parens(&i.cond);
+        let cmp = match cond {
+            Expr::Binary(b) => cmp_op(&b.op).map(|op| (op, b)),
+            _ => None,
+        };
+        let (pred_parts, cond_ok) = match cmp {
+            Some((op, b)) => {
+                let l = self.lower_expr(&b.left);
+                let r = self.lower_expr(&b.right);
+                (Some((op, l, r)), true)
+            }
+            None => {
+                self.errors.spanned(
+                    &i.cond,
+                    "unsupported `if` condition: a condition is one comparison of two numbers or arrays (`<`, `<=`, `>`, `>=`, `==`, `!=`)",
+                );
+                (None, false)
+            }
+        };
+        let then = self.lower_block(&i.then_branch);
+        let other = match &i.else_branch {
+            Some((_, e)) => self.lower_expr(e),
+            None => {
+                self.errors.spanned(
+                    i.if_token,
+                    "`if` without `else` is not supported: both branches give a value (`if c { a } else { b }`)",
+                );
+                None
+            }
+        };
+        if !cond_ok {
+            return None;
+        }
+        let (op, l, r) = pred_parts?;
+        // Both branches are evaluated; the comparison picks elementwise.
+        let mut vs = [l?, r?, then?, other?];
+        self.coerce(&mut vs, i.span())?;
+        let p = self.push(Op::Cmp(op), &vs[..2], i.cond.span())?;
+        self.push(Op::Select, &[p, vs[2], vs[3]], i.span())
+    }
+
+    fn lower_method(&mut self, m: &syn::ExprMethodCall) -> Option<Var> {
+        let name = m.method.to_string();
+        if let Some(t) = &m.turbofish {
+            self.errors
+                .spanned(t, "type arguments are not supported on methods");
+            return None;
+        }
+        let unary = match name.as_str() {
+            "exp" => Some(UnaryOp::Exp),
+            "ln" => Some(UnaryOp::Log),
+            "sin" => Some(UnaryOp::Sin),
+            "cos" => Some(UnaryOp::Cos),
+            "tanh" => Some(UnaryOp::Tanh),
+            "sqrt" => Some(UnaryOp::Sqrt),
+            "powi" | "max" | "min" => None,
+            _ => {
+                let hint = match name.as_str() {
+                    "log" => " (the natural logarithm is `ln`)",
+                    "pow" | "powf" => " (for an integer power use `powi(n)`)",
+                    _ => "",
+                };
+                self.errors.spanned(
+                    &m.method,
+                    format!("unknown method `{name}`{hint}: {SUPPORTED_METHODS}"),
+                );
+                // Still check the receiver and arguments for errors.
+                self.lower_expr(&m.receiver);
+                for a in &m.args {
+                    self.lower_expr(a);
+                }
+                return None;
+            }
+        };
+        let x = self.lower_expr(&m.receiver);
+        let want_args = if unary.is_some() { 0 } else { 1 };
+        if m.args.len() != want_args {
+            let what = if want_args == 0 {
+                "no arguments".to_string()
+            } else {
+                "one argument".to_string()
+            };
+            self.errors
+                .at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
+            return None;
+        }
+        if let Some(op) = unary {
+            let x = x?;
+            return self.push(Op::Unary(op), &[x], m.span());
+        }
+        let arg = &m.args[0];
+        if name == "powi" {
+            let n = match strip_parens(arg) {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<i32>().ok(),
+                Expr::Unary(syn::ExprUnary {
+                    op: syn::UnOp::Neg(_),
+                    expr,
+                    ..
+                }) => match strip_parens(expr) {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => i.base10_parse::<i32>().ok().map(|n| -n),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(n) = n else {
+                self.errors.spanned(
+                    arg,
+                    "`powi` takes an integer literal exponent, like `x.powi(2)`",
+                );
+                return None;
+            };
+            let x = x?;
+            return self.push(Op::Unary(UnaryOp::Powi(n)), &[x], m.span());
+        }
+        let op = if name == "max" {
+            BinaryOp::Max
+        } else {
+            BinaryOp::Min
+        };
+        let y = self.lower_expr(arg);
+        let mut vs = [x?, y?];
+        self.coerce(&mut vs, m.span())?;
+        self.push(Op::Binary(op), &vs, m.span())
+    }
+
+    fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
+        const SUPPORTED_FNS: &str =
+            "supported functions are `sum(x)` and `dot(x, y)` (also as `oxla::sum`, `oxla::dot`)";
+        let name = match &*c.func {
+            Expr::Path(p) if p.qself.is_none() => {
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let args_ok = p.path.segments.iter().all(|s| s.arguments.is_none());
+                match segs.as_slice() {
+                    [n] if args_ok && p.path.leading_colon.is_none() => Some(n.clone()),
+                    [o, n] if args_ok && o == "oxla" => Some(n.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let name = name.filter(|n| n == "sum" || n == "dot");
+        let Some(name) = name else {
+            let shown = c.func.to_token_stream().to_string().replace(' ', "");
+            self.errors.spanned(
+                &c.func,
+                format!("unknown function `{shown}`: {SUPPORTED_FNS}"),
+            );
+            for a in &c.args {
+                self.lower_expr(a);
+            }
+            return None;
+        };
+        let want = if name == "sum" { 1 } else { 2 };
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != want {
+            let what = if want == 1 {
+                "one argument: `sum(x)`"
+            } else {
+                "two arguments: `dot(x, y)`"
+            };
+            self.errors
+                .at(c.paren_token.span.join(), format!("`{name}` takes {what}"));
+            return None;
+        }
+        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        if name == "sum" {
+            let x = args[0];
+            let rank = self.f.shape(x).rank();
+            if rank == 0 {
+                self.errors.spanned(
+                    &c.args[0],
+                    "`sum` takes an array (a slice parameter or an expression of one)",
+                );
+                return None;
+            }
+            return self.push(
+                Op::ReduceSum {
+                    axes: (0..rank).collect(),
+                },
+                &[x],
+                c.span(),
+            );
+        }
+        for (a, e) in args.iter().zip(&c.args) {
+            if self.f.shape(*a).rank() != 1 {
+                self.errors.spanned(
+                    e,
+                    "`dot` takes two arrays (slice parameters or expressions of them)",
+                );
+                return None;
+            }
+        }
+        let mut vs = [args[0], args[1]];
+        self.coerce(&mut vs, c.span())?;
+        self.push(Op::Dot, &vs, c.span())
+    }
+
+    /// Bring `vs` to one shape: arrays of the same rank have their length
+    /// symbols unified (so the runtime checks they match), and scalars are
+    /// broadcast to the arrays' shape.
+    fn coerce(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
+        let arrays: Vec<Var> = vs
+            .iter()
+            .copied()
+            .filter(|v| !self.f.shape(*v).is_scalar())
+            .collect();
+        let Some(&first) = arrays.first() else {
+            return Some(());
+        };
+        for &v in &arrays[1..] {
+            let (rank_a, rank_b) = (self.f.shape(first).rank(), self.f.shape(v).rank());
+            if rank_a != rank_b {
+                let (a, b) = (self.f.shape(first).clone(), self.f.shape(v).clone());
+                self.errors
+                    .at(span, format!("cannot combine arrays of shapes {a} and {b}"));
+                return None;
+            }
+            for i in 0..rank_a {
+                // Re-read each time: a substitution renames symbols everywhere.
+                let a = self.f.shape(first).0[i].clone();
+                let b = self.f.shape(v).0[i].clone();
+                if !self.unify(&a, &b) {
+                    self.errors.at(
+                        span,
+                        format!("cannot combine arrays of lengths {a} and {b}"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let target = self.f.shape(first).clone();
+        for v in vs.iter_mut() {
+            if self.f.shape(*v).is_scalar() {
+                *v = self.push(
+                    Op::Broadcast {
+                        shape: target.clone(),
+                        dims: Vec::new(),
+                    },
+                    &[*v],
+                    span,
+                )?;
+            }
+        }
+        Some(())
+    }
+
+    /// Make two dimensions equal by substituting a symbol everywhere in the
+    /// function; `false` when both are different constants.
+    fn unify(&mut self, a: &Dim, b: &Dim) -> bool {
+        if a == b {
+            return true;
+        }
+        let (from, to) = match (a, b) {
+            // Keep the symbol of the earlier parameter.
+            (Dim::Sym(x), Dim::Sym(y)) if self.symbol_rank(x) < self.symbol_rank(y) => {
+                (y.clone(), a.clone())
+            }
+            (Dim::Sym(x), Dim::Sym(_)) => (x.clone(), b.clone()),
+            (_, Dim::Sym(s)) => (s.clone(), a.clone()),
+            (Dim::Sym(s), _) => (s.clone(), b.clone()),
+            _ => return false,
+        };
+        substitute(&mut self.f, &from, &to);
+        true
+    }
+
+    /// The index of the first parameter whose shape names `sym`.
+    fn symbol_rank(&self, sym: &str) -> usize {
+        let f = &self.f;
+        f.params
+            .iter()
+            .position(|p| f.shape(*p).symbols().any(|s| s == sym))
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// Replace the dimension symbol `from` by `to` in every type and op of `f`.
+pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
+    let fix = |shape: &mut Shape| {
+        for d in shape.0.iter_mut() {
+            if matches!(d, Dim::Sym(s) if s == from) {
+                *d = to.clone();
+            }
+        }
+    };
+    for t in f.types.iter_mut() {
+        fix(&mut t.shape);
+    }
+    for e in f.eqns.iter_mut() {
+        if let Op::Broadcast { shape, .. } = &mut e.op {
+            fix(shape);
+        }
+    }
+}
+
+fn cmp_op(op: &BinOp) -> Option<CmpOp> {
+    Some(match op {
+        BinOp::Lt(_) => CmpOp::Lt,
+        BinOp::Le(_) => CmpOp::Le,
+        BinOp::Gt(_) => CmpOp::Gt,
+        BinOp::Ge(_) => CmpOp::Ge,
+        BinOp::Eq(_) => CmpOp::Eq,
+        BinOp::Ne(_) => CmpOp::Ne,
+        _ => return None,
+    })
+}
+
+fn is_compound_assign(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
+    )
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        Expr::Group(g) => strip_parens(&g.expr),
+        e => e,
+    }
+}
+
+fn path_name(p: &syn::Path) -> String {
+    p.to_token_stream().to_string().replace(' ', "")
+}
+
+/// The span of an expression's leading keyword (`for`, `unsafe`, …).
+fn leading_span(e: &Expr) -> Option<Span> {
+    Some(match e {
+        Expr::ForLoop(f) => f.for_token.span,
+        Expr::While(w) => w.while_token.span,
+        Expr::Loop(l) => l.loop_token.span,
+        Expr::Unsafe(u) => u.unsafe_token.span,
+        Expr::Match(m) => m.match_token.span,
+        Expr::Return(r) => r.return_token.span,
+        Expr::Assign(a) => a.eq_token.span,
+        Expr::Reference(r) => match &r.mutability {
+            Some(m) => r.and_token.span.join(m.span).unwrap_or(r.and_token.span),
+            None => r.and_token.span,
+        },
+        _ => return None,
+    })
+}
+
+fn unsupported_expr(e: &Expr) -> String {
+    match e {
+        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+            "loops are not supported: oxla functions are straight-line code; use array arithmetic, `sum` and `dot`".into()
+        }
+        Expr::Assign(_) => "assignments are not supported: values are immutable; bind a new value with `let`".into(),
+        Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
+        Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),
+        Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
+        Expr::Index(_) => "indexing is not supported: use whole-array arithmetic, `sum` and `dot`".into(),
+        Expr::Cast(_) => "casts (`as`) are not supported: an oxla function uses one float type, and integer literals become floats".into(),
+        Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
+        Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),
+        Expr::Return(_) => "`return` is only supported as the final statement".into(),
+        Expr::Field(_) => format!("field access is not supported; {SUPPORTED_EXPRS}"),
+        Expr::Range(_) => format!("ranges are not supported; {SUPPORTED_EXPRS}"),
+        Expr::Array(_) | Expr::Repeat(_) => "array literals are not supported: arrays come in as slice parameters".into(),
+        Expr::Let(_) => "`let` expressions are not supported; use a `let` statement".into(),
+        Expr::Async(_) | Expr::Await(_) => format!("async code is not supported; {PURE}"),
+        _ => format!("unsupported expression: {SUPPORTED_EXPRS}"),
+    }
+}

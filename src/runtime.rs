@@ -1,0 +1,126 @@
+//! Turning IR text into something callable: fuse, then bind the kernels the
+//! build script compiled or compile them with the JIT, once per function.
+
+use crate::__private::AotKernel;
+use oxla_core::exec::Program;
+use oxla_core::kernel::fusion::fuse;
+use oxla_core::kernel::KernelFn;
+use oxla_cpu::JitModule;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A program with one callable function per kernel.
+pub(crate) struct Ready {
+    pub program: Program,
+    pub fns: Vec<KernelFn>,
+    /// Whether every kernel came from the build script.
+    pub aot: bool,
+    /// Keeps JIT-compiled code alive.
+    _jit: Option<JitModule>,
+}
+
+pub(crate) struct Compiled;
+
+/// How a function's kernels came to be, recorded on its first call.
+#[derive(Clone, Debug)]
+pub struct CompileRecord {
+    /// The generated function's name.
+    pub function: String,
+    pub kernels: usize,
+    pub how: CompiledBy,
+    /// Time from IR text to callable kernels (parse, fuse, compile or bind).
+    pub time: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompiledBy {
+    /// Kernels linked from the build script's object code.
+    BuildScript,
+    /// Kernels compiled in process by cranelift-jit.
+    Jit,
+    /// The function needs no kernel (its outputs are its inputs).
+    NoKernels,
+}
+
+static LOG: Mutex<Vec<CompileRecord>> = Mutex::new(Vec::new());
+
+/// Every function compiled so far in this process, in order.
+pub fn compile_log() -> Vec<CompileRecord> {
+    LOG.lock().map(|l| l.clone()).unwrap_or_default()
+}
+
+impl Compiled {
+    pub fn build(ir: &str, aot: &[AotKernel]) -> Result<Ready, String> {
+        let start = Instant::now();
+        let ready = Self::build_inner(ir, aot)?;
+        let how = match (ready.program.kernels.len(), ready.aot) {
+            (0, _) => CompiledBy::NoKernels,
+            (_, true) => CompiledBy::BuildScript,
+            (_, false) => CompiledBy::Jit,
+        };
+        let record = CompileRecord {
+            function: ready.program.function.name.clone(),
+            kernels: ready.program.kernels.len(),
+            how,
+            time: start.elapsed(),
+        };
+        if let Ok(mut log) = LOG.lock() {
+            log.push(record);
+        }
+        Ok(ready)
+    }
+
+    fn build_inner(ir: &str, aot: &[AotKernel]) -> Result<Ready, String> {
+        let function = oxla_core::text::parse(ir)?;
+        let program = fuse(&function)?;
+        dump(&program);
+        let v3 = oxla_cpu::host_supports_v3();
+        let linked: Option<Vec<KernelFn>> = program
+            .kernels
+            .iter()
+            .map(|k| {
+                aot.iter()
+                    .find(|a| a.name == k.name)
+                    .map(|a| if v3 { a.v3 } else { a.base })
+            })
+            .collect();
+        match linked {
+            Some(fns) => Ok(Ready {
+                aot: !fns.is_empty(),
+                program,
+                fns,
+                _jit: None,
+            }),
+            None => {
+                let jit = JitModule::compile(&program.kernels)?;
+                let fns = (0..program.kernels.len())
+                    .map(|i| jit.function(i))
+                    .collect();
+                Ok(Ready {
+                    program,
+                    fns,
+                    aot: false,
+                    _jit: Some(jit),
+                })
+            }
+        }
+    }
+}
+
+/// Print the passes' outputs named in `OXLA_DUMP` (`ir,kernels,clif,ptx`).
+fn dump(program: &Program) {
+    let Ok(what) = std::env::var("OXLA_DUMP") else {
+        return;
+    };
+    let info = crate::Inspect::from_program(program.clone());
+    for part in what.split(',').map(str::trim) {
+        let text = match part {
+            "ir" => info.ir(),
+            "kernels" => info.kernels(),
+            "clif" => info.clif(),
+            "ptx" => info.ptx(),
+            _ => continue,
+        };
+        eprintln!("=== oxla {part}: {} ===\n{text}", program.function.name);
+    }
+}

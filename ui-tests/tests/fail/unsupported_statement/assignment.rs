@@ -1,0 +1,10 @@
+#![allow(dead_code)]
+
+#[oxla::grad(df)]
+fn f(x: f32) -> f32 {
+    let mut y = x;
+    y += 1.0;
+    y
+}
+
+fn main() {}
