@@ -47,15 +47,28 @@ impl CompiledFn {
     /// message naming the argument when a length does not match.
     pub fn call(&self, args: &[Arg<'_>]) -> Outputs {
         let ready = self.ready();
-        let raw: Vec<RawArg> = args.iter().map(Arg::raw).collect();
+        // Up to 16 arguments stay on the stack.
+        let mut inline = [RawArg {
+            dtype: DType::F32,
+            ptr: std::ptr::null(),
+            len: 0,
+        }; 16];
+        let heap: Vec<RawArg>;
+        let raw: &[RawArg] = if args.len() <= inline.len() {
+            for (r, a) in inline.iter_mut().zip(args) {
+                *r = a.raw();
+            }
+            &inline[..args.len()]
+        } else {
+            heap = args.iter().map(Arg::raw).collect();
+            &heap
+        };
         // SAFETY: every `RawArg` borrows a live slice (`Arg` holds the borrow
         // for this call) with its exact length; `ready.fns` holds one compiled
         // function per kernel of `ready.program`, in order.
-        let result = unsafe { ready.program.execute(&FnLauncher(&ready.fns), &raw) };
+        let result = unsafe { ready.program.execute(&FnLauncher(&ready.fns), raw) };
         match result {
-            Ok(bufs) => Outputs {
-                bufs: bufs.into_iter().map(Some).collect(),
-            },
+            Ok(bufs) => Outputs { bufs },
             Err(e) => panic!("oxla: {e}"),
         }
     }
@@ -122,7 +135,7 @@ impl<'a> From<&'a f64> for Arg<'a> {
 
 /// The outputs of a call, taken one by one by index.
 pub struct Outputs {
-    bufs: Vec<Option<Buffer>>,
+    bufs: Vec<Buffer>,
 }
 
 /// Element types a generated function can return.
@@ -155,11 +168,10 @@ impl Element for f64 {
 impl Outputs {
     /// Output `i` as a vector.
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
-        T::take(
-            self.bufs[i]
-                .take()
-                .expect("internal error: output taken twice"),
-        )
+        T::take(std::mem::replace(
+            &mut self.bufs[i],
+            Buffer::F32(Vec::new()),
+        ))
     }
     /// Output `i`, a scalar.
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {

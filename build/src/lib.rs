@@ -79,7 +79,8 @@ pub fn compile_into(
         let file = syn::parse_file(&text).map_err(|e| format!("parsing {src}: {e}"))?;
         for g in oxla_lower::collect_from_file(&file) {
             functions.push(g.function.name.clone());
-            if g.function.is_scalar_only() {
+            // The macro emits these as straight-line Rust: no kernels.
+            if oxla_lower::is_straight_line(&g.function) {
                 continue;
             }
             let program =

@@ -41,6 +41,46 @@ pub struct Program {
     numel: Vec<(u64, Vec<usize>)>,
     /// For each launch: indices into the bound sizes, in the kernel's `sizes` order.
     launch_sizes: Vec<Vec<usize>>,
+    /// Each parameter's dimensions, symbols resolved to indices.
+    param_dims: Vec<Vec<DimRef>>,
+    /// For each buffer the program allocates: its slot among the owned buffers.
+    owned_slot: Vec<Option<usize>>,
+    /// The order in which arguments bind the symbols; it depends on shapes
+    /// only, so it is worked out once. `None` when some symbol cannot be bound.
+    solve_order: Option<Vec<SolveStep>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum DimRef {
+    Const(u64),
+    Sym(usize),
+}
+
+/// Scratch space reused across calls on one thread, so a call allocates
+/// only the buffers it returns or passes between kernels.
+#[derive(Default)]
+struct Scratch {
+    sizes: Vec<Option<u64>>,
+    source: Vec<usize>,
+    bound: Vec<u64>,
+    ptrs: Vec<*mut u8>,
+    kernel_sizes: Vec<i64>,
+    owned: Vec<Buffer>,
+}
+
+/// One step of the static binding order: symbol `sym` is the element count
+/// of parameter `param` divided by `factor` times the sizes of `others`,
+/// which earlier steps bound.
+#[derive(Clone, Debug)]
+struct SolveStep {
+    sym: usize,
+    param: usize,
+    factor: u64,
+    others: Vec<usize>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// Runs the kernels of a program.
@@ -89,7 +129,36 @@ impl Program {
             .iter()
             .map(|l| kernels[l.kernel].sizes.iter().map(|s| index(s)).collect())
             .collect();
+        let param_dims: Vec<Vec<DimRef>> = function
+            .params
+            .iter()
+            .map(|p| {
+                function
+                    .shape(*p)
+                    .0
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Const(c) => DimRef::Const(*c),
+                        Dim::Sym(s) => DimRef::Sym(index(s)),
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut owned = 0;
+        let owned_slot = buffers
+            .iter()
+            .map(|b| {
+                b.param.is_none().then(|| {
+                    owned += 1;
+                    owned - 1
+                })
+            })
+            .collect();
+        let solve_order = static_solve_order(&param_dims, symbols.len());
         Program {
+            solve_order,
+            param_dims,
+            owned_slot,
             function,
             kernels,
             buffers,
@@ -110,96 +179,141 @@ impl Program {
     /// Bind every dimension symbol from the arguments' element counts,
     /// checking each argument; errors name the argument.
     pub fn bind(&self, lens: &[usize]) -> Result<Vec<u64>, String> {
-        let f = &self.function;
-        if lens.len() != f.params.len() {
-            return Err(format!(
-                "`{}` takes {} arguments, got {}",
-                f.name,
-                f.params.len(),
-                lens.len()
-            ));
+        if lens.len() != self.function.params.len() {
+            return Err(self.arity_error(lens.len()));
         }
-        let mut sizes: Vec<Option<u64>> = vec![None; self.symbols.len()];
-        let mut source: Vec<usize> = vec![0; self.symbols.len()];
-        // Solve for one unknown symbol per argument until nothing changes.
+        let mut scratch = Scratch::default();
+        self.bind_into(&|i| lens[i], &mut scratch)?;
+        Ok(scratch.sizes.iter().map(|s| s.expect("bound")).collect())
+    }
+
+    fn arity_error(&self, got: usize) -> String {
+        let f = &self.function;
+        format!("`{}` takes {} arguments, got {got}", f.name, f.params.len())
+    }
+
+    /// Bind the symbols in the static order into `scratch.bound` and check
+    /// every argument's length; `false` when that fails (the general solver
+    /// then finds the binding, if any, or the error message).
+    fn bind_fast(&self, len: impl Fn(usize) -> usize, scratch: &mut Scratch) -> bool {
+        let Some(order) = &self.solve_order else {
+            return false;
+        };
+        let bound = &mut scratch.bound;
+        bound.clear();
+        bound.resize(self.symbols.len(), 0);
+        for step in order {
+            let known = step
+                .others
+                .iter()
+                .fold(step.factor, |acc, k| acc * bound[*k]);
+            let n = len(step.param) as u64;
+            if known == 0 || n % known != 0 {
+                return false;
+            }
+            bound[step.sym] = n / known;
+        }
+        (0..self.param_dims.len()).all(|i| {
+            let (factor, syms) = &self.numel[i];
+            syms.iter().fold(*factor, |acc, s| acc * bound[*s]) == len(i) as u64
+        })
+    }
+
+    /// Solve for the symbols into `scratch.sizes` (one unknown per argument
+    /// at a time, until nothing changes), then check every argument.
+    fn bind_into(&self, len: &dyn Fn(usize) -> usize, scratch: &mut Scratch) -> Result<(), String> {
+        let (sizes, source) = (&mut scratch.sizes, &mut scratch.source);
+        sizes.clear();
+        sizes.resize(self.symbols.len(), None);
+        source.clear();
+        source.resize(self.symbols.len(), 0);
         let mut progress = true;
         while progress {
             progress = false;
-            for (i, p) in f.params.iter().enumerate() {
+            for (i, dims) in self.param_dims.iter().enumerate() {
                 let mut known = 1u64;
                 let mut unknown = None;
                 let mut solvable = true;
-                for d in &f.shape(*p).0 {
-                    match d {
-                        Dim::Const(c) => known *= c,
-                        Dim::Sym(s) => {
-                            let k = self.symbols.iter().position(|x| x == s).expect("symbol");
-                            match (sizes[k], unknown) {
-                                (Some(v), _) => known *= v,
-                                (None, None) => unknown = Some(k),
-                                (None, Some(u)) if u == k => solvable = false,
-                                (None, Some(_)) => solvable = false,
-                            }
-                        }
+                for d in dims {
+                    match *d {
+                        DimRef::Const(c) => known *= c,
+                        DimRef::Sym(k) => match (sizes[k], unknown) {
+                            (Some(v), _) => known *= v,
+                            (None, None) => unknown = Some(k),
+                            (None, Some(_)) => solvable = false,
+                        },
                     }
                 }
                 if let (Some(k), true) = (unknown, solvable) {
-                    if known != 0 && lens[i] as u64 % known == 0 {
-                        sizes[k] = Some(lens[i] as u64 / known);
+                    let n = len(i) as u64;
+                    if known != 0 && n % known == 0 {
+                        sizes[k] = Some(n / known);
                         source[k] = i;
                         progress = true;
                     }
                 }
             }
         }
-        let describe = |sizes: &[Option<u64>], p: usize| -> String {
-            let mut s = String::new();
-            for name in f.shape(f.params[p]).symbols() {
-                let k = self.symbols.iter().position(|x| x == name).expect("symbol");
-                if let Some(v) = sizes[k] {
-                    let _ = write!(
-                        s,
-                        ", {name} = {v} (from argument `{}`)",
-                        f.param_names[source[k]]
-                    );
-                }
+        for (i, dims) in self.param_dims.iter().enumerate() {
+            let mut expected = Some(1u64);
+            for d in dims {
+                expected = match *d {
+                    DimRef::Const(c) => expected.map(|e| e * c),
+                    DimRef::Sym(k) => expected.zip(sizes[k]).map(|(e, v)| e * v),
+                };
             }
-            s
-        };
-        for (i, p) in f.params.iter().enumerate() {
-            let shape = f.shape(*p);
-            let mut expected = 1u64;
-            for d in &shape.0 {
-                match d {
-                    Dim::Const(c) => expected *= c,
-                    Dim::Sym(s) => match sizes[self.symbols.iter().position(|x| x == s).expect("symbol")] {
-                        Some(v) => expected *= v,
-                        None => {
-                            return Err(format!(
-                                "argument `{}` of `{}`: cannot infer dimension `{s}` of its shape {shape} from {} elements{}",
-                                f.param_names[i], f.name, lens[i], describe(&sizes, i)
-                            ))
-                        }
-                    },
-                }
-            }
-            if expected != lens[i] as u64 {
-                return Err(format!(
-                    "argument `{}` of `{}`: expected shape {shape}{} = {expected} elements, got {}",
-                    f.param_names[i],
-                    f.name,
-                    describe(&sizes, i),
-                    lens[i]
-                ));
+            if expected != Some(len(i) as u64) {
+                return Err(self.bind_error(i, len(i), expected, sizes, source));
             }
         }
         if let Some(k) = sizes.iter().position(Option::is_none) {
+            let f = &self.function;
             return Err(format!(
                 "`{}`: no argument determines dimension `{}`",
                 f.name, self.symbols[k]
             ));
         }
-        Ok(sizes.into_iter().flatten().collect())
+        Ok(())
+    }
+
+    /// The message for argument `i` whose length `got` does not fit its shape.
+    fn bind_error(
+        &self,
+        i: usize,
+        got: usize,
+        expected: Option<u64>,
+        sizes: &[Option<u64>],
+        source: &[usize],
+    ) -> String {
+        let f = &self.function;
+        let shape = f.shape(f.params[i]);
+        let mut bound = String::new();
+        let mut unbound = None;
+        for name in shape.symbols() {
+            let k = self.symbols.iter().position(|x| x == name).expect("symbol");
+            match sizes[k] {
+                Some(v) => {
+                    let _ = write!(
+                        bound,
+                        ", {name} = {v} (from argument `{}`)",
+                        f.param_names[source[k]]
+                    );
+                }
+                None => unbound = Some(name),
+            }
+        }
+        match (expected, unbound) {
+            (Some(e), _) => format!(
+                "argument `{}` of `{}`: expected shape {shape}{bound} = {e} elements, got {got}",
+                f.param_names[i], f.name
+            ),
+            (None, u) => format!(
+                "argument `{}` of `{}`: cannot infer dimension `{}` of its shape {shape} from {got} elements{bound}",
+                f.param_names[i],
+                f.name,
+                u.unwrap_or("?")
+            ),
+        }
     }
 
     /// Run the program on host buffers (one per parameter).
@@ -221,7 +335,10 @@ impl Program {
         args: &[RawArg],
     ) -> Result<Vec<Buffer>, String> {
         let f = &self.function;
-        for (i, a) in args.iter().enumerate().take(f.params.len()) {
+        if args.len() != f.params.len() {
+            return Err(self.arity_error(args.len()));
+        }
+        for (i, a) in args.iter().enumerate() {
             if a.dtype != f.dtype(f.params[i]) {
                 return Err(format!(
                     "argument `{}` of `{}`: expected {} elements, got {} elements",
@@ -232,34 +349,57 @@ impl Program {
                 ));
             }
         }
-        let lens: Vec<usize> = args.iter().map(|a| a.len).collect();
-        let sizes = self.bind(&lens)?;
-        let mut owned: Vec<Option<Buffer>> = self
-            .buffers
-            .iter()
-            .enumerate()
-            .map(|(b, info)| match info.param {
-                Some(_) => None,
-                None => Some(Buffer::zeros(info.dtype, self.buffer_len(b, &sizes))),
-            })
-            .collect();
-        let mut ptrs: Vec<*mut u8> = Vec::with_capacity(8);
-        let mut kernel_sizes: Vec<i64> = Vec::with_capacity(8);
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.execute_with(launcher, args, &mut scratch),
+            // Re-entered from inside a launch: use fresh scratch space.
+            Err(_) => self.execute_with(launcher, args, &mut Scratch::default()),
+        })
+    }
+
+    /// # Safety
+    /// As for `execute`.
+    unsafe fn execute_with(
+        &self,
+        launcher: &dyn Launcher,
+        args: &[RawArg],
+        scratch: &mut Scratch,
+    ) -> Result<Vec<Buffer>, String> {
+        if !self.bind_fast(|i| args[i].len, scratch) {
+            self.bind_into(&|i| args[i].len, scratch)?;
+            let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
+            scratch.bound = bound;
+        }
+        let Scratch {
+            bound: sizes,
+            ptrs,
+            kernel_sizes,
+            owned,
+            ..
+        } = scratch;
+        let size = |k: usize| sizes[k];
+        let len_of = |b: usize| {
+            let (factor, syms) = &self.numel[b];
+            syms.iter().fold(*factor, |acc, s| acc * size(*s)) as usize
+        };
+        owned.clear();
+        for (b, info) in self.buffers.iter().enumerate() {
+            if info.param.is_none() {
+                owned.push(Buffer::zeros(info.dtype, len_of(b)));
+            }
+        }
         for (l, launch) in self.launches.iter().enumerate() {
             ptrs.clear();
             kernel_sizes.clear();
-            kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| sizes[*s] as i64));
+            kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| size(*s) as i64));
             for b in &launch.args {
-                let (ptr, len) = match self.buffers[*b].param {
-                    Some(p) => (args[p].ptr as *mut u8, args[p].len),
-                    None => {
-                        let buf = owned[*b].as_mut().expect("owned buffer");
-                        (buf.as_mut_ptr(), buf.len())
-                    }
+                let (ptr, len) = match (self.buffers[*b].param, self.owned_slot[*b]) {
+                    (Some(p), _) => (args[p].ptr as *mut u8, args[p].len),
+                    (None, Some(slot)) => (owned[slot].as_mut_ptr(), owned[slot].len()),
+                    (None, None) => unreachable!("every buffer is a parameter or owned"),
                 };
                 // The precondition the kernel relies on: every buffer holds
                 // exactly its shape's element count under this binding.
-                if len != self.buffer_len(*b, &sizes) {
+                if len != len_of(*b) {
                     return Err(format!("internal error: buffer {b} has {len} elements"));
                 }
                 ptrs.push(ptr);
@@ -269,13 +409,12 @@ impl Program {
             // shape and stores within the output's shape (`check_bounds`,
             // run in tests); outputs are freshly allocated and distinct; the
             // caller guarantees `RawArg` pointers are valid for `len` elements.
-            unsafe { launcher.launch(launch.kernel, &ptrs, &kernel_sizes) };
+            unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
         }
-        Ok(self
-            .outputs
-            .iter()
-            .map(|b| match self.buffers[*b].param {
-                Some(p) => {
+        let mut results = Vec::with_capacity(self.outputs.len());
+        for (i, b) in self.outputs.iter().enumerate() {
+            let out = match (self.buffers[*b].param, self.owned_slot[*b]) {
+                (Some(p), _) => {
                     let a = args[p];
                     // SAFETY: the caller guarantees `a.ptr` is valid for `a.len` elements of `a.dtype`.
                     let vals: Vec<f64> = (0..a.len)
@@ -283,9 +422,15 @@ impl Program {
                         .collect();
                     Buffer::from_f64(a.dtype, &vals)
                 }
-                None => owned[*b].clone().expect("owned buffer"),
-            })
-            .collect())
+                // An output returned twice is copied; otherwise it is moved out.
+                (None, Some(slot)) if self.outputs[i + 1..].contains(b) => owned[slot].clone(),
+                (None, Some(slot)) => std::mem::replace(&mut owned[slot], Buffer::F32(Vec::new())),
+                (None, None) => unreachable!("every buffer is a parameter or owned"),
+            };
+            results.push(out);
+        }
+        owned.clear();
+        Ok(results)
     }
 
     /// Check, for given sizes, that every load of every launch stays within
@@ -374,4 +519,38 @@ pub fn raw_args(bufs: &[Buffer]) -> Vec<RawArg> {
             }
         })
         .collect()
+}
+
+/// Work out, from the shapes alone, an order in which each symbol is the
+/// only unknown dimension of some parameter. `None` if a symbol is left over.
+fn static_solve_order(param_dims: &[Vec<DimRef>], n_symbols: usize) -> Option<Vec<SolveStep>> {
+    let mut known = vec![false; n_symbols];
+    let mut order = Vec::new();
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for (param, dims) in param_dims.iter().enumerate() {
+            let mut factor = 1u64;
+            let mut others = Vec::new();
+            let mut unknown: Vec<usize> = Vec::new();
+            for d in dims {
+                match *d {
+                    DimRef::Const(c) => factor *= c,
+                    DimRef::Sym(k) if known[k] => others.push(k),
+                    DimRef::Sym(k) => unknown.push(k),
+                }
+            }
+            if let [sym] = unknown[..] {
+                known[sym] = true;
+                order.push(SolveStep {
+                    sym,
+                    param,
+                    factor,
+                    others,
+                });
+                progress = true;
+            }
+        }
+    }
+    known.iter().all(|k| *k).then_some(order)
 }
