@@ -111,6 +111,32 @@ impl Function {
         v
     }
 
+    /// A new function named `name` whose params are the first `count` params
+    /// of `src`, and the map from `src`'s values into it (params only, so far).
+    pub fn with_params_of(
+        src: &Function,
+        name: &str,
+        count: usize,
+    ) -> (Function, Vec<Option<Var>>) {
+        let mut g = Function::new(name);
+        let mut map = vec![None; src.types.len()];
+        for (p, pname) in src.params.iter().zip(&src.param_names).take(count) {
+            map[p.index()] = Some(g.add_param(pname, src.ty(*p).clone()));
+        }
+        (g, map)
+    }
+
+    /// Re-emit `e`, an equation of another function, with its operands
+    /// mapped through `map` (which must already hold them).
+    pub fn copy_eqn(&mut self, e: &Eqn, map: &[Option<Var>]) -> Var {
+        let ins: Vec<Var> = e
+            .ins
+            .iter()
+            .map(|v| map[v.index()].expect("internal error: operand not yet mapped"))
+            .collect();
+        self.push_ok(e.op.clone(), &ins)
+    }
+
     /// Add `op(ins)` after checking it with the op's shape/dtype rule.
     pub fn push(&mut self, op: Op, ins: &[Var]) -> Result<Var, String> {
         let in_types: Vec<&Type> = ins.iter().map(|v| self.ty(*v)).collect();

@@ -145,45 +145,8 @@ fn check_family(family: &str) {
     }
 }
 
-#[test]
-fn unary_ops() {
-    check_family("unary");
-}
-
-#[test]
-fn powi() {
-    check_family("powi");
-}
-
-#[test]
-fn binary_ops() {
-    check_family("binary");
-}
-
-#[test]
-fn select_with_comparisons() {
-    check_family("select");
-}
-
-#[test]
-fn broadcast() {
-    check_family("broadcast");
-}
-
-#[test]
-fn reduce_sum() {
-    check_family("reduce_sum");
-}
-
-#[test]
-fn dot() {
-    check_family("dot");
-}
-
-#[test]
-fn composite_functions() {
-    check_family("composite");
-}
+// One test per op family of the catalog.
+common::family_tests!(check_family);
 
 // ---- higher derivatives ---------------------------------------------------
 

@@ -89,10 +89,12 @@ fn bench(c: &mut Criterion) {
         if n > 100_000 {
             group
                 .sample_size(10)
+                .warm_up_time(Duration::from_secs(1))
                 .measurement_time(Duration::from_secs(3));
         } else {
             group
                 .sample_size(50)
+                .warm_up_time(Duration::from_secs(1))
                 .measurement_time(Duration::from_secs(2));
         }
         group.bench_with_input(BenchmarkId::new("jit", n), &n, |b, _| {
@@ -107,6 +109,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("jit_compile");
     group
         .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     group.bench_function("fused_sum", |b| {
         b.iter(|| JitModule::compile(black_box(std::slice::from_ref(&kernel))).expect("compile"))

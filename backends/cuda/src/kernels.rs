@@ -37,16 +37,22 @@ impl CudaKernels {
             ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
         )?;
         let ptx = emit_module(kernels, arch)?;
-        let module = driver("loading PTX", ctx.load_module(Ptx::from_src(ptx)))?;
-        let functions = kernels
-            .iter()
-            .map(|k| {
-                driver(
-                    &format!("kernel `{}`", k.name),
-                    module.load_function(&k.name),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        // A program without kernels (it only passes parameters through)
+        // still needs the context and stream, but no module.
+        let functions = if kernels.is_empty() {
+            Vec::new()
+        } else {
+            let module = driver("loading PTX", ctx.load_module(Ptx::from_src(ptx)))?;
+            kernels
+                .iter()
+                .map(|k| {
+                    driver(
+                        &format!("kernel `{}`", k.name),
+                        module.load_function(&k.name),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
         let stream = ctx.default_stream();
         Ok(CudaKernels {
             kernels: kernels.to_vec(),
@@ -88,6 +94,17 @@ impl CudaKernels {
     pub fn zeros(&self, dtype: DType, len: usize) -> Result<DeviceBuffer, String> {
         let n = (len * dtype.size_bytes()).max(1);
         let bytes = driver("device allocation", self.stream.alloc_zeros::<u8>(n))?;
+        Ok(DeviceBuffer { dtype, len, bytes })
+    }
+
+    /// A device array whose elements are unspecified until a kernel or a
+    /// copy writes them (for outputs a map kernel writes whole).
+    pub(crate) fn alloc_uninit(&self, dtype: DType, len: usize) -> Result<DeviceBuffer, String> {
+        let n = (len * dtype.size_bytes()).max(1);
+        // SAFETY: the memory is device memory, only ever reached through
+        // kernels and driver copies (never as Rust values); callers write
+        // every element before the array is read.
+        let bytes = driver("device allocation", unsafe { self.stream.alloc::<u8>(n) })?;
         Ok(DeviceBuffer { dtype, len, bytes })
     }
 
@@ -157,12 +174,7 @@ impl CudaKernels {
         if !has_work(k, sizes) {
             return Ok(());
         }
-        let cfg = launch_config(k, sizes, self.sm_count);
-        let cfg = LaunchConfig {
-            grid_dim: cfg.grid,
-            block_dim: cfg.block,
-            shared_mem_bytes: cfg.shared_bytes,
-        };
+        let cfg = self.launch_config(k, sizes);
         let mut launch = self.stream.launch_builder(&self.functions[i]);
         for b in bufs.iter_mut() {
             launch.arg(&mut b.bytes);
@@ -181,6 +193,21 @@ impl CudaKernels {
         // were zeroed above on the same stream.
         unsafe { launch.launch(cfg) }.map_err(|e| format!("launching `{}`: {e}", k.name))?;
         Ok(())
+    }
+
+    /// The grid and block for kernel `k` at `sizes` (`oxla_ptx::launch_config`).
+    pub(crate) fn launch_config(&self, k: &Kernel, sizes: &[i64]) -> LaunchConfig {
+        let cfg = launch_config(k, sizes, self.sm_count);
+        LaunchConfig {
+            grid_dim: cfg.grid,
+            block_dim: cfg.block,
+            shared_mem_bytes: cfg.shared_bytes,
+        }
+    }
+
+    /// The loaded entry of kernel `i` (an index into `kernels()`).
+    pub(crate) fn function(&self, i: usize) -> &CudaFunction {
+        &self.functions[i]
     }
 
     fn kernel(&self, i: usize) -> Result<&Kernel, String> {

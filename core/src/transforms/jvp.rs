@@ -20,12 +20,9 @@ pub fn jvp(f: &Function) -> Function {
 /// The JVP of `f` with tangent params for the params at `wrt` only, before
 /// simplification (the VJP linearizes this graph).
 pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
-    let mut g = Function::new(&format!("{}_jvp", f.name));
-    let mut primal: Vec<Option<Var>> = vec![None; f.types.len()];
+    let (mut g, mut primal) =
+        Function::with_params_of(f, &format!("{}_jvp", f.name), f.params.len());
     let mut tangent: Vec<Option<Var>> = vec![None; f.types.len()];
-    for (p, name) in f.params.iter().zip(&f.param_names) {
-        primal[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
-    }
     for i in wrt {
         let p = f.params[*i];
         let name = format!("t_{}", f.param_names[*i]);
@@ -37,9 +34,7 @@ pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
             .iter()
             .map(|v| primal[v.index()].expect("verified IR"))
             .collect();
-        let out = g
-            .push(e.op.clone(), &ins)
-            .expect("internal error: re-typing an equation");
+        let out = g.copy_eqn(e, &primal);
         primal[e.out.index()] = Some(out);
         let ts: Vec<Option<Var>> = e.ins.iter().map(|v| tangent[v.index()]).collect();
         if ts.iter().any(Option::is_some) {

@@ -17,11 +17,7 @@ pub fn simplify(f: &Function) -> Function {
 }
 
 fn forward(f: &Function) -> Function {
-    let mut g = Function::new(&f.name);
-    let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
-    for (p, name) in f.params.iter().zip(&f.param_names) {
-        map[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
-    }
+    let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
     let mut seen: HashMap<String, Var> = HashMap::new();
     for e in &f.eqns {
         let ins: Vec<Var> = e
@@ -109,21 +105,9 @@ fn dce(f: &Function) -> Function {
             }
         }
     }
-    let mut g = Function::new(&f.name);
-    let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
-    for (p, name) in f.params.iter().zip(&f.param_names) {
-        map[p.index()] = Some(g.add_param(name, f.ty(*p).clone()));
-    }
+    let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
     for e in f.eqns.iter().filter(|e| live[e.out.index()]) {
-        let ins: Vec<Var> = e
-            .ins
-            .iter()
-            .map(|v| map[v.index()].expect("verified IR"))
-            .collect();
-        map[e.out.index()] = Some(
-            g.push(e.op.clone(), &ins)
-                .expect("internal error: re-typing an equation"),
-        );
+        map[e.out.index()] = Some(g.copy_eqn(e, &map));
     }
     g.outs = f
         .outs

@@ -80,11 +80,7 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
     }
 
     // The primal part is copied as is.
-    let mut g = Function::new(&format!("{}_vjp", f.name));
-    let mut map: Vec<Option<Var>> = vec![None; j.types.len()];
-    for (p, name) in j.params[..n_primal].iter().zip(&j.param_names) {
-        map[p.index()] = Some(g.add_param(name, j.ty(*p).clone()));
-    }
+    let (mut g, mut map) = Function::with_params_of(&j, &format!("{}_vjp", f.name), n_primal);
     let n_out = f.outs.len();
     let mut seeds = Vec::new();
     for i in 0..n_out {
@@ -102,15 +98,7 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
         });
     }
     for e in j.eqns.iter().filter(|e| !linear[e.out.index()]) {
-        let ins: Vec<Var> = e
-            .ins
-            .iter()
-            .map(|v| map[v.index()].expect("verified IR"))
-            .collect();
-        map[e.out.index()] = Some(
-            g.push(e.op.clone(), &ins)
-                .expect("internal error: copying the primal part"),
-        );
+        map[e.out.index()] = Some(g.copy_eqn(e, &map));
     }
 
     // Transpose the linear part, last equation first.

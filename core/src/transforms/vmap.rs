@@ -59,18 +59,17 @@ pub fn vmap(f: &Function, in_axes: &[Option<usize>]) -> Result<Function, String>
         map[p.index()] = Some(g.add_param(name, ty));
     }
     for e in &f.eqns {
-        let ins: Vec<Var> = e
-            .ins
-            .iter()
-            .map(|v| map[v.index()].expect("verified IR"))
-            .collect();
         let flags: Vec<bool> = e.ins.iter().map(|v| batched[v.index()]).collect();
         let out = if flags.iter().any(|b| *b) {
             batched[e.out.index()] = true;
+            let ins: Vec<Var> = e
+                .ins
+                .iter()
+                .map(|v| map[v.index()].expect("verified IR"))
+                .collect();
             e.op.batch(&mut g, &ins, &flags, &size)
         } else {
-            g.push(e.op.clone(), &ins)
-                .expect("internal error: re-typing an equation")
+            g.copy_eqn(e, &map)
         };
         map[e.out.index()] = Some(out);
     }

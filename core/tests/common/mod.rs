@@ -629,3 +629,44 @@ pub fn slice0(t: &Tensor, i: usize) -> Tensor {
         t.data[i * inner..(i + 1) * inner].to_vec(),
     )
 }
+
+/// One `#[test]` per family of the catalog, each calling `$check(family)`.
+#[allow(unused_macros)] // not every test file uses it
+macro_rules! family_tests {
+    ($check:ident) => {
+        #[test]
+        fn unary_ops() {
+            $check("unary");
+        }
+        #[test]
+        fn powi() {
+            $check("powi");
+        }
+        #[test]
+        fn binary_ops() {
+            $check("binary");
+        }
+        #[test]
+        fn select_with_comparisons() {
+            $check("select");
+        }
+        #[test]
+        fn broadcast() {
+            $check("broadcast");
+        }
+        #[test]
+        fn reduce_sum() {
+            $check("reduce_sum");
+        }
+        #[test]
+        fn dot() {
+            $check("dot");
+        }
+        #[test]
+        fn composite_functions() {
+            $check("composite");
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use family_tests;
