@@ -14,13 +14,21 @@
 //! - [`DeviceBuffer`] and [`CudaKernels::run_device`] keep arrays on the
 //!   device: launches are queued on the module's stream and return at once;
 //!   [`CudaKernels::download`] (or [`CudaKernels::synchronize`]) waits.
+//! - [`CudaProgram`] runs a whole fused `oxla_core::exec::Program`:
+//!   [`CudaProgram::run_device`] binds the dimension symbols from the device
+//!   arrays' lengths, checks every launch before queuing any, allocates the
+//!   intermediates and outputs on the device, queues the launches in order
+//!   and returns the outputs without waiting; [`CudaProgram::run`] wraps it
+//!   with uploads and downloads.
 
 mod bandwidth;
 mod buffer;
 mod context;
 mod kernels;
+mod program;
 
 pub use bandwidth::measure_bandwidth;
 pub use buffer::DeviceBuffer;
 pub use context::gpu_available;
 pub use kernels::CudaKernels;
+pub use program::CudaProgram;

@@ -1,0 +1,656 @@
+//! Whole fused programs on the GPU: arrays stay on the device and every
+//! launch of a call is queued on one stream without waiting.
+//!
+//! A [`CudaProgram`] is an `oxla_core::exec::Program` with its kernels
+//! loaded. Its [`Schedule`] is worked out once from the program (which
+//! buffer each launch reads and writes, which buffers the call allocates,
+//! where each output comes from) and checked then; each call binds the
+//! dimension symbols from the arguments' lengths and checks every launch's
+//! buffers against what its kernel reads and writes *before* anything is
+//! queued, so a bad call is an error and never an out-of-bounds access.
+
+use crate::buffer::DeviceBuffer;
+use crate::kernels::CudaKernels;
+use cudarc::driver::PushKernelArg;
+use oxla_core::exec::Program;
+use oxla_core::kernel::fusion::fuse;
+use oxla_core::{Buffer, DType, Function};
+use oxla_ptx::has_work;
+
+/// A fused program whose kernels are loaded on device 0.
+pub struct CudaProgram {
+    program: Program,
+    schedule: Schedule,
+    kernels: CudaKernels,
+}
+
+impl CudaProgram {
+    /// Check the program's schedule and load its kernels (PTX for the
+    /// device's architecture). Errs, never panics, when there is no GPU.
+    pub fn new(program: Program) -> Result<CudaProgram, String> {
+        let schedule = Schedule::new(&program)?;
+        let kernels = CudaKernels::load(&program.kernels)?;
+        Ok(CudaProgram {
+            program,
+            schedule,
+            kernels,
+        })
+    }
+
+    /// Fuse `f` into a program and load it.
+    pub fn from_function(f: &Function) -> Result<CudaProgram, String> {
+        CudaProgram::new(fuse(f)?)
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The loaded kernels, with the stream every call is queued on.
+    pub fn kernels(&self) -> &CudaKernels {
+        &self.kernels
+    }
+
+    /// Copy a host array to the device (queued on the program's stream).
+    pub fn upload(&self, b: &Buffer) -> Result<DeviceBuffer, String> {
+        self.kernels.upload(b, b.len())
+    }
+
+    /// Wait for the queued work and copy `d` back to the host.
+    pub fn download(&self, d: &DeviceBuffer) -> Result<Buffer, String> {
+        self.kernels.download(d)
+    }
+
+    /// Wait until every queued launch and copy has finished.
+    pub fn synchronize(&self) -> Result<(), String> {
+        self.kernels.synchronize()
+    }
+
+    /// Run on host arrays: upload, [`run_device`](Self::run_device), download.
+    pub fn run(&self, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
+        // Check before copying anything over.
+        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
+        self.schedule.bind(&self.program, &spec)?;
+        let dev = args
+            .iter()
+            .map(|b| self.upload(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&DeviceBuffer> = dev.iter().collect();
+        let outs = self.run_device(&refs)?;
+        outs.iter().map(|d| self.download(d)).collect()
+    }
+
+    /// Queue the whole program on device arrays (one per parameter) and
+    /// return its outputs as device arrays, without waiting: the results are
+    /// ready once [`synchronize`](Self::synchronize) or
+    /// [`download`](Self::download) returns. Outputs that are parameters are
+    /// copied device-to-device. Arity, dtypes and lengths are checked (errors
+    /// name the argument) before anything is queued.
+    pub fn run_device(&self, args: &[&DeviceBuffer]) -> Result<Vec<DeviceBuffer>, String> {
+        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype, b.len)).collect();
+        let bound = self.schedule.bind(&self.program, &spec)?;
+        let ks = &self.kernels;
+        let mut owned: Vec<Option<DeviceBuffer>> = Vec::with_capacity(self.schedule.owned.len());
+        for (o, slot) in self.schedule.owned.iter().enumerate() {
+            let len = bound.lens[slot.buffer];
+            owned.push(Some(if slot.zeroed {
+                // Reduction outputs: blocks add into them (PTX convention).
+                ks.zeros(slot.dtype, len)?
+            } else {
+                // Map outputs: the kernel writes every element (or, with no
+                // work, `launch_step` zeroes them).
+                ks.alloc_uninit(slot.dtype, len)?
+            }));
+            debug_assert_eq!(self.schedule.slot[slot.buffer], Slot::Owned(o));
+        }
+        for (l, step) in self.schedule.steps.iter().enumerate() {
+            // Take this launch's outputs out of `owned`, so they are borrowed
+            // mutably while its inputs are borrowed shared.
+            let mut outs = Vec::new();
+            for b in step.outputs(&self.program) {
+                let Slot::Owned(o) = self.schedule.slot[b] else {
+                    return Err(internal(format!("launch {l} writes a parameter")));
+                };
+                let d = owned[o]
+                    .take()
+                    .ok_or_else(|| internal(format!("launch {l} writes buffer {b} twice")))?;
+                outs.push((o, d));
+            }
+            let result = self.launch_step(l, args, &owned, &mut outs, &bound);
+            for (o, d) in outs {
+                owned[o] = Some(d);
+            }
+            result?;
+        }
+        let mut results = Vec::with_capacity(self.schedule.outputs.len());
+        for (i, src) in self.schedule.outputs.iter().enumerate() {
+            let missing = || internal(format!("output {i} has no buffer"));
+            results.push(match *src {
+                Output::Param(p) => self.copy(args[p])?,
+                Output::Copy(o) => self.copy(owned[o].as_ref().ok_or_else(missing)?)?,
+                Output::Move(o) => owned[o].take().ok_or_else(missing)?,
+            });
+        }
+        Ok(results)
+    }
+
+    /// Queue launch `l`: `outs` holds its output buffers in argument order.
+    fn launch_step(
+        &self,
+        l: usize,
+        args: &[&DeviceBuffer],
+        owned: &[Option<DeviceBuffer>],
+        outs: &mut [(usize, DeviceBuffer)],
+        bound: &Bound,
+    ) -> Result<(), String> {
+        let ks = &self.kernels;
+        let step = &self.schedule.steps[l];
+        let k = &self.program.kernels[step.kernel];
+        let sizes = &bound.kernel_sizes[l];
+        if !has_work(k, sizes) {
+            // Nothing runs; leave no output element unwritten.
+            for (o, d) in outs.iter_mut() {
+                if !self.schedule.owned[*o].zeroed && d.num_bytes() > 0 {
+                    let mut view = d.bytes.slice_mut(0..d.num_bytes());
+                    ks.stream()
+                        .memset_zeros(&mut view)
+                        .map_err(|e| format!("zero output: {e}"))?;
+                }
+            }
+            return Ok(());
+        }
+        let mut launch = ks.stream().launch_builder(ks.function(step.kernel));
+        let mut outs = outs.iter_mut();
+        for (a, (b, arg)) in step.args.iter().zip(&k.args).enumerate() {
+            let (dtype, len) = if arg.output {
+                let (_, d) = outs
+                    .next()
+                    .ok_or_else(|| internal(format!("launch {l}: output {a} missing")))?;
+                let dl = (d.dtype, d.len);
+                launch.arg(&mut d.bytes);
+                dl
+            } else {
+                let d = match self.schedule.slot[*b] {
+                    Slot::Param(p) => args[p],
+                    Slot::Owned(o) => owned[o]
+                        .as_ref()
+                        .ok_or_else(|| internal(format!("launch {l}: buffer {b} is taken")))?,
+                };
+                launch.arg(&d.bytes);
+                (d.dtype, d.len)
+            };
+            // The precondition the kernel relies on, checked again on the
+            // very buffer pushed: its dtype, and exactly the element count
+            // `Schedule::bind` checked against the kernel's reads and writes.
+            if dtype != arg.dtype || len != bound.lens[*b] {
+                return Err(internal(format!(
+                    "launch {l} (`{}`) arg {a}: buffer {b} holds {len} {dtype}, expected {} {}",
+                    k.name, bound.lens[*b], arg.dtype
+                )));
+            }
+        }
+        for s in sizes {
+            launch.arg(s);
+        }
+        let cfg = ks.launch_config(k, sizes);
+        // SAFETY: the entry was emitted by `oxla_ptx` for kernel `k` and takes
+        // one u64 device address per buffer in `k.args` order, then one u64
+        // per size in `k.sizes` order: exactly what was pushed above (the
+        // sizes are the bound symbols in the kernel's order, all
+        // non-negative i64, checked in `Schedule::bind`). Each buffer has the
+        // kernel argument's dtype and the element count checked just above,
+        // which `Schedule::bind` checked covers every element the kernel
+        // reads (`input_extent`) and equals what it writes (`output_len`).
+        // Outputs were taken out of `owned` and are written by this launch
+        // only (`Schedule::new`), so they alias no input and no other output;
+        // parameters are only read. Reduction outputs were allocated zeroed on
+        // this stream and nothing wrote them since; map kernels write every
+        // output element. The block size comes from `launch_config`, matching
+        // the entry's `.maxntid`. Every buffer outlives the launch: intermediates
+        // are freed with stream-ordered frees on this same stream.
+        unsafe { launch.launch(cfg) }.map_err(|e| format!("launching `{}`: {e}", k.name))?;
+        Ok(())
+    }
+
+    /// A device-to-device copy of `src`, queued on the program's stream.
+    fn copy(&self, src: &DeviceBuffer) -> Result<DeviceBuffer, String> {
+        let mut dst = self.kernels.alloc_uninit(src.dtype, src.len)?;
+        let n = src.num_bytes();
+        if n > 0 {
+            let from = src.bytes.slice(0..n);
+            let mut to = dst.bytes.slice_mut(0..n);
+            self.kernels
+                .stream()
+                .memcpy_dtod(&from, &mut to)
+                .map_err(|e| format!("device-to-device copy: {e}"))?;
+        }
+        Ok(dst)
+    }
+}
+
+fn internal(msg: String) -> String {
+    format!("internal error: {msg}")
+}
+
+/// Where a buffer of the program lives during a call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Slot {
+    /// The caller's argument `p`.
+    Param(usize),
+    /// The `o`-th buffer the call allocates.
+    Owned(usize),
+}
+
+/// A buffer the call allocates.
+#[derive(Clone, Debug)]
+pub(crate) struct OwnedBuffer {
+    pub buffer: usize,
+    pub dtype: DType,
+    /// Allocated zero-filled: written by a reduction (which adds into it) or
+    /// by no launch at all.
+    pub zeroed: bool,
+}
+
+/// One launch: the kernel, its buffers in argument order, and for each of
+/// the kernel's size arguments the index of the bound symbol.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub kernel: usize,
+    pub args: Vec<usize>,
+    pub sizes: Vec<usize>,
+}
+
+impl Step {
+    /// The buffers this launch writes, in argument order.
+    pub fn outputs<'a>(&'a self, p: &'a Program) -> impl Iterator<Item = usize> + 'a {
+        let k = &p.kernels[self.kernel];
+        self.args
+            .iter()
+            .zip(&k.args)
+            .filter(|(_, a)| a.output)
+            .map(|(b, _)| *b)
+    }
+}
+
+/// Where an output of the function comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Output {
+    /// A parameter: copied.
+    Param(usize),
+    /// An allocated buffer returned again later: copied.
+    Copy(usize),
+    /// An allocated buffer's last use: moved out.
+    Move(usize),
+}
+
+/// The host side of a program, worked out and checked once.
+#[derive(Clone, Debug)]
+pub(crate) struct Schedule {
+    pub slot: Vec<Slot>,
+    pub owned: Vec<OwnedBuffer>,
+    pub steps: Vec<Step>,
+    pub outputs: Vec<Output>,
+}
+
+/// One call's binding: the symbols' sizes, every buffer's element count and
+/// each launch's size arguments.
+#[derive(Clone, Debug)]
+pub(crate) struct Bound {
+    pub lens: Vec<usize>,
+    pub kernel_sizes: Vec<Vec<i64>>,
+}
+
+impl Schedule {
+    /// Check that the program is well formed for running on device buffers:
+    /// every launch matches its kernel's arity and dtypes, writes only
+    /// buffers the call allocates, each of them exactly once and before any
+    /// launch reads it, and never one it also reads; every output exists.
+    pub fn new(p: &Program) -> Result<Schedule, String> {
+        let mut slot = Vec::with_capacity(p.buffers.len());
+        let mut owned = Vec::new();
+        for (b, info) in p.buffers.iter().enumerate() {
+            match info.param {
+                Some(i) if i < p.function.params.len() => slot.push(Slot::Param(i)),
+                Some(i) => return Err(format!("buffer {b} is parameter {i}, which is missing")),
+                None => {
+                    slot.push(Slot::Owned(owned.len()));
+                    owned.push(OwnedBuffer {
+                        buffer: b,
+                        dtype: info.dtype,
+                        zeroed: true,
+                    });
+                }
+            }
+        }
+        let mut written = vec![false; p.buffers.len()];
+        let mut steps = Vec::with_capacity(p.launches.len());
+        for (l, launch) in p.launches.iter().enumerate() {
+            let k = p.kernels.get(launch.kernel).ok_or_else(|| {
+                format!("launch {l} runs kernel {}, which is missing", launch.kernel)
+            })?;
+            if launch.args.len() != k.args.len() {
+                return Err(format!(
+                    "launch {l} (`{}`) passes {} buffers, the kernel takes {}",
+                    k.name,
+                    launch.args.len(),
+                    k.args.len()
+                ));
+            }
+            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
+                let info = p
+                    .buffers
+                    .get(*b)
+                    .ok_or_else(|| format!("launch {l} passes buffer {b}, which is missing"))?;
+                if info.dtype != arg.dtype {
+                    return Err(format!(
+                        "launch {l} (`{}`) arg {a}: buffer {b} holds {}, the kernel takes {}",
+                        k.name, info.dtype, arg.dtype
+                    ));
+                }
+                if !arg.output && !written[*b] && info.param.is_none() {
+                    return Err(format!(
+                        "launch {l} (`{}`) reads buffer {b} before any launch writes it",
+                        k.name
+                    ));
+                }
+            }
+            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
+                if !arg.output {
+                    continue;
+                }
+                let Slot::Owned(o) = slot[*b] else {
+                    return Err(format!("launch {l} (`{}`) writes a parameter", k.name));
+                };
+                let used_twice = launch
+                    .args
+                    .iter()
+                    .enumerate()
+                    .any(|(c, x)| c != a && x == b);
+                if written[*b] || used_twice {
+                    return Err(format!(
+                        "launch {l} (`{}`) writes buffer {b}, which is written elsewhere or also passed to it",
+                        k.name
+                    ));
+                }
+                written[*b] = true;
+                owned[o].zeroed = k.is_reduction();
+            }
+            let sizes = k
+                .sizes
+                .iter()
+                .map(|s| {
+                    p.symbols.iter().position(|x| x == s).ok_or_else(|| {
+                        format!(
+                            "kernel `{}` takes size `{s}`, not a symbol of the function",
+                            k.name
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            steps.push(Step {
+                kernel: launch.kernel,
+                args: launch.args.clone(),
+                sizes,
+            });
+        }
+        let mut outputs = Vec::with_capacity(p.outputs.len());
+        for (i, b) in p.outputs.iter().enumerate() {
+            let s = *slot
+                .get(*b)
+                .ok_or_else(|| format!("output {i} is buffer {b}, which is missing"))?;
+            outputs.push(match s {
+                Slot::Param(q) => Output::Param(q),
+                Slot::Owned(_) if !written[*b] => {
+                    return Err(format!("output {i} (buffer {b}) is never written"))
+                }
+                Slot::Owned(o) if p.outputs[i + 1..].contains(b) => Output::Copy(o),
+                Slot::Owned(o) => Output::Move(o),
+            });
+        }
+        Ok(Schedule {
+            slot,
+            owned,
+            steps,
+            outputs,
+        })
+    }
+
+    /// Check a call's arguments (dtype and element count of each) and bind
+    /// the symbols; then check every launch's buffers against the elements
+    /// its kernel reads and writes. Errors name the argument.
+    pub fn bind(&self, p: &Program, args: &[(DType, usize)]) -> Result<Bound, String> {
+        let f = &p.function;
+        if args.len() != f.params.len() {
+            return Err(format!(
+                "`{}` takes {} arguments, got {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            ));
+        }
+        for (i, (dtype, _)) in args.iter().enumerate() {
+            let want = f.dtype(f.params[i]);
+            if *dtype != want {
+                return Err(format!(
+                    "argument `{}` of `{}`: expected {want} elements, got {dtype} elements",
+                    f.param_names[i], f.name
+                ));
+            }
+        }
+        let lens: Vec<usize> = args.iter().map(|a| a.1).collect();
+        let sizes = p.bind(&lens)?;
+        if let Some(k) = sizes.iter().position(|s| i64::try_from(*s).is_err()) {
+            return Err(format!(
+                "`{}`: dimension `{}` = {} is too large",
+                f.name, p.symbols[k], sizes[k]
+            ));
+        }
+        let lens: Vec<usize> = (0..p.buffers.len())
+            .map(|b| match self.slot[b] {
+                Slot::Param(i) => args[i].1,
+                Slot::Owned(_) => p.buffer_len(b, &sizes),
+            })
+            .collect();
+        let mut kernel_sizes = Vec::with_capacity(self.steps.len());
+        for (l, step) in self.steps.iter().enumerate() {
+            let k = &p.kernels[step.kernel];
+            let ks: Vec<i64> = step.sizes.iter().map(|s| sizes[*s] as i64).collect();
+            for (a, (b, arg)) in step.args.iter().zip(&k.args).enumerate() {
+                let (need, ok) = if arg.output {
+                    let n = k.output_len(&ks);
+                    (n, n == lens[*b])
+                } else {
+                    let n = k.input_extent(a, &ks);
+                    (n, n <= lens[*b])
+                };
+                if !ok {
+                    let which = match self.slot[*b] {
+                        Slot::Param(i) => format!("argument `{}`", f.param_names[i]),
+                        Slot::Owned(_) => format!("buffer {b}"),
+                    };
+                    return Err(format!(
+                        "`{}`: launch {l} (`{}`) needs {need} elements of {which}, which has {}",
+                        f.name, k.name, lens[*b]
+                    ));
+                }
+            }
+            kernel_sizes.push(ks);
+        }
+        Ok(Bound { lens, kernel_sizes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The schedule run on the host with the kernel interpreter, against
+    //! the reference interpreter: checks everything `run_device` does
+    //! except the driver calls, on machines without a GPU.
+
+    use super::*;
+    use oxla_core::kernel::interp;
+    use oxla_core::transforms::{grad, vmap};
+    use oxla_core::{Dim, Shape, Tensor, Type};
+
+    /// `run_device`'s logic with host buffers and the kernel interpreter.
+    fn run_host(p: &Program, s: &Schedule, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
+        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
+        let bound = s.bind(p, &spec)?;
+        let mut owned: Vec<Option<Buffer>> = s
+            .owned
+            .iter()
+            .map(|o| Some(Buffer::zeros(o.dtype, bound.lens[o.buffer])))
+            .collect();
+        for (l, step) in s.steps.iter().enumerate() {
+            let k = &p.kernels[step.kernel];
+            let mut bufs: Vec<Buffer> = step
+                .args
+                .iter()
+                .map(|b| match s.slot[*b] {
+                    Slot::Param(i) => args[i].clone(),
+                    Slot::Owned(o) => owned[o].clone().expect("present"),
+                })
+                .collect();
+            for (b, d) in step.args.iter().zip(&bufs) {
+                assert_eq!(d.len(), bound.lens[*b]);
+            }
+            interp::run(k, &mut bufs, &bound.kernel_sizes[l])?;
+            for ((b, arg), d) in step.args.iter().zip(&k.args).zip(bufs) {
+                if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
+                    owned[o] = Some(d);
+                }
+            }
+        }
+        Ok(s.outputs
+            .iter()
+            .map(|o| match *o {
+                Output::Param(i) => args[i].clone(),
+                Output::Copy(o) => owned[o].clone().expect("present"),
+                Output::Move(o) => owned[o].take().expect("present"),
+            })
+            .collect())
+    }
+
+    fn vec_f64(f: &mut Function, name: &str) -> oxla_core::Var {
+        f.add_param(name, Type::new(DType::F64, Shape::vector(Dim::sym("n"))))
+    }
+
+    /// `sum(x * 2 * y + z)`.
+    fn fused_sum() -> Function {
+        let mut f = Function::new("fused_sum");
+        let x = vec_f64(&mut f, "x");
+        let y = vec_f64(&mut f, "y");
+        let z = vec_f64(&mut f, "z");
+        let two = f.literal(2.0, DType::F64);
+        let two = f.broadcast(two, Shape::vector(Dim::sym("n")), vec![]);
+        let a = f.mul(x, two);
+        let b = f.mul(a, y);
+        let c = f.add(b, z);
+        let s = f.reduce_sum(c, vec![0]);
+        f.outs.push(s);
+        f
+    }
+
+    /// Outputs a parameter, an intermediate twice, and a reduction that
+    /// feeds a map kernel.
+    fn mixed() -> Function {
+        let mut f = Function::new("mixed");
+        let x = vec_f64(&mut f, "x");
+        let y = vec_f64(&mut f, "y");
+        let a = f.mul(x, y);
+        let s = f.reduce_sum(a, vec![0]);
+        let sb = f.broadcast(s, Shape::vector(Dim::sym("n")), vec![]);
+        let d = f.sub(x, sb);
+        f.outs = vec![a, x, d, a, s];
+        f
+    }
+
+    fn check(f: &Function, n: usize) {
+        let p = fuse(f).unwrap();
+        let s = Schedule::new(&p).unwrap();
+        let shapes: Vec<Vec<usize>> = f
+            .params
+            .iter()
+            .map(|v| {
+                let env = [("n".to_string(), n as u64), ("b".to_string(), 2)].into();
+                f.shape(*v).concrete(&env).unwrap()
+            })
+            .collect();
+        let args: Vec<Buffer> = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, sh)| {
+                let len = sh.iter().product();
+                let vals: Vec<f64> = (0..len).map(|j| ((i + 3 * j) % 7) as f64 - 3.0).collect();
+                Buffer::from_f64(DType::F64, &vals)
+            })
+            .collect();
+        if n == 0 && p.symbols.len() > 1 {
+            // Lengths alone cannot bind `b` in `[b, n]` when `n = 0`.
+            let e = run_host(&p, &s, &args).unwrap_err();
+            assert!(e.contains("cannot infer dimension `b`"), "{e}");
+            return;
+        }
+        let got = run_host(&p, &s, &args).unwrap();
+        let tensors: Vec<Tensor> = shapes
+            .iter()
+            .zip(&args)
+            .map(|(sh, b)| Tensor::from_buffer(sh.clone(), b))
+            .collect();
+        let want = oxla_core::interp::eval(f, &tensors).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.to_f64(), w.data, "{} at n={n}", f.name);
+        }
+    }
+
+    #[test]
+    fn schedule_matches_interpreter() {
+        let g = grad(&fused_sum(), &[0, 1]).unwrap();
+        let v = vmap(&g, &[Some(0), None, Some(0)]).unwrap();
+        for f in [fused_sum(), g, v, mixed()] {
+            for n in [0, 1, 3, 5, 1001] {
+                check(&f, n);
+            }
+        }
+    }
+
+    #[test]
+    fn schedule_sorts_outputs() {
+        let p = fuse(&mixed()).unwrap();
+        let s = Schedule::new(&p).unwrap();
+        assert!(matches!(s.outputs[0], Output::Copy(_)));
+        assert_eq!(s.outputs[1], Output::Param(0));
+        assert!(matches!(s.outputs[3], Output::Move(_)));
+        let reduced = s.owned.iter().filter(|o| o.zeroed).count();
+        assert!(reduced >= 1 && reduced < s.owned.len());
+    }
+
+    #[test]
+    fn bad_calls_are_errors_naming_the_argument() {
+        let p = fuse(&fused_sum()).unwrap();
+        let s = Schedule::new(&p).unwrap();
+        let f64s = |n| (DType::F64, n);
+        let e = s.bind(&p, &[f64s(3), f64s(4), f64s(3)]).unwrap_err();
+        assert!(e.contains("`y`"), "{e}");
+        let e = s
+            .bind(&p, &[f64s(3), (DType::F32, 3), f64s(3)])
+            .unwrap_err();
+        assert!(e.contains("`y`") && e.contains("f32"), "{e}");
+        let e = s.bind(&p, &[f64s(3)]).unwrap_err();
+        assert!(e.contains("3 arguments"), "{e}");
+        assert!(s.bind(&p, &[f64s(0), f64s(0), f64s(0)]).is_ok());
+    }
+
+    #[test]
+    fn malformed_programs_are_rejected() {
+        let mut p = fuse(&fused_sum()).unwrap();
+        let out = *p.launches[0].args.last().unwrap();
+        // The kernel writing a parameter.
+        *p.launches[0].args.last_mut().unwrap() = 0;
+        assert!(Schedule::new(&p).is_err());
+        // Reading its own output.
+        p.launches[0].args[0] = out;
+        *p.launches[0].args.last_mut().unwrap() = out;
+        assert!(Schedule::new(&p).is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! IR functions run as whole programs on the GPU and compared with the
+//! reference interpreter. Shared by `tests/program.rs` and
+//! `examples/gpu_check.rs` (included there with `#[path]`).
+#![allow(dead_code)]
+
+use oxla_core::ops::elementwise::UnaryOp;
+use oxla_core::transforms::{grad, vmap};
+use oxla_core::{Buffer, DType, Dim, Function, Shape, Tensor, Type};
+use std::collections::BTreeMap;
+
+/// The lengths each case runs at (the symbol `n`).
+pub const LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 1001];
+/// The batch size (symbol `b`) of the vmapped cases.
+pub const BATCH: usize = 3;
+
+/// A function and the tolerance of its outputs at length `n`.
+pub struct Case {
+    pub name: &'static str,
+    pub f: Function,
+    /// `(rtol, atol)` at length `n`: element `got` passes when
+    /// `|got - want| <= rtol * |want| + atol`.
+    pub tol: fn(usize) -> (f64, f64),
+}
+
+fn n() -> Dim {
+    Dim::sym("n")
+}
+
+fn vector(dtype: DType) -> Type {
+    Type::new(dtype, Shape::vector(n()))
+}
+
+/// `sum(x * 2 * y + z)`: one fused reduction kernel.
+pub fn fused_sum(dtype: DType) -> Function {
+    let mut f = Function::new("fused_sum");
+    let x = f.add_param("x", vector(dtype));
+    let y = f.add_param("y", vector(dtype));
+    let z = f.add_param("z", vector(dtype));
+    let two = f.full(2.0, dtype, &Shape::vector(n()));
+    let a = f.mul(x, two);
+    let b = f.mul(a, y);
+    let c = f.add(b, z);
+    let s = f.reduce_sum(c, vec![0]);
+    f.outs.push(s);
+    f
+}
+
+/// `sum(s * x * y + sin(x))` with `s` a scalar (f64).
+fn scaled_sin_sum() -> Function {
+    let mut f = Function::new("scaled_sin_sum");
+    let x = f.add_param("x", vector(DType::F64));
+    let y = f.add_param("y", vector(DType::F64));
+    let s = f.add_param("s", Type::scalar(DType::F64));
+    let sb = f.broadcast(s, Shape::vector(n()), vec![]);
+    let a = f.mul(sb, x);
+    let b = f.mul(a, y);
+    let c = f.unary(UnaryOp::Sin, x);
+    let d = f.add(b, c);
+    let r = f.reduce_sum(d, vec![0]);
+    f.outs.push(r);
+    f
+}
+
+/// Several elementwise outputs (f32): one returned twice, one a parameter.
+fn chain() -> Function {
+    let mut f = Function::new("chain");
+    let x = f.add_param("x", vector(DType::F32));
+    let y = f.add_param("y", vector(DType::F32));
+    let ex = f.unary(UnaryOp::Exp, x);
+    let a = f.mul(ex, y);
+    let d = f.sub(x, y);
+    let t = f.unary(UnaryOp::Tanh, d);
+    let xx = f.mul(x, x);
+    let one = f.full(1.0, DType::F32, &Shape::vector(n()));
+    let den = f.add(one, xx);
+    let b = f.div(t, den);
+    f.outs = vec![a, b, x, a];
+    f
+}
+
+/// `e / sum(e)` with `e = exp(x)` (f32), and the sum: a reduction whose
+/// result a second kernel reads.
+fn softmax() -> Function {
+    let mut f = Function::new("softmax");
+    let x = f.add_param("x", vector(DType::F32));
+    let e = f.unary(UnaryOp::Exp, x);
+    let s = f.reduce_sum(e, vec![0]);
+    let sb = f.broadcast(s, Shape::vector(n()), vec![]);
+    let p = f.div(e, sb);
+    f.outs = vec![p, s];
+    f
+}
+
+/// Rank-2 reductions and a dot (f64): `x: [n, 3]`, `w: [3]`, `v: [n]` ->
+/// (row sums of `x * w`, column sums of `x`, `v · v`).
+fn row_col_dot() -> Function {
+    let mut f = Function::new("row_col_dot");
+    let nk = Shape(vec![n(), Dim::Const(3)]);
+    let x = f.add_param("x", Type::new(DType::F64, nk.clone()));
+    let w = f.add_param("w", Type::new(DType::F64, Shape::vector(Dim::Const(3))));
+    let v = f.add_param("v", vector(DType::F64));
+    let wb = f.broadcast(w, nk, vec![1]);
+    let xw = f.mul(x, wb);
+    let rows = f.reduce_sum(xw, vec![1]);
+    let cols = f.reduce_sum(x, vec![0]);
+    let vv = f.dot(v, v);
+    f.outs = vec![rows, cols, vv];
+    f
+}
+
+/// The functions every GPU program check runs.
+pub fn cases() -> Vec<Case> {
+    let f32_sum = |n: usize| (1e-5, 1e-5 * (n as f64 + 1.0));
+    let f64_sum = |n: usize| (1e-12, 1e-12 * (n as f64 + 1.0));
+    vec![
+        Case {
+            name: "sum(x*2*y+z) f32",
+            f: fused_sum(DType::F32),
+            tol: f32_sum,
+        },
+        Case {
+            name: "grad sum(x*2*y+z) wrt x,y,z f32",
+            f: grad(&fused_sum(DType::F32), &[0, 1, 2]).expect("grad"),
+            tol: |_| (1e-6, 1e-6),
+        },
+        Case {
+            name: "vmap(grad sum(s*x*y+sin x) wrt x,s) f64",
+            f: vmap(
+                &grad(&scaled_sin_sum(), &[0, 2]).expect("grad"),
+                &[Some(0), None, Some(0)],
+            )
+            .expect("vmap"),
+            tol: f64_sum,
+        },
+        Case {
+            name: "elementwise chain, 4 outputs f32",
+            f: chain(),
+            tol: |_| (2e-5, 1e-6),
+        },
+        Case {
+            name: "softmax + its sum f32",
+            f: softmax(),
+            tol: |n| (1e-5 + f32::EPSILON as f64 * (n as f64 + 1.0), 1e-9),
+        },
+        Case {
+            name: "row/col sums and dot f64",
+            f: row_col_dot(),
+            tol: f64_sum,
+        },
+    ]
+}
+
+/// Each parameter's concrete shape at length `n` (batch `BATCH`).
+pub fn param_shapes(f: &Function, n: usize) -> Vec<Vec<usize>> {
+    let env: BTreeMap<String, u64> = [("n".to_string(), n as u64), ("b".into(), BATCH as u64)]
+        .into_iter()
+        .collect();
+    f.params
+        .iter()
+        .map(|p| f.shape(*p).concrete(&env).expect("shape"))
+        .collect()
+}
+
+/// Deterministic inputs in [-2, 2], multiples of 1/64 (exact in every float
+/// type), different for each parameter.
+pub fn inputs(f: &Function, n: usize) -> Vec<Buffer> {
+    param_shapes(f, n)
+        .iter()
+        .enumerate()
+        .map(|(i, shape)| {
+            let len: usize = shape.iter().product();
+            let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ ((i as u64 + 1) << 32) ^ n as u64;
+            let vals: Vec<f64> = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((state >> 33) % 257) as f64 / 64.0 - 2.0
+                })
+                .collect();
+            Buffer::from_f64(f.dtype(f.params[i]), &vals)
+        })
+        .collect()
+}
+
+/// Run `case` at length `n` with `run` and compare with the interpreter.
+/// Returns the largest error as a fraction of the tolerance.
+pub fn check(
+    case: &Case,
+    n: usize,
+    run: impl Fn(&[Buffer]) -> Result<Vec<Buffer>, String>,
+) -> Result<f64, String> {
+    let f = &case.f;
+    let args = inputs(f, n);
+    let tensors: Vec<Tensor> = param_shapes(f, n)
+        .into_iter()
+        .zip(&args)
+        .map(|(shape, b)| Tensor::from_buffer(shape, b))
+        .collect();
+    let want = oxla_core::interp::eval(f, &tensors).map_err(|e| format!("interpreter: {e}"))?;
+    let got = run(&args).map_err(|e| format!("n={n}: {e}"))?;
+    if got.len() != want.len() {
+        return Err(format!(
+            "n={n}: {} outputs, the interpreter gives {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    let (rtol, atol) = (case.tol)(n);
+    let mut worst = 0.0f64;
+    for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+        if g.dtype() != w.dtype || g.len() != w.data.len() {
+            return Err(format!(
+                "n={n}, output {o}: {} elements of {}, the interpreter gives {} of {}",
+                g.len(),
+                g.dtype(),
+                w.data.len(),
+                w.dtype
+            ));
+        }
+        for (j, want) in w.data.iter().enumerate() {
+            let got = g.get(j);
+            if got == *want || (got.is_nan() && want.is_nan()) {
+                continue;
+            }
+            let ratio = (got - want).abs() / (rtol * want.abs() + atol);
+            if ratio.is_nan() || ratio > 1.0 {
+                return Err(format!(
+                    "n={n}, output {o}, element {j}: GPU {got}, interpreter {want} \
+                     (tolerance {rtol:e}·|want| + {atol:e})"
+                ));
+            }
+            worst = worst.max(ratio);
+        }
+    }
+    Ok(worst)
+}
