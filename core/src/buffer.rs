@@ -102,7 +102,7 @@ impl Buffer {
 
     /// Pointer to the first element, for passing to a kernel.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        each_buffer!(self, v => v.as_mut_ptr() as *mut u8)
+        each_buffer!(self, v => v.as_mut_ptr().cast::<u8>())
     }
 }
 

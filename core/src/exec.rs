@@ -208,7 +208,7 @@ impl Program {
                 .iter()
                 .fold(step.factor, |acc, k| acc * bound[*k]);
             let n = len(step.param) as u64;
-            if known == 0 || n % known != 0 {
+            if known == 0 || !n.is_multiple_of(known) {
                 return false;
             }
             bound[step.sym] = n / known;
@@ -246,7 +246,7 @@ impl Program {
                 }
                 if let (Some(k), true) = (unknown, solvable) {
                     let n = len(i) as u64;
-                    if known != 0 && n % known == 0 {
+                    if known != 0 && n.is_multiple_of(known) {
                         sizes[k] = Some(n / known);
                         source[k] = i;
                         progress = true;

@@ -78,9 +78,16 @@ pub fn level_isa(level: IsaLevel, pic: bool) -> Result<OwnedTargetIsa, String> {
         IsaLevel::X86_64V3 if !is_x86_64 => {
             return Err("the x86-64-v3 level needs an x86_64 target".into());
         }
-        IsaLevel::X86_64V3 => builder
-            .enable("x86-64-v3")
-            .map_err(|e| format!("x86-64-v3: {e}"))?,
+        IsaLevel::X86_64V3 => {
+            // Cranelift's `x86-64-v3` preset sets `has_avx2` and `has_fma`
+            // but not `has_avx`, which gates every VEX encoding (and `fma`
+            // as one instruction): set it too, as the level implies.
+            for setting in ["x86-64-v3", "has_avx"] {
+                builder
+                    .enable(setting)
+                    .map_err(|e| format!("x86-64-v3: {setting}: {e}"))?;
+            }
+        }
         IsaLevel::Baseline => {}
     }
     builder

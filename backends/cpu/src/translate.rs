@@ -13,7 +13,7 @@ use crate::half;
 use crate::math::{self, Num};
 use cranelift_codegen::ir::{
     self, condcodes::FloatCC, condcodes::IntCC, types, AbiParam, Function, InstBuilder,
-    MemFlagsData, Type, Value,
+    InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_codegen::Context;
@@ -257,8 +257,27 @@ struct Body<'a> {
     strides: Vec<Vec<Value>>,
     /// Per axis: element stride of the output index.
     out_strides: Vec<Value>,
-    /// End of the vector part of the innermost loop.
+    /// End of the unrolled vector part of the innermost loop (a multiple of
+    /// `lanes * unroll`).
     vector_end: Option<Value>,
+    /// End of the one-vector-per-iteration part that follows it (a multiple
+    /// of `lanes`), when the plan unrolls.
+    single_end: Option<Value>,
+}
+
+/// Where a load reads: an element index into its input, or an address plus
+/// a constant byte offset.
+#[derive(Clone, Copy)]
+enum At {
+    Index(Value),
+    Addr(Value, i32),
+}
+
+/// Bytes between consecutive innermost elements of a load or store.
+#[derive(Clone, Copy)]
+enum Step {
+    Const(i64),
+    Var(Value),
 }
 
 fn load_flags() -> MemFlagsData {
@@ -287,11 +306,11 @@ impl<'a> Body<'a> {
             .map(|i| b.ins().load(types::I64, flags, sizes_ptr, 8 * i as i32))
             .collect();
         let mut eval = |s: &Size| {
+            let syms = s.syms.iter().map(|sym| {
+                size_vals[k.sizes.iter().position(|n| n == sym).expect("validated")]
+            });
             let c = b.ins().iconst(types::I64, s.factor as i64);
-            s.syms.iter().fold(c, |acc, sym| {
-                let v = size_vals[k.sizes.iter().position(|n| n == sym).expect("validated")];
-                b.ins().imul(acc, v)
-            })
+            syms.fold(c, |acc, v| fold_imul(&mut b, acc, v))
         };
         let extents: Vec<Value> = k.domain.iter().map(&mut eval).collect();
         let strides = k
@@ -308,12 +327,22 @@ impl<'a> Body<'a> {
         let mut acc = b.ins().iconst(types::I64, 1);
         for axis in (0..outer).rev() {
             out_strides[axis] = acc;
-            acc = b.ins().imul(acc, extents[axis]);
+            acc = fold_imul(&mut b, acc, extents[axis]);
         }
 
         let invariant = invariant_insts(k);
         let plan = vector_plan(k, fma);
-        let vector_end = plan.map(|p| b.ins().band_imm_s(extents[rank - 1], -(p.lanes * p.unroll)));
+        // Loop bounds, once: `n - n % m` rather than `n & -m`, which Cranelift
+        // would rematerialize (recompute) in every block that uses it.
+        let mut round_down = |m: i64| {
+            let n = extents[rank - 1];
+            let r = b.ins().band_imm_s(n, m - 1);
+            b.ins().isub(n, r)
+        };
+        let vector_end = plan.map(|p| round_down(p.lanes * p.unroll));
+        let single_end = plan
+            .filter(|p| p.unroll > 1)
+            .map(|p| round_down(p.lanes));
         let mut body = Body {
             b,
             k,
@@ -325,6 +354,7 @@ impl<'a> Body<'a> {
             strides,
             out_strides,
             vector_end,
+            single_end,
         };
         let zero = body.b.ins().iconst(types::I64, 0);
         if rank == 0 {
@@ -343,7 +373,7 @@ impl<'a> Body<'a> {
         let zero = self.b.ins().iconst(types::I64, 0);
         let mut vals = Vec::with_capacity(self.k.insts.len());
         for i in 0..self.k.insts.len() {
-            let v = self.inst(i, false, &vals, zero)?;
+            let v = self.inst(i, false, &vals, Some(At::Index(zero)))?;
             vals.push(v);
         }
         for st in &self.k.stores {
@@ -381,8 +411,8 @@ impl<'a> Body<'a> {
             let next: Vec<Value> = (0..bases.len())
                 .map(|l| s.advance(bases[l], l, axis, i))
                 .collect();
-            let step = s.b.ins().imul(i, s.out_strides[axis]);
-            let out = s.b.ins().iadd(out, step);
+            let step = fold_imul(&mut s.b, i, s.out_strides[axis]);
+            let out = fold_iadd(&mut s.b, out, step);
             s.level(axis + 1, &next, out, accs)
         })
     }
@@ -391,13 +421,18 @@ impl<'a> Body<'a> {
     fn advance(&mut self, base: Value, inst: usize, axis: usize, i: Value) -> Value {
         match self.strides[inst].get(axis) {
             Some(&stride) => {
-                let step = self.b.ins().imul(i, stride);
-                self.b.ins().iadd(base, step)
+                let step = fold_imul(&mut self.b, i, stride);
+                fold_iadd(&mut self.b, base, step)
             }
             None => base,
         }
     }
 
+    /// The innermost loop of one row. Loads that move along it read from a
+    /// row start address (computed here, once per row) plus `j * step`
+    /// bytes; in the vector loops that offset is computed once per iteration
+    /// and each unrolled vector adds a constant displacement, which x86-64
+    /// folds into the addressing mode.
     fn innermost(
         &mut self,
         bases: &[Value],
@@ -413,12 +448,33 @@ impl<'a> Body<'a> {
         let mut pre_vals = Vec::with_capacity(k.insts.len());
         for i in 0..k.insts.len() {
             let v = if self.invariant[i] {
-                self.inst(i, false, &pre_vals, bases[i])?
+                self.inst(i, false, &pre_vals, Some(At::Index(bases[i])))?
             } else {
                 out
             };
             pre[i] = self.invariant[i].then_some(v);
             pre_vals.push(v);
+        }
+        let mut rows = Row::default();
+        for (i, inst) in k.insts.iter().enumerate() {
+            if let (InstKind::Load { arg, strides }, false) = (&inst.kind, self.invariant[i]) {
+                let size = k.args[*arg].dtype.size_bytes() as i64;
+                let p = self.address(*arg, bases[i]);
+                let stride = &strides[axis];
+                let step = if stride.syms.is_empty() {
+                    Step::Const(stride.factor as i64 * size)
+                } else {
+                    Step::Var(scale(&mut self.b, self.strides[i][axis], size))
+                };
+                rows.loads.push((i, p, step));
+            }
+        }
+        if !k.is_reduction() {
+            for st in &k.stores {
+                let size = k.args[st.arg].dtype.size_bytes() as i64;
+                let p = self.address(st.arg, out);
+                rows.stores.push((p, Step::Const(size)));
+            }
         }
         let mut start = self.b.ins().iconst(types::I64, 0);
         if let (Some(plan), Some(end)) = (self.plan, self.vector_end) {
@@ -426,56 +482,138 @@ impl<'a> Body<'a> {
                 .map(|i| pre[i].map(|v| self.splat(v, k.insts[i].ty, plan)))
                 .collect();
             self.counted_loop(start, end, plan.lanes * plan.unroll, |s, j| {
+                let at = s.row_addresses(&rows, j);
                 for u in 0..plan.unroll {
-                    let j = s.b.ins().iadd_imm_s(j, u * plan.lanes);
-                    let mut vals = Vec::with_capacity(k.insts.len());
-                    for i in 0..k.insts.len() {
-                        let v = match splats[i] {
-                            Some(v) => v,
-                            None => {
-                                let index = s.b.ins().iadd(bases[i], j);
-                                s.inst(i, true, &vals, index)?
-                            }
-                        };
-                        vals.push(v);
-                    }
-                    for (si, st) in k.stores.iter().enumerate() {
-                        match accs {
-                            Some(accs) => s.accumulate(accs.vector[si][u as usize], vals[st.value]),
-                            None => {
-                                let index = s.b.ins().iadd(out, j);
-                                s.store(st.arg, vals[st.value], k.insts[st.value].ty, index, true);
-                            }
-                        }
-                    }
+                    s.iteration(&at, u * plan.lanes, &splats, u as usize, accs)?;
                 }
                 Ok(())
             })?;
             start = end;
+            if let Some(single_end) = self.single_end {
+                self.counted_loop(start, single_end, plan.lanes, |s, j| {
+                    let at = s.row_addresses(&rows, j);
+                    s.iteration(&at, 0, &splats, 0, accs)
+                })?;
+                start = single_end;
+            }
         }
         self.counted_loop(start, n, 1, |s, j| {
-            let mut vals = Vec::with_capacity(k.insts.len());
-            for i in 0..k.insts.len() {
-                let v = match pre[i] {
-                    Some(v) => v,
-                    None => {
-                        let index = s.advance(bases[i], i, axis, j);
-                        s.inst(i, false, &vals, index)?
-                    }
-                };
-                vals.push(v);
-            }
-            for (si, st) in k.stores.iter().enumerate() {
-                match accs {
-                    Some(accs) => s.accumulate(accs.scalar[si], vals[st.value]),
-                    None => {
-                        let index = s.b.ins().iadd(out, j);
-                        s.store(st.arg, vals[st.value], k.insts[st.value].ty, index, false);
-                    }
+            let at = s.row_addresses(&rows, j);
+            s.scalar_iteration(&at, &pre, accs)
+        })
+    }
+
+    /// The addresses of element `j` of the row's loads and stores.
+    fn row_addresses(&mut self, rows: &Row, j: Value) -> RowAt {
+        let mut offsets: Vec<(i64, Value)> = vec![];
+        let mut offset = |b: &mut FunctionBuilder, step: Step| match step {
+            Step::Var(v) => b.ins().imul(j, v),
+            Step::Const(c) => match offsets.iter().find(|(s, _)| *s == c) {
+                Some((_, v)) => *v,
+                None => {
+                    let v = scale(b, j, c);
+                    offsets.push((c, v));
+                    v
+                }
+            },
+        };
+        let mut at = RowAt::default();
+        for &(i, p, step) in &rows.loads {
+            let o = offset(&mut self.b, step);
+            at.loads.push((i, self.b.ins().iadd(p, o), step));
+        }
+        for &(p, step) in &rows.stores {
+            let o = offset(&mut self.b, step);
+            at.stores.push((self.b.ins().iadd(p, o), step));
+        }
+        at
+    }
+
+    /// One vector of the vector loop: lanes `first..first + lanes` past the
+    /// addresses in `at`, accumulated into accumulator `acc` (reductions) or
+    /// stored (maps).
+    fn iteration(
+        &mut self,
+        at: &RowAt,
+        first: i64,
+        splats: &[Option<Value>],
+        acc: usize,
+        accs: Option<&Accs>,
+    ) -> Result<(), String> {
+        let k = self.k;
+        let disp = |step: Step| match step {
+            Step::Const(c) => (c * first) as i32,
+            Step::Var(_) => unreachable!("vector loads are contiguous"),
+        };
+        let mut vals = Vec::with_capacity(k.insts.len());
+        let mut loads = at.loads.iter();
+        for i in 0..k.insts.len() {
+            let v = match splats[i] {
+                Some(v) => v,
+                None => {
+                    let place = match k.insts[i].kind {
+                        InstKind::Load { .. } => {
+                            let &(li, p, step) = loads.next().expect("row load");
+                            debug_assert_eq!(li, i);
+                            Some(At::Addr(p, disp(step)))
+                        }
+                        _ => None,
+                    };
+                    self.inst(i, true, &vals, place)?
+                }
+            };
+            vals.push(v);
+        }
+        for (si, st) in k.stores.iter().enumerate() {
+            match accs {
+                Some(accs) => self.accumulate(accs.vector[si][acc], vals[st.value]),
+                None => {
+                    let (p, step) = at.stores[si];
+                    let ty = k.insts[st.value].ty;
+                    self.store_at(st.arg, vals[st.value], ty, p, disp(step), true);
                 }
             }
-            Ok(())
-        })
+        }
+        Ok(())
+    }
+
+    /// One element of the scalar loop.
+    fn scalar_iteration(
+        &mut self,
+        at: &RowAt,
+        pre: &[Option<Value>],
+        accs: Option<&Accs>,
+    ) -> Result<(), String> {
+        let k = self.k;
+        let mut vals = Vec::with_capacity(k.insts.len());
+        let mut loads = at.loads.iter();
+        for i in 0..k.insts.len() {
+            let v = match pre[i] {
+                Some(v) => v,
+                None => {
+                    let place = match k.insts[i].kind {
+                        InstKind::Load { .. } => {
+                            let &(_, p, _) = loads.next().expect("row load");
+                            Some(At::Addr(p, 0))
+                        }
+                        _ => None,
+                    };
+                    self.inst(i, false, &vals, place)?
+                }
+            };
+            vals.push(v);
+        }
+        for (si, st) in k.stores.iter().enumerate() {
+            match accs {
+                Some(accs) => self.accumulate(accs.scalar[si], vals[st.value]),
+                None => {
+                    let (p, _) = at.stores[si];
+                    let ty = k.insts[st.value].ty;
+                    self.store_at(st.arg, vals[st.value], ty, p, 0, false);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn new_accs(&mut self) -> Accs {
@@ -530,7 +668,8 @@ impl<'a> Body<'a> {
         Ok(())
     }
 
-    /// `for (i = start; i < end; i += step) body(i)`.
+    /// `for (i = start; i < end; i += step) body(i)`, rotated: one test
+    /// before the loop and one at the bottom of each iteration.
     fn counted_loop(
         &mut self,
         start: Value,
@@ -540,21 +679,16 @@ impl<'a> Body<'a> {
     ) -> Result<(), String> {
         let iv = self.b.declare_var(types::I64);
         self.b.def_var(iv, start);
-        let (header, block, exit) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().jump(header, &[]);
-        self.b.switch_to_block(header);
-        let i = self.b.use_var(iv);
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, end);
-        self.b.ins().brif(more, block, &[], exit, &[]);
+        let (block, exit) = (self.b.create_block(), self.b.create_block());
+        let enter = self.b.ins().icmp(IntCC::SignedLessThan, start, end);
+        self.b.ins().brif(enter, block, &[], exit, &[]);
         self.b.switch_to_block(block);
+        let i = self.b.use_var(iv);
         body(self, i)?;
         let next = self.b.ins().iadd_imm_s(i, step);
         self.b.def_var(iv, next);
-        self.b.ins().jump(header, &[]);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
+        self.b.ins().brif(more, block, &[], exit, &[]);
         self.b.switch_to_block(exit);
         Ok(())
     }
@@ -618,20 +752,26 @@ impl<'a> Body<'a> {
         self.coerce(vals[a], self.k.insts[a].ty, ty, vector)
     }
 
-    /// Emit inst `i` given the values of earlier insts; `index` is the element
-    /// a load reads.
+    /// Emit inst `i` given the values of earlier insts; `at` is where a load
+    /// reads (unused by other insts).
     fn inst(
         &mut self,
         i: usize,
         vector: bool,
         vals: &[Value],
-        index: Value,
+        at: Option<At>,
     ) -> Result<Value, String> {
         let inst = &self.k.insts[i];
         let ty = inst.ty;
         let num = self.num(ty, vector);
         Ok(match &inst.kind {
-            InstKind::Load { arg, .. } => self.load(*arg, ty, index, vector),
+            InstKind::Load { arg, .. } => {
+                let (p, offset) = match at.expect("a load's address") {
+                    At::Index(index) => (self.address(*arg, index), 0),
+                    At::Addr(p, offset) => (p, offset),
+                };
+                self.load(*arg, ty, p, offset, vector)
+            }
             InstKind::Const(c) if ty == DType::Bool => {
                 let bit = self.b.ins().iconst(types::I8, (*c != 0.0) as i64);
                 if vector {
@@ -744,30 +884,30 @@ impl<'a> Body<'a> {
         Some(self.b.ins().fma(x, y, z))
     }
 
+    /// The address of element `index` of buffer `arg`.
     fn address(&mut self, arg: usize, index: Value) -> Value {
         let size = self.k.args[arg].dtype.size_bytes() as i64;
-        let offset = self.b.ins().imul_imm_s(index, size);
-        self.b.ins().iadd(self.ptrs[arg], offset)
+        let offset = scale(&mut self.b, index, size);
+        fold_iadd(&mut self.b, self.ptrs[arg], offset)
     }
 
-    /// Load element `index` of input `arg` (a vector of them from there on
-    /// in vector mode) as compute type `ty`.
-    fn load(&mut self, arg: usize, ty: DType, index: Value, vector: bool) -> Value {
+    /// Load the element of input `arg` at `p + offset` bytes (a vector of
+    /// them from there on in vector mode) as compute type `ty`.
+    fn load(&mut self, arg: usize, ty: DType, p: Value, offset: i32, vector: bool) -> Value {
         let dtype = self.k.args[arg].dtype;
-        let p = self.address(arg, index);
         let f = load_flags();
         let num = self.num(DType::F32, vector);
         let b = &mut self.b;
         let (v, natural) = match dtype {
             DType::F32 | DType::F64 => {
                 let n = self.num(dtype, vector);
-                (self.b.ins().load(n.ty, f, p, 0), dtype)
+                (self.b.ins().load(n.ty, f, p, offset), dtype)
             }
             DType::F16 | DType::BF16 => {
                 let bits = if vector {
-                    b.ins().uload16x4(f, p, 0)
+                    b.ins().uload16x4(f, p, offset)
                 } else {
-                    b.ins().uload16(types::I32, f, p, 0)
+                    b.ins().uload16(types::I32, f, p, offset)
                 };
                 let v = if dtype == DType::F16 {
                     half::f16_to_f32(num, b, bits)
@@ -777,7 +917,7 @@ impl<'a> Body<'a> {
                 (v, DType::F32)
             }
             DType::Bool => {
-                let byte = b.ins().load(types::I8, f, p, 0);
+                let byte = b.ins().load(types::I8, f, p, offset);
                 (b.ins().icmp_imm_u(IntCC::NotEqual, byte, 0), DType::Bool)
             }
             DType::I32 | DType::I64 => {
@@ -786,7 +926,7 @@ impl<'a> Body<'a> {
                 } else {
                     types::I64
                 };
-                let x = b.ins().load(int, f, p, 0);
+                let x = b.ins().load(int, f, p, offset);
                 (b.ins().fcvt_from_sint(types::F64, x), DType::F64)
             }
         };
@@ -795,13 +935,18 @@ impl<'a> Body<'a> {
 
     /// Store `v` (compute type `ty`) at element `index` of output `arg`.
     fn store(&mut self, arg: usize, v: Value, ty: DType, index: Value, vector: bool) {
-        let dtype = self.k.args[arg].dtype;
         let p = self.address(arg, index);
+        self.store_at(arg, v, ty, p, 0, vector);
+    }
+
+    /// Store `v` (compute type `ty`) into output `arg` at `p + offset` bytes.
+    fn store_at(&mut self, arg: usize, v: Value, ty: DType, p: Value, offset: i32, vector: bool) {
+        let dtype = self.k.args[arg].dtype;
         let f = store_flags();
         match dtype {
             DType::F32 | DType::F64 => {
                 let v = self.coerce(v, ty, dtype, vector);
-                self.b.ins().store(f, v, p, 0);
+                self.b.ins().store(f, v, p, offset);
             }
             DType::F16 | DType::BF16 => {
                 let v = self.coerce(v, ty, DType::F32, vector);
@@ -821,14 +966,14 @@ impl<'a> Body<'a> {
                     let flags = MemFlagsData::new().with_endianness(ir::Endianness::Little);
                     let wide = b.ins().bitcast(types::I64X2, flags, packed);
                     let low = b.ins().extractlane(wide, 0);
-                    b.ins().store(f, low, p, 0);
+                    b.ins().store(f, low, p, offset);
                 } else {
-                    b.ins().istore16(f, bits, p, 0);
+                    b.ins().istore16(f, bits, p, offset);
                 }
             }
             DType::Bool => {
                 let v = self.coerce(v, ty, DType::Bool, vector);
-                self.b.ins().store(f, v, p, 0);
+                self.b.ins().store(f, v, p, offset);
             }
             DType::I32 | DType::I64 => {
                 let v = self.coerce(v, ty, DType::F64, vector);
@@ -838,7 +983,7 @@ impl<'a> Body<'a> {
                     types::I64
                 };
                 let x = self.b.ins().fcvt_to_sint_sat(int, v);
-                self.b.ins().store(f, x, p, 0);
+                self.b.ins().store(f, x, p, offset);
             }
         }
     }
@@ -859,4 +1004,65 @@ fn invariant_insts(k: &Kernel) -> Vec<bool> {
         inv.push(v);
     }
     inv
+}
+
+/// What a row of the innermost loop reads and writes: per moving load (inst,
+/// row start address, step), and per map store (row start address, step).
+#[derive(Default)]
+struct Row {
+    loads: Vec<(usize, Value, Step)>,
+    stores: Vec<(Value, Step)>,
+}
+
+/// The addresses of one element of a `Row`, in the same order.
+#[derive(Default)]
+struct RowAt {
+    loads: Vec<(usize, Value, Step)>,
+    stores: Vec<(Value, Step)>,
+}
+
+/// The value of `v` when it is an integer constant.
+fn iconst_value(b: &FunctionBuilder, v: Value) -> Option<i64> {
+    let dfg = &b.func.dfg;
+    match dfg.value_def(v) {
+        ValueDef::Result(inst, _) => match dfg.insts[inst] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `x + y`, without emitting the addition when either is the constant 0.
+fn fold_iadd(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
+    match (iconst_value(b, x), iconst_value(b, y)) {
+        (_, Some(0)) => x,
+        (Some(0), _) => y,
+        _ => b.ins().iadd(x, y),
+    }
+}
+
+/// `x * y`, folding multiplications by the constants 0 and 1.
+fn fold_imul(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
+    match (iconst_value(b, x), iconst_value(b, y)) {
+        (_, Some(1)) | (Some(0), _) => x,
+        (Some(1), _) | (_, Some(0)) => y,
+        _ => b.ins().imul(x, y),
+    }
+}
+
+/// `x * c` for a constant `c`: a shift for powers of two, nothing for 1 or
+/// for a constant `x` of 0.
+fn scale(b: &mut FunctionBuilder, x: Value, c: i64) -> Value {
+    if iconst_value(b, x) == Some(0) || c == 1 {
+        return x;
+    }
+    if c > 0 && c & (c - 1) == 0 {
+        b.ins().ishl_imm_u(x, c.trailing_zeros() as i64)
+    } else {
+        b.ins().imul_imm_s(x, c)
+    }
 }
