@@ -5,9 +5,17 @@
 //! sizes: *const i64)`. Extents and strides are evaluated once at entry. The
 //! loop nest follows `domain`, outermost first; the innermost loop runs in
 //! `f32x4`/`f64x2` vectors when every load there is contiguous or broadcast
-//! (reductions keep several vector accumulators), then finishes with a scalar
-//! tail loop, which is also the whole loop for any other kernel. Values that do
-//! not depend on the innermost coordinate are computed before that loop.
+//! (reductions keep several vector accumulators, one per unrolled vector, and
+//! then run one vector per iteration), then finishes with a scalar tail loop,
+//! which is also the whole loop for any other kernel. Values that do not
+//! depend on the innermost coordinate are computed before that loop.
+//!
+//! Loops are rotated (one test before, one at the bottom) and their bounds are
+//! computed once at entry. In the innermost loop every load and store has a
+//! row start address, computed once per row; an iteration computes one byte
+//! offset per element size from the induction variable and addresses each
+//! element as `row + offset + constant`, which x86-64 folds into one
+//! addressing mode.
 
 use crate::half;
 use crate::math::{self, Num};
@@ -306,9 +314,10 @@ impl<'a> Body<'a> {
             .map(|i| b.ins().load(types::I64, flags, sizes_ptr, 8 * i as i32))
             .collect();
         let mut eval = |s: &Size| {
-            let syms = s.syms.iter().map(|sym| {
-                size_vals[k.sizes.iter().position(|n| n == sym).expect("validated")]
-            });
+            let syms = s
+                .syms
+                .iter()
+                .map(|sym| size_vals[k.sizes.iter().position(|n| n == sym).expect("validated")]);
             let c = b.ins().iconst(types::I64, s.factor as i64);
             syms.fold(c, |acc, v| fold_imul(&mut b, acc, v))
         };
@@ -340,9 +349,7 @@ impl<'a> Body<'a> {
             b.ins().isub(n, r)
         };
         let vector_end = plan.map(|p| round_down(p.lanes * p.unroll));
-        let single_end = plan
-            .filter(|p| p.unroll > 1)
-            .map(|p| round_down(p.lanes));
+        let single_end = plan.filter(|p| p.unroll > 1).map(|p| round_down(p.lanes));
         let mut body = Body {
             b,
             k,
@@ -407,7 +414,7 @@ impl<'a> Body<'a> {
             return self.innermost(bases, out, accs);
         }
         let zero = self.b.ins().iconst(types::I64, 0);
-        self.counted_loop(zero, self.extents[axis], 1, |s, i| {
+        self.counted_loop(zero, self.extents[axis], 1, |s, i, _| {
             let next: Vec<Value> = (0..bases.len())
                 .map(|l| s.advance(bases[l], l, axis, i))
                 .collect();
@@ -481,135 +488,113 @@ impl<'a> Body<'a> {
             let splats: Vec<Option<Value>> = (0..k.insts.len())
                 .map(|i| pre[i].map(|v| self.splat(v, k.insts[i].ty, plan)))
                 .collect();
-            self.counted_loop(start, end, plan.lanes * plan.unroll, |s, j| {
-                let at = s.row_addresses(&rows, j);
+            let step = plan.lanes * plan.unroll;
+            self.counted_loop(start, end, step, |s, j, next| {
+                let at = s.row_addresses(&rows, j, next, step);
                 for u in 0..plan.unroll {
-                    s.iteration(&at, u * plan.lanes, &splats, u as usize, accs)?;
+                    s.iteration(&at, u * plan.lanes, &splats, Some(u as usize), accs)?;
                 }
                 Ok(())
             })?;
             start = end;
             if let Some(single_end) = self.single_end {
-                self.counted_loop(start, single_end, plan.lanes, |s, j| {
-                    let at = s.row_addresses(&rows, j);
-                    s.iteration(&at, 0, &splats, 0, accs)
+                self.counted_loop(start, single_end, plan.lanes, |s, j, next| {
+                    let at = s.row_addresses(&rows, j, next, plan.lanes);
+                    s.iteration(&at, 0, &splats, Some(0), accs)
                 })?;
                 start = single_end;
             }
         }
-        self.counted_loop(start, n, 1, |s, j| {
-            let at = s.row_addresses(&rows, j);
-            s.scalar_iteration(&at, &pre, accs)
+        self.counted_loop(start, n, 1, |s, j, next| {
+            let at = s.row_addresses(&rows, j, next, 1);
+            s.iteration(&at, 0, &pre, None, accs)
         })
     }
 
-    /// The addresses of element `j` of the row's loads and stores.
-    fn row_addresses(&mut self, rows: &Row, j: Value) -> RowAt {
+    /// The addresses of the row's loads and stores in the loop iteration
+    /// that starts at element `j` (`next = j + step`). Constant steps address
+    /// from `next` with a negative displacement, so `j` dies where `next` is
+    /// computed and the induction variable is updated in place.
+    fn row_addresses(&mut self, rows: &Row, j: Value, next: Value, step: i64) -> RowAt {
         let mut offsets: Vec<(i64, Value)> = vec![];
-        let mut offset = |b: &mut FunctionBuilder, step: Step| match step {
-            Step::Var(v) => b.ins().imul(j, v),
-            Step::Const(c) => match offsets.iter().find(|(s, _)| *s == c) {
-                Some((_, v)) => *v,
-                None => {
-                    let v = scale(b, j, c);
-                    offsets.push((c, v));
-                    v
-                }
-            },
-        };
         let mut at = RowAt::default();
-        for &(i, p, step) in &rows.loads {
-            let o = offset(&mut self.b, step);
-            at.loads.push((i, self.b.ins().iadd(p, o), step));
+        let mut place = |b: &mut FunctionBuilder, p: Value, bytes: Step| match bytes {
+            Step::Var(v) => {
+                let o = b.ins().imul(j, v);
+                Place {
+                    p: b.ins().iadd(p, o),
+                    disp: 0,
+                    bytes: 0,
+                }
+            }
+            Step::Const(c) => {
+                let o = match offsets.iter().find(|(s, _)| *s == c) {
+                    Some((_, v)) => *v,
+                    None => {
+                        let v = scale(b, next, c);
+                        offsets.push((c, v));
+                        v
+                    }
+                };
+                Place {
+                    p: b.ins().iadd(p, o),
+                    disp: -step * c,
+                    bytes: c,
+                }
+            }
+        };
+        for &(i, p, bytes) in &rows.loads {
+            at.loads.push((i, place(&mut self.b, p, bytes)));
         }
-        for &(p, step) in &rows.stores {
-            let o = offset(&mut self.b, step);
-            at.stores.push((self.b.ins().iadd(p, o), step));
+        for &(p, bytes) in &rows.stores {
+            at.stores.push(place(&mut self.b, p, bytes));
         }
         at
     }
 
-    /// One vector of the vector loop: lanes `first..first + lanes` past the
-    /// addresses in `at`, accumulated into accumulator `acc` (reductions) or
-    /// stored (maps).
+    /// Elements `first..` of a loop iteration whose addresses are `at`: a
+    /// vector of them accumulated into vector accumulator `acc` (reductions)
+    /// or stored (maps) when `acc` is given, else one scalar element. `fixed`
+    /// holds the values of the insts that do not move along the loop (splat
+    /// in vector mode).
     fn iteration(
         &mut self,
         at: &RowAt,
         first: i64,
-        splats: &[Option<Value>],
-        acc: usize,
+        fixed: &[Option<Value>],
+        acc: Option<usize>,
         accs: Option<&Accs>,
     ) -> Result<(), String> {
         let k = self.k;
-        let disp = |step: Step| match step {
-            Step::Const(c) => (c * first) as i32,
-            Step::Var(_) => unreachable!("vector loads are contiguous"),
-        };
+        let vector = acc.is_some();
+        let disp = |pl: &Place| (pl.disp + pl.bytes * first) as i32;
         let mut vals = Vec::with_capacity(k.insts.len());
         let mut loads = at.loads.iter();
-        for i in 0..k.insts.len() {
-            let v = match splats[i] {
+        for (i, fixed) in fixed.iter().enumerate() {
+            let v = match *fixed {
                 Some(v) => v,
                 None => {
                     let place = match k.insts[i].kind {
                         InstKind::Load { .. } => {
-                            let &(li, p, step) = loads.next().expect("row load");
-                            debug_assert_eq!(li, i);
-                            Some(At::Addr(p, disp(step)))
+                            let (li, pl) = loads.next().expect("a row load");
+                            debug_assert_eq!(*li, i);
+                            Some(At::Addr(pl.p, disp(pl)))
                         }
                         _ => None,
                     };
-                    self.inst(i, true, &vals, place)?
+                    self.inst(i, vector, &vals, place)?
                 }
             };
             vals.push(v);
         }
         for (si, st) in k.stores.iter().enumerate() {
-            match accs {
-                Some(accs) => self.accumulate(accs.vector[si][acc], vals[st.value]),
-                None => {
-                    let (p, step) = at.stores[si];
+            match (accs, acc) {
+                (Some(accs), Some(u)) => self.accumulate(accs.vector[si][u], vals[st.value]),
+                (Some(accs), None) => self.accumulate(accs.scalar[si], vals[st.value]),
+                (None, _) => {
+                    let pl = &at.stores[si];
                     let ty = k.insts[st.value].ty;
-                    self.store_at(st.arg, vals[st.value], ty, p, disp(step), true);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// One element of the scalar loop.
-    fn scalar_iteration(
-        &mut self,
-        at: &RowAt,
-        pre: &[Option<Value>],
-        accs: Option<&Accs>,
-    ) -> Result<(), String> {
-        let k = self.k;
-        let mut vals = Vec::with_capacity(k.insts.len());
-        let mut loads = at.loads.iter();
-        for i in 0..k.insts.len() {
-            let v = match pre[i] {
-                Some(v) => v,
-                None => {
-                    let place = match k.insts[i].kind {
-                        InstKind::Load { .. } => {
-                            let &(_, p, _) = loads.next().expect("row load");
-                            Some(At::Addr(p, 0))
-                        }
-                        _ => None,
-                    };
-                    self.inst(i, false, &vals, place)?
-                }
-            };
-            vals.push(v);
-        }
-        for (si, st) in k.stores.iter().enumerate() {
-            match accs {
-                Some(accs) => self.accumulate(accs.scalar[si], vals[st.value]),
-                None => {
-                    let (p, _) = at.stores[si];
-                    let ty = k.insts[st.value].ty;
-                    self.store_at(st.arg, vals[st.value], ty, p, 0, false);
+                    self.store_at(st.arg, vals[st.value], ty, pl.p, disp(pl), vector);
                 }
             }
         }
@@ -668,14 +653,15 @@ impl<'a> Body<'a> {
         Ok(())
     }
 
-    /// `for (i = start; i < end; i += step) body(i)`, rotated: one test
-    /// before the loop and one at the bottom of each iteration.
+    /// `for (i = start; i < end; i += step) body(i, i + step)`, rotated: one
+    /// test before the loop and one at the bottom of each iteration. `i + step`
+    /// is computed first, so the body may address from it.
     fn counted_loop(
         &mut self,
         start: Value,
         end: Value,
         step: i64,
-        body: impl FnOnce(&mut Self, Value) -> Result<(), String>,
+        body: impl FnOnce(&mut Self, Value, Value) -> Result<(), String>,
     ) -> Result<(), String> {
         let iv = self.b.declare_var(types::I64);
         self.b.def_var(iv, start);
@@ -684,8 +670,8 @@ impl<'a> Body<'a> {
         self.b.ins().brif(enter, block, &[], exit, &[]);
         self.b.switch_to_block(block);
         let i = self.b.use_var(iv);
-        body(self, i)?;
         let next = self.b.ins().iadd_imm_s(i, step);
+        body(self, i, next)?;
         self.b.def_var(iv, next);
         let more = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
         self.b.ins().brif(more, block, &[], exit, &[]);
@@ -1007,18 +993,27 @@ fn invariant_insts(k: &Kernel) -> Vec<bool> {
 }
 
 /// What a row of the innermost loop reads and writes: per moving load (inst,
-/// row start address, step), and per map store (row start address, step).
+/// row start address, bytes between elements), and per map store (row start
+/// address, bytes between elements).
 #[derive(Default)]
 struct Row {
     loads: Vec<(usize, Value, Step)>,
     stores: Vec<(Value, Step)>,
 }
 
-/// The addresses of one element of a `Row`, in the same order.
+/// Where element `e` of a loop iteration is: `p + disp + e * bytes`.
+struct Place {
+    p: Value,
+    disp: i64,
+    bytes: i64,
+}
+
+/// The places of a `Row`'s loads (with their inst) and stores in one loop
+/// iteration.
 #[derive(Default)]
 struct RowAt {
-    loads: Vec<(usize, Value, Step)>,
-    stores: Vec<(Value, Step)>,
+    loads: Vec<(usize, Place)>,
+    stores: Vec<Place>,
 }
 
 /// The value of `v` when it is an integer constant.
