@@ -43,9 +43,10 @@ impl CompiledFn {
             })
     }
 
-    /// Run on the given arguments (one per IR param, in order). Panics with a
-    /// message naming the argument when a length does not match.
-    pub fn call(&self, args: &[Arg<'_>]) -> Outputs {
+    /// Run on the given arguments (one per IR param, in order) and pass the
+    /// outputs to `take`. Panics with a message naming the argument when a
+    /// length does not match.
+    pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
         let ready = self.ready();
         // Up to 16 arguments stay on the stack.
         let mut inline = [RawArg {
@@ -66,9 +67,15 @@ impl CompiledFn {
         // SAFETY: every `RawArg` borrows a live slice (`Arg` holds the borrow
         // for this call) with its exact length; `ready.fns` holds one compiled
         // function per kernel of `ready.program`, in order.
-        let result = unsafe { ready.program.execute(&FnLauncher(&ready.fns), raw) };
+        let result = unsafe {
+            ready
+                .program
+                .execute_then(&FnLauncher(&ready.fns), raw, |bufs| {
+                    take(&mut Outputs { bufs })
+                })
+        };
         match result {
-            Ok(bufs) => Outputs { bufs },
+            Ok(r) => r,
             Err(e) => panic!("oxla: {e}"),
         }
     }
@@ -134,15 +141,25 @@ impl<'a> From<&'a f64> for Arg<'a> {
 }
 
 /// The outputs of a call, taken one by one by index.
-pub struct Outputs {
-    bufs: Vec<Buffer>,
+pub struct Outputs<'a> {
+    bufs: &'a mut [Buffer],
 }
 
 /// Element types a generated function can return.
 pub trait Element: Copy {
     fn take(buf: Buffer) -> Vec<Self>;
+    fn first(buf: &Buffer) -> Self;
 }
 impl Element for f32 {
+    fn first(buf: &Buffer) -> f32 {
+        match buf {
+            Buffer::F32(v) => v[0],
+            other => panic!(
+                "internal error: expected an f32 output, got {}",
+                other.dtype()
+            ),
+        }
+    }
     fn take(buf: Buffer) -> Vec<f32> {
         match buf {
             Buffer::F32(v) => v,
@@ -154,6 +171,15 @@ impl Element for f32 {
     }
 }
 impl Element for f64 {
+    fn first(buf: &Buffer) -> f64 {
+        match buf {
+            Buffer::F64(v) => v[0],
+            other => panic!(
+                "internal error: expected an f64 output, got {}",
+                other.dtype()
+            ),
+        }
+    }
     fn take(buf: Buffer) -> Vec<f64> {
         match buf {
             Buffer::F64(v) => v,
@@ -165,16 +191,13 @@ impl Element for f64 {
     }
 }
 
-impl Outputs {
+impl Outputs<'_> {
     /// Output `i` as a vector.
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
-        T::take(std::mem::replace(
-            &mut self.bufs[i],
-            Buffer::F32(Vec::new()),
-        ))
+        T::take(oxla_core::exec::take_buffer(&mut self.bufs[i]))
     }
-    /// Output `i`, a scalar.
+    /// Output `i`, a scalar (its buffer stays for reuse by the next call).
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {
-        self.vec::<T>(i)[0]
+        T::first(&self.bufs[i])
     }
 }

@@ -130,6 +130,31 @@ fn jit_matches_interpreter_on_every_length() {
 }
 
 #[test]
+fn repeated_calls_reuse_buffers_without_stale_values() {
+    // Scalar outputs stay in a per-thread pool for reuse; every call must
+    // still see only its own inputs.
+    let mut rng = StdRng::seed_from_u64(13);
+    for _ in 0..5 {
+        let x = random(&mut rng, 9, 0.1, 2.0);
+        let y = random(&mut rng, 9, -1.0, 1.0);
+        let (a, d) = elementwise(&x, &y);
+        let want = reference(
+            ELEMENTWISE_IR,
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ],
+        );
+        assert_eq!(a.len(), 9);
+        assert!(a
+            .iter()
+            .zip(&want[0].data)
+            .all(|(g, w)| close(*g, *w, 1e-13)));
+        assert!(close(d, want[1].data[0], 1e-12));
+    }
+}
+
+#[test]
 fn grad_of_jit_matches_finite_differences() {
     let mut rng = StdRng::seed_from_u64(3);
     let x: Vec<f32> = random(&mut rng, 5, 0.1, 2.0)

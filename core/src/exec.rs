@@ -66,6 +66,43 @@ struct Scratch {
     ptrs: Vec<*mut u8>,
     kernel_sizes: Vec<i64>,
     owned: Vec<Buffer>,
+    results: Vec<Buffer>,
+    /// Small buffers kept from earlier calls for reuse: kernels write every
+    /// element of their outputs, so a reused buffer needs no clearing.
+    pool: Vec<Buffer>,
+}
+
+/// Buffers up to this many elements are kept for reuse, at most `POOL_SIZE`
+/// of them per thread; larger ones cost little to allocate next to the work
+/// done on them.
+const POOL_MAX_LEN: usize = 4096;
+const POOL_SIZE: usize = 32;
+
+impl Scratch {
+    fn buffer(&mut self, dtype: DType, len: usize) -> Buffer {
+        match self
+            .pool
+            .iter()
+            .position(|b| b.dtype() == dtype && b.len() == len)
+        {
+            Some(i) => self.pool.swap_remove(i),
+            None => Buffer::zeros(dtype, len),
+        }
+    }
+
+    /// Return what the call did not hand out to the pool.
+    fn recycle(&mut self) {
+        for b in self.owned.drain(..).chain(self.results.drain(..)) {
+            if (1..=POOL_MAX_LEN).contains(&b.len()) && self.pool.len() < POOL_SIZE {
+                self.pool.push(b);
+            }
+        }
+    }
+}
+
+/// Move a buffer out, leaving an empty one.
+pub fn take_buffer(b: &mut Buffer) -> Buffer {
+    std::mem::replace(b, Buffer::F32(Vec::new()))
 }
 
 /// One step of the static binding order: symbol `sym` is the element count
@@ -334,6 +371,23 @@ impl Program {
         launcher: &dyn Launcher,
         args: &[RawArg],
     ) -> Result<Vec<Buffer>, String> {
+        self.execute_then(launcher, args, |outs| {
+            outs.iter_mut().map(take_buffer).collect()
+        })
+    }
+
+    /// Like `execute`, but hands the outputs to `take` instead of returning
+    /// them: what `take` leaves in place (e.g. after reading a scalar) is
+    /// kept for reuse by later calls, so a call need not allocate at all.
+    ///
+    /// # Safety
+    /// As for `execute`.
+    pub unsafe fn execute_then<R>(
+        &self,
+        launcher: &dyn Launcher,
+        args: &[RawArg],
+        take: impl FnOnce(&mut [Buffer]) -> R,
+    ) -> Result<R, String> {
         let f = &self.function;
         if args.len() != f.params.len() {
             return Err(self.arity_error(args.len()));
@@ -349,13 +403,24 @@ impl Program {
                 ));
             }
         }
-        SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => self.execute_with(launcher, args, &mut scratch),
+        SCRATCH.with(|cell| {
+            let mut guard = cell.try_borrow_mut();
             // Re-entered from inside a launch: use fresh scratch space.
-            Err(_) => self.execute_with(launcher, args, &mut Scratch::default()),
+            let mut fresh = None;
+            let scratch = match guard.as_deref_mut() {
+                Ok(s) => s,
+                Err(_) => fresh.insert(Scratch::default()),
+            };
+            let r = self
+                .execute_with(launcher, args, scratch)
+                .map(|()| take(&mut scratch.results));
+            scratch.recycle();
+            r
         })
     }
 
+    /// Bind, allocate, launch; leave the outputs in `scratch.results`.
+    ///
     /// # Safety
     /// As for `execute`.
     unsafe fn execute_with(
@@ -363,34 +428,35 @@ impl Program {
         launcher: &dyn Launcher,
         args: &[RawArg],
         scratch: &mut Scratch,
-    ) -> Result<Vec<Buffer>, String> {
+    ) -> Result<(), String> {
         if !self.bind_fast(|i| args[i].len, scratch) {
             self.bind_into(&|i| args[i].len, scratch)?;
             let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
             scratch.bound = bound;
+        }
+        let len_of = |b: usize, sizes: &[u64]| {
+            let (factor, syms) = &self.numel[b];
+            syms.iter().fold(*factor, |acc, s| acc * sizes[*s]) as usize
+        };
+        scratch.owned.clear();
+        for (b, info) in self.buffers.iter().enumerate() {
+            if info.param.is_none() {
+                let buf = scratch.buffer(info.dtype, len_of(b, &scratch.bound));
+                scratch.owned.push(buf);
+            }
         }
         let Scratch {
             bound: sizes,
             ptrs,
             kernel_sizes,
             owned,
+            results,
             ..
         } = scratch;
-        let size = |k: usize| sizes[k];
-        let len_of = |b: usize| {
-            let (factor, syms) = &self.numel[b];
-            syms.iter().fold(*factor, |acc, s| acc * size(*s)) as usize
-        };
-        owned.clear();
-        for (b, info) in self.buffers.iter().enumerate() {
-            if info.param.is_none() {
-                owned.push(Buffer::zeros(info.dtype, len_of(b)));
-            }
-        }
         for (l, launch) in self.launches.iter().enumerate() {
             ptrs.clear();
             kernel_sizes.clear();
-            kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| size(*s) as i64));
+            kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| sizes[*s] as i64));
             for b in &launch.args {
                 let (ptr, len) = match (self.buffers[*b].param, self.owned_slot[*b]) {
                     (Some(p), _) => (args[p].ptr as *mut u8, args[p].len),
@@ -399,7 +465,7 @@ impl Program {
                 };
                 // The precondition the kernel relies on: every buffer holds
                 // exactly its shape's element count under this binding.
-                if len != len_of(*b) {
+                if len != len_of(*b, sizes) {
                     return Err(format!("internal error: buffer {b} has {len} elements"));
                 }
                 ptrs.push(ptr);
@@ -407,11 +473,12 @@ impl Program {
             // SAFETY: each pointer is valid for its buffer's element count
             // (checked just above); fusion only emits loads within a buffer's
             // shape and stores within the output's shape (`check_bounds`,
-            // run in tests); outputs are freshly allocated and distinct; the
-            // caller guarantees `RawArg` pointers are valid for `len` elements.
+            // run in tests); the buffers this call owns are distinct from
+            // each other and from the arguments; the caller guarantees
+            // `RawArg` pointers are valid for `len` elements.
             unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
         }
-        let mut results = Vec::with_capacity(self.outputs.len());
+        results.clear();
         for (i, b) in self.outputs.iter().enumerate() {
             let out = match (self.buffers[*b].param, self.owned_slot[*b]) {
                 (Some(p), _) => {
@@ -424,13 +491,12 @@ impl Program {
                 }
                 // An output returned twice is copied; otherwise it is moved out.
                 (None, Some(slot)) if self.outputs[i + 1..].contains(b) => owned[slot].clone(),
-                (None, Some(slot)) => std::mem::replace(&mut owned[slot], Buffer::F32(Vec::new())),
+                (None, Some(slot)) => take_buffer(&mut owned[slot]),
                 (None, None) => unreachable!("every buffer is a parameter or owned"),
             };
             results.push(out);
         }
-        owned.clear();
-        Ok(results)
+        Ok(())
     }
 
     /// Check, for given sizes, that every load of every launch stays within

@@ -13,7 +13,10 @@ fn loss(x: &[f32], y: &[f32]) -> f32 {
 fn main() {
     // Every generated function `name` comes with its IR text, `NAME_IR`.
     let info = Inspect::new(LOSS_GRAD_IR).expect("the macro's IR parses");
-    println!("== IR of loss_grad (after grad and simplify) ==\n{}", info.ir());
+    println!(
+        "== IR of loss_grad (after grad and simplify) ==\n{}",
+        info.ir()
+    );
     println!("== fused kernels and launches ==\n{}", info.kernels());
     println!("== Cranelift IR ==\n{}", info.clif());
     println!("== PTX (sm_90) ==\n{}", info.ptx());

@@ -403,8 +403,7 @@ fn array_body(
     quote! {
         #aot_items
         static __OXLA_COMPILED: #compiled_fn = #compiled_fn::new(#ir_const, #aot_ref);
-        let mut #outs_var = __OXLA_COMPILED.call(&[#(#args),*]);
-        #result
+        __OXLA_COMPILED.call(&[#(#args),*], |#outs_var| #result)
     }
 }
 

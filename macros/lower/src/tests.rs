@@ -777,7 +777,7 @@ fn array_function_expands_to_a_compiled_fn_call() {
         "{s}"
     );
     assert!(s.contains("static __OXLA_COMPILED : :: oxla :: __private :: CompiledFn = :: oxla :: __private :: CompiledFn :: new (FUSED_IR , & [])"), "{s}");
-    assert!(s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: from (x) , :: oxla :: __private :: Arg :: from (y) , :: oxla :: __private :: Arg :: from (& s)])"), "{s}");
+    assert!(s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: from (x) , :: oxla :: __private :: Arg :: from (y) , :: oxla :: __private :: Arg :: from (& s)] , | __oxla_outs |"), "{s}");
     assert!(s.contains("(__oxla_outs . scalar :: < :: core :: primitive :: f32 > (0) , __oxla_outs . vec :: < :: core :: primitive :: f32 > (1) ,)"), "{s}");
 
     // With a manifest that lists every kernel, the kernels are bound AOT.
