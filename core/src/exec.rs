@@ -224,6 +224,28 @@ impl Program {
         Ok(scratch.sizes.iter().map(|s| s.expect("bound")).collect())
     }
 
+    /// Check a call's arity and each argument's element type; errors name
+    /// the argument.
+    pub fn check_arg_types(
+        &self,
+        dtypes: impl ExactSizeIterator<Item = DType>,
+    ) -> Result<(), String> {
+        let f = &self.function;
+        if dtypes.len() != f.params.len() {
+            return Err(self.arity_error(dtypes.len()));
+        }
+        for (i, dtype) in dtypes.enumerate() {
+            let want = f.dtype(f.params[i]);
+            if dtype != want {
+                return Err(format!(
+                    "argument `{}` of `{}`: expected {want} elements, got {dtype} elements",
+                    f.param_names[i], f.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn arity_error(&self, got: usize) -> String {
         let f = &self.function;
         format!("`{}` takes {} arguments, got {got}", f.name, f.params.len())
@@ -388,21 +410,7 @@ impl Program {
         args: &[RawArg],
         take: impl FnOnce(&mut [Buffer]) -> R,
     ) -> Result<R, String> {
-        let f = &self.function;
-        if args.len() != f.params.len() {
-            return Err(self.arity_error(args.len()));
-        }
-        for (i, a) in args.iter().enumerate() {
-            if a.dtype != f.dtype(f.params[i]) {
-                return Err(format!(
-                    "argument `{}` of `{}`: expected {} elements, got {} elements",
-                    f.param_names[i],
-                    f.name,
-                    f.dtype(f.params[i]),
-                    a.dtype
-                ));
-            }
-        }
+        self.check_arg_types(args.iter().map(|a| a.dtype))?;
         SCRATCH.with(|cell| {
             let mut guard = cell.try_borrow_mut();
             // Re-entered from inside a launch: use fresh scratch space.

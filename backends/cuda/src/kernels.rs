@@ -227,34 +227,7 @@ impl CudaKernels {
     }
 }
 
-/// `check_args` for device arrays: arity, dtypes, non-negative sizes, and
-/// lengths that cover every element read or written.
+/// `check_args` for device arrays.
 fn check_device_args(k: &Kernel, bufs: &[&mut DeviceBuffer], sizes: &[i64]) -> Result<(), String> {
-    if bufs.len() != k.args.len() {
-        return Err(format!(
-            "kernel takes {} buffers, got {}",
-            k.args.len(),
-            bufs.len()
-        ));
-    }
-    if sizes.len() != k.sizes.len() || sizes.iter().any(|s| *s < 0) {
-        return Err(format!(
-            "kernel takes {} non-negative sizes, got {sizes:?}",
-            k.sizes.len()
-        ));
-    }
-    for (i, (a, b)) in k.args.iter().zip(bufs).enumerate() {
-        if a.dtype != b.dtype {
-            return Err(format!("buffer {i}: expected {}, got {}", a.dtype, b.dtype));
-        }
-        let need = if a.output {
-            k.output_len(sizes)
-        } else {
-            k.input_extent(i, sizes)
-        };
-        if b.len < need {
-            return Err(format!("buffer {i}: needs {need} elements, has {}", b.len));
-        }
-    }
-    Ok(())
+    k.check_call(bufs.iter().map(|b| (b.dtype, b.len)), sizes)
 }

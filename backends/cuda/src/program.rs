@@ -420,23 +420,7 @@ impl Schedule {
     /// its kernel reads and writes. Errors name the argument.
     pub fn bind(&self, p: &Program, args: &[(DType, usize)]) -> Result<Bound, String> {
         let f = &p.function;
-        if args.len() != f.params.len() {
-            return Err(format!(
-                "`{}` takes {} arguments, got {}",
-                f.name,
-                f.params.len(),
-                args.len()
-            ));
-        }
-        for (i, (dtype, _)) in args.iter().enumerate() {
-            let want = f.dtype(f.params[i]);
-            if *dtype != want {
-                return Err(format!(
-                    "argument `{}` of `{}`: expected {want} elements, got {dtype} elements",
-                    f.param_names[i], f.name
-                ));
-            }
-        }
+        p.check_arg_types(args.iter().map(|a| a.0))?;
         let lens: Vec<usize> = args.iter().map(|a| a.1).collect();
         let sizes = p.bind(&lens)?;
         if let Some(k) = sizes.iter().position(|s| i64::try_from(*s).is_err()) {

@@ -21,40 +21,7 @@ pub fn run(kernel: &Kernel, bufs: &mut [Buffer], sizes: &[i64]) -> Result<(), St
 
 /// Check that `bufs` and `sizes` satisfy the kernel's calling convention.
 pub fn check_args(kernel: &Kernel, bufs: &[Buffer], sizes: &[i64]) -> Result<(), String> {
-    if bufs.len() != kernel.args.len() {
-        return Err(format!(
-            "kernel takes {} buffers, got {}",
-            kernel.args.len(),
-            bufs.len()
-        ));
-    }
-    if sizes.len() != kernel.sizes.len() || sizes.iter().any(|s| *s < 0) {
-        return Err(format!(
-            "kernel takes {} non-negative sizes, got {sizes:?}",
-            kernel.sizes.len()
-        ));
-    }
-    for (i, (a, b)) in kernel.args.iter().zip(bufs).enumerate() {
-        if a.dtype != b.dtype() {
-            return Err(format!(
-                "buffer {i}: expected {}, got {}",
-                a.dtype,
-                b.dtype()
-            ));
-        }
-        let need = if a.output {
-            kernel.output_len(sizes)
-        } else {
-            kernel.input_extent(i, sizes)
-        };
-        if b.len() < need {
-            return Err(format!(
-                "buffer {i}: needs {need} elements, has {}",
-                b.len()
-            ));
-        }
-    }
-    Ok(())
+    kernel.check_call(bufs.iter().map(|b| (b.dtype(), b.len())), sizes)
 }
 
 /// Run `kernel` on raw pointers.

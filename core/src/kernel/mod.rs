@@ -137,6 +137,43 @@ impl Kernel {
         need
     }
 
+    /// Check a call against the calling convention: one buffer per arg, each
+    /// given as (element type, element count), holding the elements the
+    /// kernel reads or writes; one non-negative value per size symbol.
+    pub fn check_call(
+        &self,
+        bufs: impl ExactSizeIterator<Item = (DType, usize)>,
+        sizes: &[i64],
+    ) -> Result<(), String> {
+        if bufs.len() != self.args.len() {
+            return Err(format!(
+                "kernel takes {} buffers, got {}",
+                self.args.len(),
+                bufs.len()
+            ));
+        }
+        if sizes.len() != self.sizes.len() || sizes.iter().any(|s| *s < 0) {
+            return Err(format!(
+                "kernel takes {} non-negative sizes, got {sizes:?}",
+                self.sizes.len()
+            ));
+        }
+        for (i, (a, (dtype, len))) in self.args.iter().zip(bufs).enumerate() {
+            if a.dtype != dtype {
+                return Err(format!("buffer {i}: expected {}, got {dtype}", a.dtype));
+            }
+            let need = if a.output {
+                self.output_len(sizes)
+            } else {
+                self.input_extent(i, sizes)
+            };
+            if len < need {
+                return Err(format!("buffer {i}: needs {need} elements, has {len}"));
+            }
+        }
+        Ok(())
+    }
+
     /// The canonical text, without the name: the kernel's identity.
     pub fn body_text(&self) -> String {
         let mut s = String::new();
