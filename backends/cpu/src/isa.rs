@@ -95,12 +95,21 @@ pub fn level_isa(level: IsaLevel, pic: bool) -> Result<OwnedTargetIsa, String> {
         .map_err(|e| format!("ISA {level:?}: {e}"))
 }
 
+fn isa_flag(isa: &dyn isa::TargetIsa, name: &str) -> bool {
+    isa.isa_flags()
+        .iter()
+        .any(|v| v.name == name && v.as_bool() == Some(true))
+}
+
 /// Whether `fma` compiles to one instruction (not a libcall) on this ISA.
 pub fn has_native_fma(isa: &dyn isa::TargetIsa) -> bool {
-    let flag = |name: &str| {
-        isa.isa_flags()
-            .iter()
-            .any(|v| v.name == name && v.as_bool() == Some(true))
-    };
-    isa.triple().architecture == Architecture::X86_64 && flag("has_avx") && flag("has_fma")
+    isa.triple().architecture == Architecture::X86_64
+        && isa_flag(isa, "has_avx")
+        && isa_flag(isa, "has_fma")
+}
+
+/// Whether this is x86-64 without AVX: vector instructions are legacy SSE,
+/// whose 128-bit memory operands must be 16-byte aligned.
+pub fn is_sse_only(isa: &dyn isa::TargetIsa) -> bool {
+    isa.triple().architecture == Architecture::X86_64 && !isa_flag(isa, "has_avx")
 }

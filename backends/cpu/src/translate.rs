@@ -89,6 +89,8 @@ pub(crate) struct Target {
     ptr: Type,
     /// Whether `fma` is one instruction.
     fma: bool,
+    /// x86-64 without AVX (see `Body::load`).
+    sse_only: bool,
 }
 
 impl Target {
@@ -98,6 +100,7 @@ impl Target {
             call_conv: isa.default_call_conv(),
             ptr: isa.pointer_type(),
             fma: crate::isa::has_native_fma(isa),
+            sse_only: crate::isa::is_sse_only(isa),
         }
     }
 
@@ -256,6 +259,8 @@ struct Body<'a> {
     b: FunctionBuilder<'a>,
     k: &'a Kernel,
     fma: bool,
+    /// x86-64 without AVX (see `Body::load`).
+    sse_only: bool,
     plan: Option<VectorPlan>,
     /// Per inst: true when it does not depend on the innermost coordinate.
     invariant: Vec<bool>,
@@ -354,6 +359,7 @@ impl<'a> Body<'a> {
             b,
             k,
             fma,
+            sse_only: target.sse_only,
             plan,
             invariant,
             ptrs,
@@ -885,6 +891,17 @@ impl<'a> Body<'a> {
         let num = self.num(DType::F32, vector);
         let b = &mut self.b;
         let (v, natural) = match dtype {
+            DType::F32 | DType::F64 if vector && self.sse_only => {
+                // Cranelift (0.135) sinks a vector load into a legacy-SSE
+                // `cmpps`/`cmppd` as a memory operand, which faults unless
+                // 16-byte aligned (ours need not be). A load that reaches
+                // its user through a bitcast is never sunk: it stays a
+                // `movdqu`, as for every other SSE op on unaligned memory.
+                let n = self.num(dtype, vector);
+                let bits = self.b.ins().load(n.int(), f, p, offset);
+                let flags = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+                (self.b.ins().bitcast(n.ty, flags, bits), dtype)
+            }
             DType::F32 | DType::F64 => {
                 let n = self.num(dtype, vector);
                 (self.b.ins().load(n.ty, f, p, offset), dtype)
