@@ -266,11 +266,7 @@ fn parse_wrt(value: TokenStream, errors: &mut Errors) -> Option<Vec<Ident>> {
             return None;
         }
     };
-    let items: Vec<&syn::Expr> = match &expr {
-        syn::Expr::Tuple(t) => t.elems.iter().collect(),
-        syn::Expr::Paren(p) => vec![&*p.expr],
-        e => vec![e],
-    };
+    let items = tuple_items(&expr);
     let mut out = Vec::new();
     for e in items {
         match e {
@@ -293,6 +289,15 @@ fn parse_wrt(value: TokenStream, errors: &mut Errors) -> Option<Vec<Ident>> {
     Some(out)
 }
 
+/// The elements of `(a, b, …)`, of `(a)`, or `a` alone.
+fn tuple_items(expr: &syn::Expr) -> Vec<&syn::Expr> {
+    match expr {
+        syn::Expr::Tuple(t) => t.elems.iter().collect(),
+        syn::Expr::Paren(p) => vec![&*p.expr],
+        e => vec![e],
+    }
+}
+
 /// `0`, `None`, or a tuple of them.
 fn parse_in_axes(value: TokenStream, errors: &mut Errors) -> Option<InAxes> {
     const SUPPORTED: &str =
@@ -307,11 +312,7 @@ fn parse_in_axes(value: TokenStream, errors: &mut Errors) -> Option<InAxes> {
             return None;
         }
     };
-    let items: Vec<&syn::Expr> = match &expr {
-        syn::Expr::Tuple(t) => t.elems.iter().collect(),
-        syn::Expr::Paren(p) => vec![&*p.expr],
-        e => vec![e],
-    };
+    let items = tuple_items(&expr);
     let mut out = Vec::new();
     let mut ok = true;
     for e in items {
