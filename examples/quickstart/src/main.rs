@@ -93,11 +93,16 @@ fn main() {
     let exact: f64 = (0..n)
         .map(|i| x[i] as f64 * 2.0 * y[i] as f64 + z[i] as f64)
         .sum();
-    let how = oxla::compile_log()
-        .into_iter()
+    let how = match oxla::compile_log()
+        .iter()
         .find(|r| r.function == "fused_sum")
-        .map(|r| r.how);
-    println!("sum(x * 2 * y + z) over {n} f32, one fused kernel ({how:?}):");
+        .map(|r| r.how)
+    {
+        Some(oxla::CompiledBy::BuildScript) => "compiled by build.rs",
+        Some(oxla::CompiledBy::Jit) => "compiled by the JIT on first call",
+        _ => "no kernel",
+    };
+    println!("sum(x * 2 * y + z) over {n} f32, one fused kernel ({how}):");
     println!("  oxla {fused:.7e} in {t_fused:?}; plain Rust loop {plain:.7e} in {t_plain:?}");
     println!("  (the sum in f64: {exact:.7e}; oxla's several accumulators also round less)");
 
