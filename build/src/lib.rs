@@ -19,6 +19,9 @@
 //!   the two sides agree by construction: both name a kernel by the hash of
 //!   its canonical text (`Kernel::symbol`).
 
+// The crate example is a whole `build.rs`, `main` included.
+#![allow(clippy::needless_doctest_main)]
+
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::Kernel;
 use oxla_cpu::IsaLevel;

@@ -395,7 +395,7 @@ fn errors_are_spanned_on_the_offending_token() {
 fn attr_errors(kind: TransformKind, args: TokenStream) -> Vec<String> {
     let mut errors = Errors::new();
     let r = parse_args(kind, args, Span::call_site(), &mut errors);
-    assert!(r.is_none() == !errors.is_empty());
+    assert_eq!(r.is_none(), !errors.is_empty());
     errors.messages()
 }
 
