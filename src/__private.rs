@@ -46,6 +46,7 @@ impl CompiledFn {
     /// Run on the given arguments (one per IR param, in order) and pass the
     /// outputs to `take`. Panics with a message naming the argument when a
     /// length does not match.
+    #[track_caller]
     pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
         let ready = self.ready();
         // Up to 16 arguments stay on the stack.

@@ -136,7 +136,14 @@ fn generate_one(
         _ => f.outs.len() != 1,
     };
 
-    let body = if is_straight_line(f) {
+    let straight_line = is_straight_line(f);
+    // A length mismatch in an array function panics: report the caller's line.
+    let track_caller = if straight_line {
+        quote!()
+    } else {
+        quote!(#[track_caller])
+    };
+    let body = if straight_line {
         scalar_body(f, &param_idents, tuple_return)
     } else {
         let aot = match &opts.aot_manifest {
@@ -162,6 +169,7 @@ fn generate_one(
             let sig = &item.sig;
             quote! {
                 #(#attrs)*
+                #track_caller
                 #vis #sig {
                     #body
                 }
@@ -201,6 +209,7 @@ fn generate_one(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
+                #track_caller
                 #vis fn #name(#(#params),*) -> #ret {
                     #body
                 }
