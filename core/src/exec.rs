@@ -43,11 +43,19 @@ pub struct Program {
     launch_sizes: Vec<Vec<usize>>,
     /// Each parameter's dimensions, symbols resolved to indices.
     param_dims: Vec<Vec<DimRef>>,
-    /// For each buffer the program allocates: its slot among the owned buffers.
-    owned_slot: Vec<Option<usize>>,
+    /// Where each buffer lives during a call.
+    slots: Vec<Slot>,
     /// The order in which arguments bind the symbols; it depends on shapes
     /// only, so it is worked out once. `None` when some symbol cannot be bound.
     solve_order: Option<Vec<SolveStep>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// The caller's argument at this index.
+    Param(usize),
+    /// The call's own buffer at this index of `Scratch::owned`.
+    Owned(usize),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +71,8 @@ struct Scratch {
     sizes: Vec<Option<u64>>,
     source: Vec<usize>,
     bound: Vec<u64>,
+    /// Each buffer's element count under `bound`.
+    lens: Vec<usize>,
     ptrs: Vec<*mut u8>,
     kernel_sizes: Vec<i64>,
     owned: Vec<Buffer>,
@@ -182,20 +192,21 @@ impl Program {
             })
             .collect();
         let mut owned = 0;
-        let owned_slot = buffers
+        let slots = buffers
             .iter()
-            .map(|b| {
-                b.param.is_none().then(|| {
+            .map(|b| match b.param {
+                Some(p) => Slot::Param(p),
+                None => {
                     owned += 1;
-                    owned - 1
-                })
+                    Slot::Owned(owned - 1)
+                }
             })
             .collect();
         let solve_order = static_solve_order(&param_dims, symbols.len());
         Program {
             solve_order,
             param_dims,
-            owned_slot,
+            slots,
             function,
             kernels,
             buffers,
@@ -442,19 +453,21 @@ impl Program {
             let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
             scratch.bound = bound;
         }
-        let len_of = |b: usize, sizes: &[u64]| {
-            let (factor, syms) = &self.numel[b];
-            syms.iter().fold(*factor, |acc, s| acc * sizes[*s]) as usize
-        };
+        scratch.lens.clear();
+        for (factor, syms) in &self.numel {
+            let n = syms.iter().fold(*factor, |acc, s| acc * scratch.bound[*s]);
+            scratch.lens.push(n as usize);
+        }
         scratch.owned.clear();
         for (b, info) in self.buffers.iter().enumerate() {
             if info.param.is_none() {
-                let buf = scratch.buffer(info.dtype, len_of(b, &scratch.bound));
+                let buf = scratch.buffer(info.dtype, scratch.lens[b]);
                 scratch.owned.push(buf);
             }
         }
         let Scratch {
             bound: sizes,
+            lens,
             ptrs,
             kernel_sizes,
             owned,
@@ -466,14 +479,13 @@ impl Program {
             kernel_sizes.clear();
             kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| sizes[*s] as i64));
             for b in &launch.args {
-                let (ptr, len) = match (self.buffers[*b].param, self.owned_slot[*b]) {
-                    (Some(p), _) => (args[p].ptr as *mut u8, args[p].len),
-                    (None, Some(slot)) => (owned[slot].as_mut_ptr(), owned[slot].len()),
-                    (None, None) => unreachable!("every buffer is a parameter or owned"),
+                let (ptr, len) = match self.slots[*b] {
+                    Slot::Param(p) => (args[p].ptr as *mut u8, args[p].len),
+                    Slot::Owned(o) => (owned[o].as_mut_ptr(), owned[o].len()),
                 };
                 // The precondition the kernel relies on: every buffer holds
                 // exactly its shape's element count under this binding.
-                if len != len_of(*b, sizes) {
+                if len != lens[*b] {
                     return Err(format!("internal error: buffer {b} has {len} elements"));
                 }
                 ptrs.push(ptr);
@@ -488,8 +500,8 @@ impl Program {
         }
         results.clear();
         for (i, b) in self.outputs.iter().enumerate() {
-            let out = match (self.buffers[*b].param, self.owned_slot[*b]) {
-                (Some(p), _) => {
+            let out = match self.slots[*b] {
+                Slot::Param(p) => {
                     let a = args[p];
                     // SAFETY: the caller guarantees `a.ptr` is valid for `a.len` elements of `a.dtype`.
                     let vals: Vec<f64> = (0..a.len)
@@ -498,9 +510,8 @@ impl Program {
                     Buffer::from_f64(a.dtype, &vals)
                 }
                 // An output returned twice is copied; otherwise it is moved out.
-                (None, Some(slot)) if self.outputs[i + 1..].contains(b) => owned[slot].clone(),
-                (None, Some(slot)) => take_buffer(&mut owned[slot]),
-                (None, None) => unreachable!("every buffer is a parameter or owned"),
+                Slot::Owned(o) if self.outputs[i + 1..].contains(b) => owned[o].clone(),
+                Slot::Owned(o) => take_buffer(&mut owned[o]),
             };
             results.push(out);
         }
