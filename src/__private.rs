@@ -67,7 +67,8 @@ impl CompiledFn {
         };
         // SAFETY: every `RawArg` borrows a live slice (`Arg` holds the borrow
         // for this call) with its exact length; `ready.fns` holds one compiled
-        // function per kernel of `ready.program`, in order.
+        // function per kernel of `ready.program`, in order; `Compiled::build`
+        // checked the program's schedule.
         let result = unsafe {
             ready
                 .program

@@ -73,6 +73,7 @@ impl Compiled {
     fn build_inner(ir: &str, aot: &[AotKernel]) -> Result<Ready, String> {
         let function = oxla_core::text::parse(ir)?;
         let program = fuse(&function)?;
+        program.check_schedule()?;
         dump(&program);
         let v3 = oxla_cpu::host_supports_v3();
         let linked: Option<Vec<KernelFn>> = program

@@ -100,6 +100,11 @@ impl Buffer {
         (0..self.len()).map(|i| self.get(i)).collect()
     }
 
+    /// Pointer to the first element, for reading by a kernel.
+    pub fn as_ptr(&self) -> *const u8 {
+        each_buffer!(self, v => v.as_ptr().cast::<u8>())
+    }
+
     /// Pointer to the first element, for passing to a kernel.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         each_buffer!(self, v => v.as_mut_ptr().cast::<u8>())

@@ -50,11 +50,12 @@ pub struct Program {
     solve_order: Option<Vec<SolveStep>>,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Slot {
+/// Where a buffer of a program lives during a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
     /// The caller's argument at this index.
     Param(usize),
-    /// The call's own buffer at this index of `Scratch::owned`.
+    /// The `o`-th buffer the call allocates (in buffer order).
     Owned(usize),
 }
 
@@ -216,6 +217,95 @@ impl Program {
             numel,
             launch_sizes,
         }
+    }
+
+    /// Where buffer `b` lives during a call.
+    pub fn slot(&self, b: usize) -> Slot {
+        self.slots[b]
+    }
+
+    /// For launch `l`: the index into the bound sizes of each of its
+    /// kernel's size arguments.
+    pub fn launch_sizes(&self, l: usize) -> &[usize] {
+        &self.launch_sizes[l]
+    }
+
+    /// Check that the schedule is well formed, the structural precondition
+    /// every executor relies on: each launch matches its kernel's arity and
+    /// dtypes, reads only parameters or buffers written by an earlier launch,
+    /// writes only buffers the call allocates, each exactly once and never
+    /// one it also reads; every output exists and is written. Programs from
+    /// `fuse` always pass; run it once per program, not per call.
+    pub fn check_schedule(&self) -> Result<(), String> {
+        for (b, info) in self.buffers.iter().enumerate() {
+            if let Some(i) = info.param {
+                if i >= self.function.params.len() {
+                    return Err(format!("buffer {b} is parameter {i}, which is missing"));
+                }
+            }
+        }
+        let mut written = vec![false; self.buffers.len()];
+        for (l, launch) in self.launches.iter().enumerate() {
+            let k = self.kernels.get(launch.kernel).ok_or_else(|| {
+                format!("launch {l} runs kernel {}, which is missing", launch.kernel)
+            })?;
+            if launch.args.len() != k.args.len() {
+                return Err(format!(
+                    "launch {l} (`{}`) passes {} buffers, the kernel takes {}",
+                    k.name,
+                    launch.args.len(),
+                    k.args.len()
+                ));
+            }
+            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
+                let info = self
+                    .buffers
+                    .get(*b)
+                    .ok_or_else(|| format!("launch {l} passes buffer {b}, which is missing"))?;
+                if info.dtype != arg.dtype {
+                    return Err(format!(
+                        "launch {l} (`{}`) arg {a}: buffer {b} holds {}, the kernel takes {}",
+                        k.name, info.dtype, arg.dtype
+                    ));
+                }
+                if !arg.output && !written[*b] && info.param.is_none() {
+                    return Err(format!(
+                        "launch {l} (`{}`) reads buffer {b} before any launch writes it",
+                        k.name
+                    ));
+                }
+            }
+            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
+                if !arg.output {
+                    continue;
+                }
+                if self.buffers[*b].param.is_some() {
+                    return Err(format!("launch {l} (`{}`) writes a parameter", k.name));
+                }
+                let used_twice = launch
+                    .args
+                    .iter()
+                    .enumerate()
+                    .any(|(c, x)| c != a && x == b);
+                if written[*b] || used_twice {
+                    return Err(format!(
+                        "launch {l} (`{}`) writes buffer {b}, which is written elsewhere or also passed to it",
+                        k.name
+                    ));
+                }
+                written[*b] = true;
+            }
+        }
+        for (i, b) in self.outputs.iter().enumerate() {
+            let info = self
+                .buffers
+                .get(*b)
+                .ok_or_else(|| format!("output {i} is buffer {b}, which is missing"))?;
+            if info.param.is_none() && !written[*b] {
+                return Err(format!("output {i} (buffer {b}) is never written"));
+            }
+        }
+        Ok(())
     }
 
     /// Element count of buffer `b` under bound sizes.
@@ -388,7 +478,9 @@ impl Program {
 
     /// Run the program on host buffers (one per parameter).
     pub fn run(&self, launcher: &dyn Launcher, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
-        // SAFETY: the pointers come from live buffers of the stated lengths.
+        self.check_schedule()?;
+        // SAFETY: the pointers come from live buffers of the stated lengths,
+        // and the schedule was checked just above.
         unsafe { self.execute(launcher, &raw_args(args)) }
     }
 
@@ -397,8 +489,9 @@ impl Program {
     ///
     /// # Safety
     /// Every `RawArg` pointer must be valid for `len` reads of its `dtype`
-    /// for the duration of the call, and `launcher` must run the kernels of
-    /// this program by index.
+    /// for the duration of the call, `launcher` must run the kernels of
+    /// this program by index, and the program must pass `check_schedule`
+    /// (every program `fuse` returns does).
     pub unsafe fn execute(
         &self,
         launcher: &dyn Launcher,
@@ -493,9 +586,11 @@ impl Program {
             // SAFETY: each pointer is valid for its buffer's element count
             // (checked just above); fusion only emits loads within a buffer's
             // shape and stores within the output's shape (`check_bounds`,
-            // run in tests); the buffers this call owns are distinct from
-            // each other and from the arguments; the caller guarantees
-            // `RawArg` pointers are valid for `len` elements.
+            // run in tests); a launch writes only buffers this call owns,
+            // which are distinct from each other and from the arguments and
+            // never also passed as its inputs (`check_schedule`, run once
+            // per program by the callers); the caller guarantees `RawArg`
+            // pointers are valid for `len` elements.
             unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
         }
         results.clear();
@@ -587,21 +682,10 @@ impl Launcher for FnLauncher<'_> {
 /// Arguments for `Program::execute` borrowed from host buffers.
 pub fn raw_args(bufs: &[Buffer]) -> Vec<RawArg> {
     bufs.iter()
-        .map(|b| {
-            let ptr = match b {
-                Buffer::F16(v) => v.as_ptr() as *const u8,
-                Buffer::BF16(v) => v.as_ptr() as *const u8,
-                Buffer::F32(v) => v.as_ptr() as *const u8,
-                Buffer::F64(v) => v.as_ptr() as *const u8,
-                Buffer::Bool(v) => v.as_ptr(),
-                Buffer::I32(v) => v.as_ptr() as *const u8,
-                Buffer::I64(v) => v.as_ptr() as *const u8,
-            };
-            RawArg {
-                dtype: b.dtype(),
-                ptr,
-                len: b.len(),
-            }
+        .map(|b| RawArg {
+            dtype: b.dtype(),
+            ptr: b.as_ptr(),
+            len: b.len(),
         })
         .collect()
 }

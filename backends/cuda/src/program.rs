@@ -12,7 +12,7 @@
 use crate::buffer::DeviceBuffer;
 use crate::kernels::CudaKernels;
 use cudarc::driver::PushKernelArg;
-use oxla_core::exec::Program;
+use oxla_core::exec::{Program, Slot};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::{Buffer, DType, Function};
 use oxla_ptx::has_work;
@@ -232,15 +232,6 @@ fn internal(msg: String) -> String {
     format!("internal error: {msg}")
 }
 
-/// Where a buffer of the program lives during a call.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Slot {
-    /// The caller's argument `p`.
-    Param(usize),
-    /// The `o`-th buffer the call allocates.
-    Owned(usize),
-}
-
 /// A buffer the call allocates.
 #[derive(Clone, Debug)]
 pub(crate) struct OwnedBuffer {
@@ -306,107 +297,45 @@ impl Schedule {
     /// buffers the call allocates, each of them exactly once and before any
     /// launch reads it, and never one it also reads; every output exists.
     pub fn new(p: &Program) -> Result<Schedule, String> {
-        let mut slot = Vec::with_capacity(p.buffers.len());
-        let mut owned = Vec::new();
-        for (b, info) in p.buffers.iter().enumerate() {
-            match info.param {
-                Some(i) if i < p.function.params.len() => slot.push(Slot::Param(i)),
-                Some(i) => return Err(format!("buffer {b} is parameter {i}, which is missing")),
-                None => {
-                    slot.push(Slot::Owned(owned.len()));
-                    owned.push(OwnedBuffer {
-                        buffer: b,
-                        dtype: info.dtype,
-                        zeroed: true,
-                    });
-                }
-            }
-        }
-        let mut written = vec![false; p.buffers.len()];
+        p.check_schedule()?;
+        let slot: Vec<Slot> = (0..p.buffers.len()).map(|b| p.slot(b)).collect();
+        let mut owned: Vec<OwnedBuffer> = p
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, info)| info.param.is_none())
+            .map(|(b, info)| OwnedBuffer {
+                buffer: b,
+                dtype: info.dtype,
+                zeroed: true,
+            })
+            .collect();
         let mut steps = Vec::with_capacity(p.launches.len());
         for (l, launch) in p.launches.iter().enumerate() {
-            let k = p.kernels.get(launch.kernel).ok_or_else(|| {
-                format!("launch {l} runs kernel {}, which is missing", launch.kernel)
-            })?;
-            if launch.args.len() != k.args.len() {
-                return Err(format!(
-                    "launch {l} (`{}`) passes {} buffers, the kernel takes {}",
-                    k.name,
-                    launch.args.len(),
-                    k.args.len()
-                ));
-            }
-            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
-                let info = p
-                    .buffers
-                    .get(*b)
-                    .ok_or_else(|| format!("launch {l} passes buffer {b}, which is missing"))?;
-                if info.dtype != arg.dtype {
-                    return Err(format!(
-                        "launch {l} (`{}`) arg {a}: buffer {b} holds {}, the kernel takes {}",
-                        k.name, info.dtype, arg.dtype
-                    ));
-                }
-                if !arg.output && !written[*b] && info.param.is_none() {
-                    return Err(format!(
-                        "launch {l} (`{}`) reads buffer {b} before any launch writes it",
-                        k.name
-                    ));
-                }
-            }
-            for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
-                if !arg.output {
-                    continue;
-                }
-                let Slot::Owned(o) = slot[*b] else {
-                    return Err(format!("launch {l} (`{}`) writes a parameter", k.name));
-                };
-                let used_twice = launch
-                    .args
-                    .iter()
-                    .enumerate()
-                    .any(|(c, x)| c != a && x == b);
-                if written[*b] || used_twice {
-                    return Err(format!(
-                        "launch {l} (`{}`) writes buffer {b}, which is written elsewhere or also passed to it",
-                        k.name
-                    ));
-                }
-                written[*b] = true;
-                owned[o].zeroed = k.is_reduction();
-            }
-            let sizes = k
-                .sizes
-                .iter()
-                .map(|s| {
-                    p.symbols.iter().position(|x| x == s).ok_or_else(|| {
-                        format!(
-                            "kernel `{}` takes size `{s}`, not a symbol of the function",
-                            k.name
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            steps.push(Step {
+            let step = Step {
                 kernel: launch.kernel,
                 args: launch.args.clone(),
-                sizes,
-            });
-        }
-        let mut outputs = Vec::with_capacity(p.outputs.len());
-        for (i, b) in p.outputs.iter().enumerate() {
-            let s = *slot
-                .get(*b)
-                .ok_or_else(|| format!("output {i} is buffer {b}, which is missing"))?;
-            outputs.push(match s {
-                Slot::Param(q) => Output::Param(q),
-                Slot::Owned(_) if !written[*b] => {
-                    return Err(format!("output {i} (buffer {b}) is never written"))
+                sizes: p.launch_sizes(l).to_vec(),
+            };
+            // Map outputs are written whole; reductions add into zeros.
+            let reduction = p.kernels[launch.kernel].is_reduction();
+            for b in step.outputs(p) {
+                if let Slot::Owned(o) = slot[b] {
+                    owned[o].zeroed = reduction;
                 }
+            }
+            steps.push(step);
+        }
+        let outputs = p
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| match slot[*b] {
+                Slot::Param(q) => Output::Param(q),
                 Slot::Owned(o) if p.outputs[i + 1..].contains(b) => Output::Copy(o),
                 Slot::Owned(o) => Output::Move(o),
-            });
-        }
+            })
+            .collect();
         Ok(Schedule {
             slot,
             owned,
