@@ -62,6 +62,15 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * (1.0 + a.abs().max(b.abs()))
 }
 
+/// The arguments of `chain` and `chain_grad` for the interpreter.
+fn chain_args(x: &[f64], y: &[f64]) -> Vec<Tensor> {
+    vec![
+        Tensor::vector(DType::F32, x),
+        Tensor::vector(DType::F32, y),
+        Tensor::scalar(DType::F32, 0.7),
+    ]
+}
+
 /// Run an IR text with the interpreter.
 fn reference(ir: &str, args: Vec<Tensor>) -> Vec<Tensor> {
     interp::eval(&text::parse(ir).unwrap(), &args).unwrap()
@@ -78,14 +87,7 @@ fn jit_matches_interpreter_on_every_length() {
             y.iter().map(|v| *v as f32).collect(),
         );
         let got = chain(&xf, &yf, 0.7);
-        let want = reference(
-            CHAIN_IR,
-            vec![
-                Tensor::vector(DType::F32, &x),
-                Tensor::vector(DType::F32, &y),
-                Tensor::scalar(DType::F32, 0.7),
-            ],
-        );
+        let want = reference(CHAIN_IR, chain_args(&x, &y));
         assert!(
             close(got as f64, want[0].data[0], 1e-4),
             "n={n}: {got} vs {}",
@@ -93,14 +95,7 @@ fn jit_matches_interpreter_on_every_length() {
         );
 
         let (gx, gy) = chain_grad(&xf, &yf, 0.7);
-        let want = reference(
-            CHAIN_GRAD_IR,
-            vec![
-                Tensor::vector(DType::F32, &x),
-                Tensor::vector(DType::F32, &y),
-                Tensor::scalar(DType::F32, 0.7),
-            ],
-        );
+        let want = reference(CHAIN_GRAD_IR, chain_args(&x, &y));
         for (g, w) in gx
             .iter()
             .zip(&want[0].data)
