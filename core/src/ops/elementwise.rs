@@ -28,10 +28,10 @@ pub enum BinaryOp {
     Sub,
     Mul,
     Div,
-    /// `if a > b { a } else { b }`: with a NaN operand the result is `b`
-    /// (the semantics of x86 `maxps`, which the CPU backend emits).
+    /// NaN if either operand is NaN, else `if a > b { a } else { b }`
+    /// (JAX's `maximum`: NaN propagates from both positions).
     Max,
-    /// `if a < b { a } else { b }`: with a NaN operand the result is `b`.
+    /// NaN if either operand is NaN, else `if a < b { a } else { b }`.
     Min,
 }
 
@@ -159,14 +159,14 @@ impl BinaryOp {
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
             BinaryOp::Max => {
-                if a > b {
+                if a > b || a.is_nan() {
                     a
                 } else {
                     b
                 }
             }
             BinaryOp::Min => {
-                if a < b {
+                if a < b || a.is_nan() {
                     a
                 } else {
                     b
