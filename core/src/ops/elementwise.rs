@@ -84,9 +84,10 @@ impl UnaryOp {
         }
     }
 
-    /// Tangent of `y = op(x)` given the tangent `t` of `x`.
-    pub fn jvp(self, f: &mut Function, x: Var, y: Var, t: Var) -> Var {
-        match self {
+    /// Tangent of `y = op(x)` given the tangent `t` of `x`; `None` is a
+    /// symbolic zero (`powi[0]`, whose derivative is 0 everywhere).
+    pub fn jvp(self, f: &mut Function, x: Var, y: Var, t: Var) -> Option<Var> {
+        Some(match self {
             UnaryOp::Neg => f.neg(t),
             UnaryOp::Exp => f.mul(t, y),
             UnaryOp::Log => f.div(t, x),
@@ -113,16 +114,31 @@ impl UnaryOp {
                 f.div(t, d)
             }
             UnaryOp::Powi(n) => {
-                let d = if n == 1 {
-                    f.full_like(1.0, x)
-                } else {
-                    let p = f.unary(UnaryOp::Powi(n - 1), x);
-                    let c = f.full_like(n as f64, x);
-                    f.mul(c, p)
+                // d/dx x^n = n x^(n-1), with JAX's `integer_pow` conventions:
+                // n = 0 has derivative exactly 0 (not 0 * x^-1, NaN at 0) and
+                // n = 1 exactly 1, so no derivative of any order is NaN at 0.
+                let d = match n {
+                    // JAX's `integer_pow` rule: zeros, not t * 0 (NaN for an
+                    // infinite tangent).
+                    0 => return None,
+                    1 => f.full_like(1.0, x),
+                    // n - 1 does not fit in i32: x^(n-1) = x^n * x^-1.
+                    i32::MIN => {
+                        let p = f.unary(UnaryOp::Powi(n), x);
+                        let r = f.unary(UnaryOp::Powi(-1), x);
+                        let p = f.mul(p, r);
+                        let c = f.full_like(n as f64, x);
+                        f.mul(c, p)
+                    }
+                    _ => {
+                        let p = f.unary(UnaryOp::Powi(n - 1), x);
+                        let c = f.full_like(n as f64, x);
+                        f.mul(c, p)
+                    }
                 };
                 f.mul(t, d)
             }
-        }
+        })
     }
 
     /// Whether the op is linear in its operand (only `neg`).
@@ -206,16 +222,17 @@ impl BinaryOp {
                 Some(f.div(num, b))
             }
             BinaryOp::Max | BinaryOp::Min => {
-                // The tangent of the operand the value came from.
-                let cmp = if self == BinaryOp::Max {
-                    CmpOp::Gt
-                } else {
-                    CmpOp::Lt
-                };
-                let p = f.cmp(cmp, a, b);
-                let ta = ta.unwrap_or_else(|| f.zeros_like(a));
-                let tb = tb.unwrap_or_else(|| f.zeros_like(b));
-                Some(f.select(p, ta, tb))
+                // JAX's `_balanced_eq`: each operand equal to the result gets
+                // weight 1, halved when both are (a tie splits 0.5/0.5); a NaN
+                // result equals neither operand, so both get 0. The weights
+                // are built from comparisons, selects and literals of primal
+                // values only, so they carry no tangent themselves and every
+                // higher derivative, transpose and batching rule applies.
+                let wa = ta.map(|_| balanced_weight(f, a, b, y));
+                let wb = tb.map(|_| balanced_weight(f, b, a, y));
+                let l = ta.zip(wa).map(|(t, w)| f.mul(t, w));
+                let r = tb.zip(wb).map(|(t, w)| f.mul(t, w));
+                add_opt(f, l, r)
             }
         }
     }
@@ -256,6 +273,18 @@ impl BinaryOp {
             }
         }
     }
+}
+
+/// The weight of operand `x` in the tangent of `y = max(x, other)` (or
+/// `min`): `(x == y ? 1 : 0) / (other == y ? 2 : 1)`, as a nested select.
+fn balanced_weight(f: &mut Function, x: Var, other: Var, y: Var) -> Var {
+    let x_is_y = f.cmp(CmpOp::Eq, x, y);
+    let other_is_y = f.cmp(CmpOp::Eq, other, y);
+    let one = f.full_like(1.0, y);
+    let half = f.full_like(0.5, y);
+    let zero = f.zeros_like(y);
+    let shared = f.select(other_is_y, half, one);
+    f.select(x_is_y, shared, zero)
 }
 
 fn add_opt(f: &mut Function, a: Option<Var>, b: Option<Var>) -> Option<Var> {

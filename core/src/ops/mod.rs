@@ -137,7 +137,7 @@ impl Op {
     /// Tangent of the result given the operands' tangents (`None` = zero).
     pub fn jvp(&self, f: &mut Function, ins: &[Var], out: Var, t: &[Option<Var>]) -> Option<Var> {
         match self {
-            Op::Unary(op) => t[0].map(|t| op.jvp(f, ins[0], out, t)),
+            Op::Unary(op) => t[0].and_then(|t| op.jvp(f, ins[0], out, t)),
             Op::Binary(op) => op.jvp(f, ins[0], ins[1], out, t[0], t[1]),
             Op::Cmp(_) | Op::Literal { .. } => None,
             Op::Select => {

@@ -814,10 +814,14 @@ impl Lowerer<'_> {
                     expr,
                     ..
                 }) => match strip_parens(expr) {
+                    // Negate in i64 so that `-2147483648` (i32::MIN) is accepted.
                     Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Int(i),
                         ..
-                    }) => i.base10_parse::<i32>().ok().map(|n| -n),
+                    }) => i
+                        .base10_parse::<i64>()
+                        .ok()
+                        .and_then(|n| i32::try_from(-n).ok()),
                     _ => None,
                 },
                 _ => None,

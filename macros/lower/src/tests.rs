@@ -182,6 +182,21 @@ fn if_else_lowers_to_select_of_both_branches() {
     assert_eq!(eval(&g, &[vec![4.0], vec![1.0]]), vec![vec![-4.0]]);
 }
 
+/// Every i32 exponent is accepted, `i32::MIN` included (its magnitude does
+/// not fit in i32, so it is negated after parsing).
+#[test]
+fn powi_takes_every_i32_exponent() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 { x.powi(-2147483648) + x.powi(2147483647) + x.powi(-(3)) }
+    });
+    let d = dump(&f);
+    for op in ["powi[-2147483648]", "powi[2147483647]", "powi[-3]"] {
+        assert!(d.contains(op), "{op} missing in\n{d}");
+    }
+    let m = lower_errors(quote! { fn f(x: f64) -> f64 { x.powi(-2147483649) } });
+    assert_one(&m, "`powi` takes an integer literal exponent");
+}
+
 #[test]
 fn methods_functions_literals_and_return() {
     let f = lower(quote! {
