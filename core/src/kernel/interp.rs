@@ -2,9 +2,9 @@
 //!
 //! It runs the loop nest exactly as the kernel IR defines it, in sequential
 //! order, rounding every value to its type after each instruction, and
-//! accumulating reductions in the value's type.
+//! summing reductions pairwise in the value's type (`PairwiseSum`).
 
-use super::{InstKind, Kernel};
+use super::{InstKind, Kernel, PairwiseSum};
 use crate::buffer::{read_raw, write_raw, Buffer};
 
 /// Run `kernel` on host buffers (inputs then outputs, in `args` order).
@@ -53,7 +53,7 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
     let mut coord = vec![0usize; extents.len()];
     let mut vals = vec![0f64; kernel.insts.len()];
     for o in 0..n_outer {
-        let mut acc = vec![0f64; kernel.stores.len()];
+        let mut sums = vec![PairwiseSum::new(); kernel.stores.len()];
         for r in 0..n_inner {
             // Decode the row-major coordinate of iteration (o, r).
             let mut rem = o * n_inner + r;
@@ -82,27 +82,24 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                 vals[i] = inst.ty.round(v);
             }
             for (s, st) in kernel.stores.iter().enumerate() {
-                let ty = kernel.insts[st.value].ty;
-                acc[s] = if kernel.is_reduction() {
-                    ty.round(acc[s] + vals[st.value])
+                if kernel.is_reduction() {
+                    let ty = kernel.insts[st.value].ty;
+                    sums[s].push(vals[st.value], |v| ty.round(v));
                 } else {
-                    vals[st.value]
-                };
-            }
-            if !kernel.is_reduction() {
-                for (s, st) in kernel.stores.iter().enumerate() {
                     write_raw(
                         args[st.arg],
                         kernel.args[st.arg].dtype,
                         o * n_inner + r,
-                        acc[s],
+                        vals[st.value],
                     );
                 }
             }
         }
         if kernel.is_reduction() {
             for (s, st) in kernel.stores.iter().enumerate() {
-                write_raw(args[st.arg], kernel.args[st.arg].dtype, o, acc[s]);
+                let ty = kernel.insts[st.value].ty;
+                let total = sums[s].total(|v| ty.round(v));
+                write_raw(args[st.arg], kernel.args[st.arg].dtype, o, total);
             }
         }
     }

@@ -7,6 +7,7 @@
 
 use crate::dtype::DType;
 use crate::ir::{Function, Type, Var};
+use crate::kernel::PairwiseSum;
 use crate::shape::{Dim, Shape};
 use crate::tensor::{unravel, Tensor};
 
@@ -110,26 +111,44 @@ pub fn reduce_sum_infer(x: &Type, axes: &[usize]) -> Result<Type, String> {
     Ok(Type::new(x.dtype, Shape(shape)))
 }
 
+/// The reference sum: each output is the sum of its terms in `f64`, pairwise
+/// (`PairwiseSum`, error O(log n) in f64 eps; exact enough that narrower types
+/// see one rounding), rounded once to the element type. For `f64` data it
+/// adds in the kernel interpreter's order, so the two agree bit for bit.
 pub fn reduce_sum_eval(x: &Tensor, axes: &[usize]) -> Tensor {
+    let strides = x.strides();
     let kept: Vec<usize> = (0..x.shape.len()).filter(|i| !axes.contains(i)).collect();
     let out_shape: Vec<usize> = kept.iter().map(|i| x.shape[*i]).collect();
+    let red_ext: Vec<usize> = axes.iter().map(|a| x.shape[*a]).collect();
+    let red_str: Vec<usize> = axes.iter().map(|a| strides[*a]).collect();
+    let n_red: usize = red_ext.iter().product();
     let out_n: usize = out_shape.iter().product();
-    let mut out = vec![0.0; out_n];
-    let out_strides = Tensor {
-        dtype: x.dtype,
-        shape: out_shape.clone(),
-        data: vec![],
-    }
-    .strides();
-    for (i, v) in x.data.iter().enumerate() {
-        let c = unravel(i, &x.shape);
-        let o: usize = kept.iter().zip(&out_strides).map(|(k, s)| c[*k] * s).sum();
-        out[o] = x.dtype.round(out[o] + v);
-    }
+    let data = (0..out_n)
+        .map(|o| {
+            let c = unravel(o, &out_shape);
+            let mut off: usize = kept.iter().zip(&c).map(|(k, c)| c * strides[*k]).sum();
+            let mut coord = vec![0usize; axes.len()];
+            let mut sum = PairwiseSum::new();
+            // The reduced axes in row-major order, as a kernel visits them.
+            for _ in 0..n_red {
+                sum.push(x.data[off], |v| v);
+                for k in (0..coord.len()).rev() {
+                    coord[k] += 1;
+                    off += red_str[k];
+                    if coord[k] < red_ext[k] {
+                        break;
+                    }
+                    off -= coord[k] * red_str[k];
+                    coord[k] = 0;
+                }
+            }
+            x.dtype.round(sum.total(|v| v))
+        })
+        .collect();
     Tensor {
         dtype: x.dtype,
         shape: out_shape,
-        data: out,
+        data,
     }
 }
 
@@ -156,13 +175,14 @@ pub fn dot_infer(a: &Type, b: &Type) -> Result<Type, String> {
     Ok(Type::scalar(a.dtype))
 }
 
+/// Like `reduce_sum_eval`: products in `f64` (exact below `f64`), summed
+/// pairwise in `f64`, rounded once.
 pub fn dot_eval(a: &Tensor, b: &Tensor) -> Tensor {
-    let s = a
-        .data
-        .iter()
-        .zip(&b.data)
-        .fold(0.0, |acc, (x, y)| a.dtype.round(acc + a.dtype.round(x * y)));
-    Tensor::scalar(a.dtype, s)
+    let mut sum = PairwiseSum::new();
+    for (x, y) in a.data.iter().zip(&b.data) {
+        sum.push(x * y, |v| v);
+    }
+    Tensor::scalar(a.dtype, a.dtype.round(sum.total(|v| v)))
 }
 
 pub fn dot_jvp(f: &mut Function, a: Var, b: Var, ta: Option<Var>, tb: Option<Var>) -> Option<Var> {
