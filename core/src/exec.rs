@@ -128,6 +128,8 @@ struct SolveStep {
 }
 
 thread_local! {
+    /// Scratch space reused by every call on this thread (see `execute_then`
+    /// for when a call cannot use it).
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
@@ -515,20 +517,25 @@ impl Program {
         take: impl FnOnce(&mut [Buffer]) -> R,
     ) -> Result<R, String> {
         self.check_arg_types(args.iter().map(|a| a.dtype))?;
-        SCRATCH.with(|cell| {
-            let mut guard = cell.try_borrow_mut();
-            // Re-entered from inside a launch: use fresh scratch space.
-            let mut fresh = None;
-            let scratch = match guard.as_deref_mut() {
-                Ok(s) => s,
-                Err(_) => fresh.insert(Scratch::default()),
-            };
-            let r = self
-                .execute_with(launcher, args, scratch)
-                .map(|()| take(&mut scratch.results));
+        let mut take = Some(take);
+        let mut run = |scratch: &mut Scratch| {
+            let r = self.execute_with(launcher, args, scratch).map(|()| {
+                let take = take.take().expect("a call runs once");
+                take(&mut scratch.results)
+            });
             scratch.recycle();
             r
-        })
+        };
+        // The per-thread scratch space, unless it is unavailable: already
+        // borrowed (re-entered from inside a launch), or being or already
+        // destroyed (called from a thread-local destructor or an `atexit`
+        // handler during teardown, where `with` would panic and, in an
+        // `extern "C"` callback, abort). Then the call uses fresh space.
+        let pooled = SCRATCH.try_with(|cell| cell.try_borrow_mut().ok().map(|mut s| run(&mut s)));
+        match pooled {
+            Ok(Some(r)) => r,
+            Ok(None) | Err(_) => run(&mut Scratch::default()),
+        }
     }
 
     /// Bind, allocate, launch; leave the outputs in `scratch.results`.
