@@ -55,6 +55,12 @@
 //!   `.max(e)` `.min(e)`, the functions `sum(x)` and `dot(x, y)` (also as
 //!   `oxla::sum`, `oxla::dot`), and a tuple as the result.
 //!
+//! The operations follow JAX, not Rust's `std`, where the two differ:
+//! `.max(e)`/`.min(e)` return NaN when either operand is NaN (`f64::max`
+//! ignores a NaN operand), their derivative splits a tie evenly (0.5 to each
+//! operand, as `jax.grad` of `jnp.maximum` does) and gives 0 to both operands
+//! of a NaN result, and every derivative of `.powi(0)` is 0.
+//!
 //! Anything else — loops, assignments, `&mut`, `unsafe`, macros such as
 //! `println!` (oxla functions are pure), unknown methods, other parameter
 //! types, mixed `f32`/`f64` — is a compile error at the offending token that

@@ -317,8 +317,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     BinaryOp::Sub => quote!(#a - #b),
                     BinaryOp::Mul => quote!(#a * #b),
                     BinaryOp::Div => quote!(#a / #b),
-                    BinaryOp::Max => quote!(if #a > #b { #a } else { #b }),
-                    BinaryOp::Min => quote!(if #a < #b { #a } else { #b }),
+                    // As `BinaryOp::eval`: NaN from either operand (unlike
+                    // `f64::max`, which ignores a NaN).
+                    BinaryOp::Max => quote!(if #a > #b || #a.is_nan() { #a } else { #b }),
+                    BinaryOp::Min => quote!(if #a < #b || #a.is_nan() { #a } else { #b }),
                 }
             }
             Op::Cmp(op) => {

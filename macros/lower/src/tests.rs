@@ -657,7 +657,11 @@ fn straight_line_rust_for_scalar_functions() {
         "{s}"
     );
     assert!(s.contains("let v6 : bool = v0 > v2 ;"), "{s}");
-    assert!(s.contains("if v0 > v3 { v0 } else { v3 }"), "{s}");
+    // `max` propagates NaN from either operand, like the IR.
+    assert!(
+        s.contains("if v0 > v3 || v0 . is_nan () { v0 } else { v3 }"),
+        "{s}"
+    );
     assert!(
         s.contains("let v5 : :: core :: primitive :: f32 = - v0 ;"),
         "{s}"
