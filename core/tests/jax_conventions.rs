@@ -19,7 +19,7 @@ use common::*;
 use oxla_core::exec::{InterpLauncher, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::ops::elementwise::{BinaryOp, UnaryOp};
-use oxla_core::transforms::{grad, jvp, vmap};
+use oxla_core::transforms::{grad, jvp, vjp, vmap};
 use oxla_core::*;
 use std::collections::BTreeMap;
 
@@ -273,6 +273,30 @@ fn vmap_of_gradient_at_ties_and_nan() {
     }
 }
 
+/// `vmap` of the derivatives of `max(x, 0)` and `x^0`, and of the second
+/// derivative of `x^2` (the `powi[1]` it contains simplifies away).
+#[test]
+fn vmap_of_relu_and_powi_derivatives() {
+    let xs = [0.0, -0.0, -1.0, 1.0, NAN, 2.0];
+    let n = xs.len();
+    let arg = [Tensor::new(F, vec![n], xs.to_vec())];
+    let relu = build("relu", &[("x", Shape::scalar())], |f, p| {
+        let z = f.literal(0.0, F);
+        vec![f.binary(BinaryOp::Max, p[0], z)]
+    });
+    let v = vmap(&grad(&relu, &[0]).unwrap(), &[Some(0)]).unwrap();
+    check("vmap relu'", &v, &arg, &[&[0.5, 0.5, 0.0, 1.0, 0.0, 1.0]]);
+    for (k, want) in [(0, [0.0; 6]), (2, [2.0; 6])] {
+        let ds = powi_derivatives(k);
+        let v = vmap(&ds[2], &[Some(0)]).unwrap();
+        // x^2'' is 2 even at NaN: the derivative no longer depends on x.
+        check(&format!("vmap (x^{k})''"), &v, &arg, &[&want]);
+        let v = vmap(&ds[1], &[Some(0)]).unwrap();
+        let want1: Vec<f64> = xs.iter().map(|x| powi_derivative(k, 1, *x)).collect();
+        check(&format!("vmap (x^{k})'"), &v, &arg, &[&want1]);
+    }
+}
+
 /// f, f', f'', f''' of `x^n` by repeated `grad`.
 fn powi_derivatives(n: i32) -> Vec<Function> {
     let mut ds = vec![build("p", &[("x", Shape::scalar())], |f, p| {
@@ -313,8 +337,14 @@ fn powi_at_zero_in_every_order() {
             }
         }
     }
-    // x^0 is 1 even at NaN and infinity; its derivative is 0 there too.
+    // x^0 is 1 even at NaN and infinity; its derivative is 0 there too, in
+    // forward and reverse mode (a symbolic zero, not t * 0).
     let ds = powi_derivatives(0);
+    let (j, v) = (jvp(&ds[0]), vjp(&ds[0]));
+    for (x, t) in [(0.0, 1.0), (NAN, 1.0), (2.0, f64::INFINITY)] {
+        check("jvp x^0", &j, &[s(x), s(t)], &[&[1.0], &[0.0]]);
+        check("vjp x^0", &v, &[s(x), s(t)], &[&[1.0], &[0.0]]);
+    }
     for x in [NAN, f64::INFINITY] {
         check("x^0", &ds[0], &[s(x)], &[&[1.0]]);
         for d in &ds[1..] {
