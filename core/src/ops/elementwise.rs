@@ -115,11 +115,10 @@ impl UnaryOp {
             }
             UnaryOp::Powi(n) => {
                 // d/dx x^n = n x^(n-1), with JAX's `integer_pow` conventions:
-                // n = 0 has derivative exactly 0 (not 0 * x^-1, NaN at 0) and
-                // n = 1 exactly 1, so no derivative of any order is NaN at 0.
+                // n = 0 has derivative exactly 0 (a symbolic zero, not
+                // 0 * x^-1, which is NaN at 0) and n = 1 exactly 1, so no
+                // derivative of any order is NaN at 0.
                 let d = match n {
-                    // JAX's `integer_pow` rule: zeros, not t * 0 (NaN for an
-                    // infinite tangent).
                     0 => return None,
                     1 => f.full_like(1.0, x),
                     // n - 1 does not fit in i32: x^(n-1) = x^n * x^-1.
