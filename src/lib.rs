@@ -32,7 +32,8 @@ pub use oxla_core as core;
 mod inspect;
 mod runtime;
 pub use inspect::Inspect;
-pub use runtime::{compile_log, CompileRecord, CompiledBy};
+pub use oxla_cpu::{host_supports_v3, IsaLevel};
+pub use runtime::{compile_log, CompileRecord, CompiledBy, ISA_ENV};
 
 #[doc(hidden)]
 pub mod __private;

@@ -5,7 +5,7 @@ use crate::__private::AotKernel;
 use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::KernelFn;
-use oxla_cpu::JitModule;
+use oxla_cpu::{IsaLevel, JitModule};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,8 @@ pub(crate) struct Ready {
     pub fns: Vec<KernelFn>,
     /// Whether every kernel came from the build script.
     pub aot: bool,
+    /// The ISA level the kernels were compiled for (`None`: the host's).
+    pub isa: Option<IsaLevel>,
     /// Keeps JIT-compiled code alive.
     _jit: Option<JitModule>,
 }
@@ -28,6 +30,9 @@ pub struct CompileRecord {
     pub function: String,
     pub kernels: usize,
     pub how: CompiledBy,
+    /// The ISA level of the build script's kernels that were bound (`None`
+    /// for JIT-compiled code, which targets the host, or no kernels).
+    pub isa: Option<IsaLevel>,
     /// Time from IR text to callable kernels (parse, fuse, compile or bind).
     pub time: Duration,
 }
@@ -62,6 +67,7 @@ impl Compiled {
             function: ready.program.function.name.clone(),
             kernels: ready.program.kernels.len(),
             how,
+            isa: if ready.aot { ready.isa } else { None },
             time: start.elapsed(),
         };
         if let Ok(mut log) = LOG.lock() {
@@ -75,7 +81,11 @@ impl Compiled {
         let program = fuse(&function)?;
         program.check_schedule()?;
         dump(&program);
-        let v3 = oxla_cpu::host_supports_v3();
+        let level = requested_isa()?;
+        let v3 = match level {
+            Some(l) => l == IsaLevel::X86_64V3,
+            None => oxla_cpu::host_supports_v3(),
+        };
         let linked: Option<Vec<KernelFn>> = program
             .kernels
             .iter()
@@ -88,12 +98,20 @@ impl Compiled {
         match linked {
             Some(fns) => Ok(Ready {
                 aot: !fns.is_empty(),
+                isa: Some(if v3 {
+                    IsaLevel::X86_64V3
+                } else {
+                    IsaLevel::Baseline
+                }),
                 program,
                 fns,
                 _jit: None,
             }),
             None => {
-                let jit = JitModule::compile(&program.kernels)?;
+                let jit = match level {
+                    Some(l) => JitModule::compile_at(&program.kernels, l)?,
+                    None => JitModule::compile(&program.kernels)?,
+                };
                 let fns = (0..program.kernels.len())
                     .map(|i| jit.function(i))
                     .collect();
@@ -101,11 +119,39 @@ impl Compiled {
                     program,
                     fns,
                     aot: false,
+                    isa: level,
                     _jit: Some(jit),
                 })
             }
         }
     }
+}
+
+/// The environment variable that pins the CPU code to one ISA level
+/// (`x86-64-v3` or `baseline`) instead of the best the CPU supports: to test
+/// the baseline kernels on a newer CPU, or to compare the two.
+pub const ISA_ENV: &str = "OXLA_ISA";
+
+/// The ISA level `OXLA_ISA` asks for, if set; an error when the value is
+/// unknown or the CPU cannot run it.
+fn requested_isa() -> Result<Option<IsaLevel>, String> {
+    let Ok(value) = std::env::var(ISA_ENV) else {
+        return Ok(None);
+    };
+    let level = match value.trim() {
+        "" => return Ok(None),
+        "baseline" | "x86-64" => IsaLevel::Baseline,
+        "x86-64-v3" | "v3" => IsaLevel::X86_64V3,
+        other => {
+            return Err(format!(
+                "{ISA_ENV}={other:?}: expected `x86-64-v3` or `baseline`"
+            ))
+        }
+    };
+    if level == IsaLevel::X86_64V3 && !oxla_cpu::host_supports_v3() {
+        return Err(format!("{ISA_ENV}=x86-64-v3, but this CPU cannot run it"));
+    }
+    Ok(Some(level))
 }
 
 /// Print the passes' outputs named in `OXLA_DUMP` (`ir,kernels,clif,ptx`).

@@ -17,7 +17,10 @@
 //!   `cargo:rustc-env=OXLA_AOT_MANIFEST`. A macro binds a function to the
 //!   compiled kernels only when every one of its kernels is listed there, so
 //!   the two sides agree by construction: both name a kernel by the hash of
-//!   its canonical text (`Kernel::symbol`).
+//!   its canonical text (`Kernel::symbol`). An array function whose kernels
+//!   are not listed (its file was not named here, or the build is stale)
+//!   compiles with a warning naming it and runs on the JIT; with
+//!   `Options::require_aot` (see `compile_with`) that is a compile error.
 
 // The crate example is a whole `build.rs`, `main` included.
 #![allow(clippy::needless_doctest_main)]
@@ -41,10 +44,25 @@ pub struct Summary {
     pub manifest: PathBuf,
 }
 
+/// Choices for `compile_with`.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Make it a compile error for an annotated array function of this crate
+    /// to fall back to the JIT because its kernels are not in the manifest
+    /// (its file is not listed in `sources`, or the build is stale). Without
+    /// it, such a function compiles with a warning naming it.
+    pub require_aot: bool,
+}
+
 /// Compile the oxla functions found in `sources` (paths relative to the
 /// package root) and tell cargo to link them. Panics with a readable message
 /// on failure, as build scripts do.
 pub fn compile(sources: &[&str]) -> Summary {
+    compile_with(sources, &Options::default())
+}
+
+/// `compile`, with `options`.
+pub fn compile_with(sources: &[&str], options: &Options) -> Summary {
     let out_dir =
         PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo for build scripts"));
     let target = std::env::var("TARGET").unwrap_or_default();
@@ -60,9 +78,13 @@ pub fn compile(sources: &[&str]) -> Summary {
         archive.cargo_warnings(false).compile("oxla_kernels");
     }
     println!(
-        "cargo:rustc-env=OXLA_AOT_MANIFEST={}",
+        "cargo:rustc-env={}={}",
+        oxla_lower::AOT_MANIFEST_ENV,
         summary.manifest.display()
     );
+    if options.require_aot {
+        println!("cargo:rustc-env={}=1", oxla_lower::AOT_REQUIRED_ENV);
+    }
     summary
 }
 
@@ -101,6 +123,10 @@ pub fn compile_into(
     };
     let mut listed = String::new();
     let mut objects = Vec::new();
+    if !native_objects {
+        listed.push_str(oxla_lower::MANIFEST_NO_OBJECTS);
+        listed.push('\n');
+    }
     if native_objects && !kernels.is_empty() {
         for isa in IsaLevel::ALL {
             let path = out_dir.join(format!("oxla_kernels_{}.o", isa.suffix()));

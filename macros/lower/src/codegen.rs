@@ -16,28 +16,73 @@ use std::collections::BTreeSet;
 /// The environment variable naming the manifest of AOT-compiled kernels.
 pub const AOT_MANIFEST_ENV: &str = "OXLA_AOT_MANIFEST";
 
+/// The environment variable that, set to `1` (by
+/// `oxla_build::Options::require_aot`), makes an array function whose kernels
+/// the build script did not compile a compile error instead of a warning.
+pub const AOT_REQUIRED_ENV: &str = "OXLA_AOT_REQUIRED";
+
+/// The manifest line by which the build helper says it wrote no object code
+/// (a target it does not compile for): every function then uses the JIT, as
+/// intended, and nothing is reported.
+pub const MANIFEST_NO_OBJECTS: &str = "# no object code for this target";
+
 /// What code generation needs to know beyond the IR.
 #[derive(Clone, Debug, Default)]
 pub struct CodegenOptions {
     /// Kernel symbols the build script compiled (the lines of the manifest),
-    /// or `None` without a build script: then kernels are JIT-compiled.
+    /// or `None` without a build script (or one that compiled no object code
+    /// for this target): then kernels are JIT-compiled.
     pub aot_manifest: Option<BTreeSet<String>>,
+    /// With a manifest, a function whose kernels are missing from it is an
+    /// error (else a warning): the crate's build script asked for this.
+    pub aot_required: bool,
 }
 
 impl CodegenOptions {
-    /// Read the manifest named by `OXLA_AOT_MANIFEST`, if it is set and readable.
+    /// Read the manifest named by `OXLA_AOT_MANIFEST`, if it is set and
+    /// readable, and `OXLA_AOT_REQUIRED`.
     pub fn from_env() -> CodegenOptions {
         let aot_manifest = std::env::var_os(AOT_MANIFEST_ENV)
             .and_then(|p| std::fs::read_to_string(p).ok())
+            .filter(|text| !text.lines().any(|l| l.trim() == MANIFEST_NO_OBJECTS))
             .map(|text| {
                 text.lines()
                     .map(str::trim)
-                    .filter(|l| !l.is_empty())
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
                     .map(str::to_string)
                     .collect()
             });
-        CodegenOptions { aot_manifest }
+        let aot_required = std::env::var(AOT_REQUIRED_ENV).is_ok_and(|v| v.trim() == "1");
+        CodegenOptions {
+            aot_manifest,
+            aot_required,
+        }
     }
+}
+
+/// The crate has a build script (there is a manifest), but it did not compile
+/// the kernels of `name`: the function would silently run on the JIT. An
+/// error when the build script required its kernels, else a warning at the
+/// function's name (a use of a deprecated item: a proc macro cannot emit a
+/// warning itself on stable Rust).
+fn not_built(name: &str, span: Span, required: bool) -> Result<TokenStream, syn::Error> {
+    let why = format!(
+        "oxla: the build script did not compile the kernels of `{name}`, so it runs on the JIT \
+         compiler instead: list this file in `oxla_build::compile` in build.rs (if it is listed, \
+         the build is stale: rebuild)"
+    );
+    if required {
+        return Err(syn::Error::new(span, why));
+    }
+    let marker = format_ident!("oxla_kernels_not_compiled_by_build_script", span = span);
+    Ok(quote::quote_spanned! {span=>
+        const _: () = {
+            #[deprecated(note = #why)]
+            #[allow(non_camel_case_types)]
+            struct #marker;
+            let _ = #marker;
+        };
+    })
 }
 
 /// `NAME_IR` for a function called `name`.
@@ -137,6 +182,8 @@ fn generate_one(
     };
 
     let straight_line = is_straight_line(f);
+    // What to say when the build script did not compile this function.
+    let mut missing_kernels = None;
     // A length mismatch in an array function panics: report the caller's line.
     let track_caller = if straight_line {
         quote!()
@@ -149,7 +196,11 @@ fn generate_one(
         let aot = match &opts.aot_manifest {
             Some(manifest) => {
                 let syms = aot_symbols(f);
-                (!syms.is_empty() && syms.iter().all(|s| manifest.contains(s))).then_some(syms)
+                let all_built = !syms.is_empty() && syms.iter().all(|s| manifest.contains(s));
+                if !syms.is_empty() && !all_built {
+                    missing_kernels = Some(not_built(&name, span, opts.aot_required)?);
+                }
+                all_built.then_some(syms)
             }
             None => None,
         };
@@ -216,7 +267,7 @@ fn generate_one(
             }
         }
     };
-    Ok(quote!(#ir_const #function))
+    Ok(quote!(#ir_const #function #missing_kernels))
 }
 
 /// Parameter names from the IR, made into valid, distinct identifiers.

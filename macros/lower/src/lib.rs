@@ -27,7 +27,10 @@ mod tests;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, TransformAttr, TransformKind};
-pub use codegen::{generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV};
+pub use codegen::{
+    generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV,
+    MANIFEST_NO_OBJECTS,
+};
 pub use errors::Errors;
 pub use lower::{length_symbol, lower_fn};
 pub use oxla_core::Function;

@@ -806,6 +806,7 @@ fn array_function_expands_to_a_compiled_fn_call() {
     assert!(!syms.is_empty());
     let all = CodegenOptions {
         aot_manifest: Some(syms.iter().cloned().collect()),
+        aot_required: true,
     };
     let s = expand(TransformKind::Jit, quote!(), src.clone(), &all);
     assert!(s.contains("unsafe extern \"C\""), "{s}");
@@ -814,12 +815,38 @@ fn array_function_expands_to_a_compiled_fn_call() {
         s.contains("CompiledFn :: new (FUSED_IR , & __OXLA_AOT)"),
         "{s}"
     );
-    // A manifest missing one of them: JIT.
+    assert!(!s.contains("deprecated"), "{s}");
+    // A manifest missing one of them: JIT, and a warning naming the function.
     let some = CodegenOptions {
         aot_manifest: Some(syms[1..].iter().cloned().collect()),
+        aot_required: false,
     };
-    let s = expand(TransformKind::Jit, quote!(), src, &some);
+    let s = expand(TransformKind::Jit, quote!(), src.clone(), &some);
     assert!(!s.contains("extern"), "{s}");
+    assert!(
+        s.contains("deprecated")
+            && s.contains("did not compile the kernels of `fused`, so it runs on the JIT"),
+        "{s}"
+    );
+    // The same, when the build script requires its kernels: an error.
+    let required = CodegenOptions {
+        aot_required: true,
+        ..some
+    };
+    let s = expand_attribute_with(TransformKind::Jit, quote!(), src.clone(), &required).to_string();
+    assert!(
+        s.contains("compile_error")
+            && s.contains("did not compile the kernels of `fused`, so it runs on the JIT"),
+        "{s}"
+    );
+    // Without a build script: the JIT, silently.
+    let s = expand(
+        TransformKind::Jit,
+        quote!(),
+        src,
+        &CodegenOptions::default(),
+    );
+    assert!(!s.contains("extern") && !s.contains("deprecated"), "{s}");
 }
 
 #[test]

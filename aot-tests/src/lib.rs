@@ -1,0 +1,94 @@
+//! Array functions covering every op family, compiled ahead of time by this
+//! crate's `build.rs`. The tests in `tests/` call them, check that they ran on
+//! the build script's kernels (at both ISA levels) and compare each result with
+//! the reference interpreter on the same IR. Add a function here for every op
+//! added to oxla.
+
+use oxla::{grad, jit, jvp, vjp, vmap};
+
+/// Every unary op, in f32 (the vector loop and the scalar tail).
+#[jit]
+pub fn unary_f32(x: &[f32]) -> Vec<f32> {
+    -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
+}
+
+/// Every unary op, in f64.
+#[jit]
+pub fn unary_f64(x: &[f64]) -> Vec<f64> {
+    -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
+}
+
+/// sin and cos alone, for arguments of any size (huge ones take the slow
+/// path of the range reduction).
+#[jit]
+pub fn trig_f32(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    (x.sin(), x.cos())
+}
+
+/// sin and cos in f64.
+#[jit]
+pub fn trig_f64(x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    (x.sin(), x.cos())
+}
+
+/// Every binary op, a broadcast scalar, comparisons and a select.
+#[jit]
+pub fn binary_f64(x: &[f64], y: &[f64], s: f64) -> Vec<f64> {
+    let a = (x + y) * s - x / y;
+    let b = x.max(y) - x.min(y * s);
+    if x > y {
+        a
+    } else {
+        b
+    }
+}
+
+/// The same in f32.
+#[jit]
+pub fn binary_f32(x: &[f32], y: &[f32], s: f32) -> Vec<f32> {
+    let a = (x + y) * s - x / y;
+    let b = x.max(y) - x.min(y * s);
+    if x <= y {
+        a
+    } else {
+        b
+    }
+}
+
+/// Whole-array reductions: a fused sum and a dot product.
+#[jit]
+pub fn reductions_f32(x: &[f32], y: &[f32]) -> (f32, f32) {
+    (sum(x * y + 1.0), dot(x, y))
+}
+
+/// The same in f64.
+#[jit]
+pub fn reductions_f64(x: &[f64], y: &[f64]) -> (f64, f64) {
+    (sum(x * y + 1.0), dot(x, y))
+}
+
+/// A gradient of an array function with respect to two arguments.
+#[jit]
+#[grad(loss_grad, wrt = (w, b))]
+pub fn loss(w: &[f64], b: f64, x: &[f64]) -> f64 {
+    sum((w * x + b).tanh().powi(2))
+}
+
+/// Forward mode of an array-valued function.
+#[jvp(model_jvp)]
+pub fn model(x: &[f64], y: &[f64]) -> Vec<f64> {
+    (x * y).sin() + y.exp()
+}
+
+/// Reverse mode of the same function.
+#[vjp(model_vjp)]
+pub fn model_reverse(x: &[f64], y: &[f64]) -> Vec<f64> {
+    (x * y).sin() + y.exp()
+}
+
+/// Per-example gradients: vmap of grad (row reductions).
+#[vmap(per_example_grads, in_axes = (None, 0, 0))]
+#[grad(example_grad, wrt = w)]
+pub fn example_loss(w: &[f64], x: &[f64], y: f64) -> f64 {
+    (1.0 + (-y * dot(w, x)).exp()).ln()
+}

@@ -1,0 +1,320 @@
+//! The build script's kernels, executed: every function of this crate must
+//! have run on the kernels `build.rs` compiled (never the JIT), at the ISA
+//! level picked for this CPU and, in a second process, at the baseline level;
+//! each result equals the reference interpreter's on the same IR.
+
+use oxla::core::{interp, text, DType, Tensor};
+use oxla::{compile_log, CompiledBy, IsaLevel, ISA_ENV};
+use oxla_aot_tests::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// Lengths that exercise empty input, the scalar tail alone, whole vectors,
+/// and long loops with a tail.
+const LENGTHS: [usize; 8] = [0, 1, 3, 4, 5, 17, 1000, 1001];
+
+fn random(rng: &mut StdRng, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    (0..n).map(|_| rng.gen_range(lo..hi)).collect()
+}
+
+/// Nonzero values of either sign, `lo ≤ |v| < hi`.
+fn random_signed(rng: &mut StdRng, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    (0..n)
+        .map(|_| rng.gen_range(lo..hi) * if rng.gen() { 1.0 } else { -1.0 })
+        .collect()
+}
+
+fn f32s(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|x| *x as f32).collect()
+}
+
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|x| *x as f64).collect()
+}
+
+/// The reference interpreter on a function's IR text.
+fn reference(ir: &str, args: Vec<Tensor>) -> Vec<Vec<f64>> {
+    let f = text::parse(ir).expect("IR text parses");
+    interp::eval(&f, &args)
+        .expect("interpreter runs")
+        .into_iter()
+        .map(|t| t.data)
+        .collect()
+}
+
+/// Each output equals the interpreter's to `tol` relative to its magnitude
+/// (the backends' math is within a few ulp of the interpreter's f64 std
+/// functions rounded, and sums are ordered differently). Same length, and
+/// a NaN only where the interpreter has one.
+fn assert_matches(what: &str, got: &[Vec<f64>], want: &[Vec<f64>], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: number of outputs");
+    for (o, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.len(), w.len(), "{what}: length of output {o}");
+        for (i, (a, b)) in g.iter().zip(w).enumerate() {
+            let ok = if b.is_nan() {
+                a.is_nan()
+            } else {
+                (a - b).abs() <= tol * (1.0 + b.abs())
+            };
+            assert!(ok, "{what}: output {o}[{i}] = {a}, interpreter {b}");
+        }
+    }
+}
+
+/// The ISA level whose kernels should have been bound.
+fn expected_isa() -> IsaLevel {
+    match std::env::var(ISA_ENV).as_deref() {
+        Ok("baseline") => IsaLevel::Baseline,
+        Ok("x86-64-v3") => IsaLevel::X86_64V3,
+        _ if oxla::host_supports_v3() => IsaLevel::X86_64V3,
+        _ => IsaLevel::Baseline,
+    }
+}
+
+/// `function` ran on the build script's kernels, at the expected level.
+fn assert_build_script(function: &str) {
+    let log = compile_log();
+    let rec = log
+        .iter()
+        .find(|r| r.function == function)
+        .unwrap_or_else(|| panic!("`{function}` is not in the compile log: {log:?}"));
+    assert_eq!(rec.how, CompiledBy::BuildScript, "{rec:?}");
+    assert_eq!(rec.isa, Some(expected_isa()), "{rec:?}");
+    assert_eq!(
+        log.iter().filter(|r| r.function == function).count(),
+        1,
+        "`{function}` compiled once"
+    );
+}
+
+#[test]
+fn unary_ops() {
+    let mut rng = StdRng::seed_from_u64(1);
+    for n in LENGTHS {
+        let x = random(&mut rng, n, 0.1, 3.0);
+        let want = reference(UNARY_F64_IR, vec![Tensor::vector(DType::F64, &x)]);
+        assert_matches("unary_f64", &[unary_f64(&x)], &want, 1e-13);
+        let xf = f32s(&x);
+        let want = reference(UNARY_F32_IR, vec![Tensor::vector(DType::F32, &widen(&xf))]);
+        assert_matches("unary_f32", &[widen(&unary_f32(&xf))], &want, 1e-5);
+    }
+    assert_build_script("unary_f64");
+    assert_build_script("unary_f32");
+}
+
+#[test]
+fn sin_and_cos_at_every_magnitude() {
+    // In range, near multiples of π/2, huge, and the special values.
+    let mut x = vec![0.0, -0.0, 1e-30, 1.0, -2.5, 1e4, -1e4, 1e10, 1e20, -1e30];
+    x.extend([f64::INFINITY, f64::NEG_INFINITY, f64::NAN]);
+    x.extend((1..=40).map(|k| k as f64 * std::f64::consts::FRAC_PI_2));
+    let mut rng = StdRng::seed_from_u64(2);
+    x.extend((0..200).map(|_| 10f64.powf(rng.gen_range(-5.0..38.0)) * rng.gen_range(-1.0..1.0)));
+    let xf = f32s(&x);
+    x.extend([1e100, -1e300, f64::MAX, 5e-324]);
+    let want = reference(TRIG_F64_IR, vec![Tensor::vector(DType::F64, &x)]);
+    let (s, c) = trig_f64(&x);
+    assert_matches("trig_f64", &[s, c], &want, 1e-15);
+    let want = reference(TRIG_F32_IR, vec![Tensor::vector(DType::F32, &widen(&xf))]);
+    let (s, c) = trig_f32(&xf);
+    // f32 results within 2 ulp: at most 2^-22 relative to |result| ≤ 1.
+    assert_matches("trig_f32", &[widen(&s), widen(&c)], &want, 2.4e-7);
+    assert_build_script("trig_f64");
+    assert_build_script("trig_f32");
+}
+
+#[test]
+fn binary_ops_broadcast_and_select() {
+    let mut rng = StdRng::seed_from_u64(3);
+    for n in LENGTHS {
+        let x = random_signed(&mut rng, n, 0.25, 2.0);
+        let mut y = random_signed(&mut rng, n, 0.25, 2.0);
+        // Ties, for max/min and the comparison.
+        for i in (0..n).step_by(3) {
+            y[i] = x[i];
+        }
+        let args = |dt| {
+            vec![
+                Tensor::vector(dt, &x),
+                Tensor::vector(dt, &y),
+                Tensor::scalar(dt, 0.75),
+            ]
+        };
+        let want = reference(BINARY_F64_IR, args(DType::F64));
+        assert_matches("binary_f64", &[binary_f64(&x, &y, 0.75)], &want, 1e-14);
+        let (xf, yf) = (f32s(&x), f32s(&y));
+        let want = reference(BINARY_F32_IR, args(DType::F32));
+        assert_matches(
+            "binary_f32",
+            &[widen(&binary_f32(&xf, &yf, 0.75))],
+            &want,
+            1e-6,
+        );
+    }
+    assert_build_script("binary_f64");
+    assert_build_script("binary_f32");
+}
+
+#[test]
+fn reductions() {
+    let mut rng = StdRng::seed_from_u64(4);
+    for n in LENGTHS {
+        let x = random(&mut rng, n, -1.0, 1.0);
+        let y = random(&mut rng, n, -1.0, 1.0);
+        let args = |dt| vec![Tensor::vector(dt, &x), Tensor::vector(dt, &y)];
+        let (s, d) = reductions_f64(&x, &y);
+        let want = reference(REDUCTIONS_F64_IR, args(DType::F64));
+        assert_matches("reductions_f64", &[vec![s], vec![d]], &want, 1e-13);
+        let (xf, yf) = (f32s(&x), f32s(&y));
+        let (s, d) = reductions_f32(&xf, &yf);
+        let want = reference(REDUCTIONS_F32_IR, args(DType::F32));
+        assert_matches(
+            "reductions_f32",
+            &[vec![s as f64], vec![d as f64]],
+            &want,
+            1e-5,
+        );
+    }
+    assert_build_script("reductions_f64");
+    assert_build_script("reductions_f32");
+}
+
+/// Central differences of a function of `x` along direction `dir`.
+fn central_difference(f: impl Fn(&[f64]) -> Vec<f64>, x: &[f64], dir: &[f64]) -> Vec<f64> {
+    let h = 1e-6;
+    let at = |s: f64| -> Vec<f64> { x.iter().zip(dir).map(|(a, d)| a + s * d).collect() };
+    let (p, m) = (f(&at(h)), f(&at(-h)));
+    p.iter().zip(&m).map(|(a, b)| (a - b) / (2.0 * h)).collect()
+}
+
+#[test]
+fn gradient_matches_interpreter_and_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(5);
+    for n in [1usize, 4, 17, 1001] {
+        let w = random(&mut rng, n, -1.0, 1.0);
+        let x = random(&mut rng, n, -1.0, 1.0);
+        let b = 0.3;
+        let (gw, gb) = loss_grad(&w, b, &x);
+        let want = reference(
+            LOSS_GRAD_IR,
+            vec![
+                Tensor::vector(DType::F64, &w),
+                Tensor::scalar(DType::F64, b),
+                Tensor::vector(DType::F64, &x),
+            ],
+        );
+        assert_matches("loss_grad", &[gw.clone(), vec![gb]], &want, 1e-13);
+        // Every coordinate against a central difference of `loss` itself.
+        for i in 0..n.min(20) {
+            let mut e = vec![0.0; n];
+            e[i] = 1.0;
+            let fd = central_difference(|w| vec![loss(w, b, &x)], &w, &e)[0];
+            assert!(
+                (gw[i] - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "∂w{i}: {} vs {fd}",
+                gw[i]
+            );
+        }
+        let fd = (loss(&w, b + 1e-6, &x) - loss(&w, b - 1e-6, &x)) / 2e-6;
+        assert!(
+            (gb - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+            "∂b: {gb} vs {fd}"
+        );
+    }
+    assert_build_script("loss_grad");
+    assert_build_script("loss");
+}
+
+#[test]
+fn jvp_and_vjp_match_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(6);
+    for n in [1usize, 5, 64] {
+        let x = random(&mut rng, n, -1.0, 1.0);
+        let y = random(&mut rng, n, -1.0, 1.0);
+        let (tx, ty) = (
+            random(&mut rng, n, -1.0, 1.0),
+            random(&mut rng, n, -1.0, 1.0),
+        );
+        let (value, tangent) = model_jvp(&x, &y, &tx, &ty);
+        assert_eq!(value, model(&x, &y));
+        // J·(tx, ty) by central differences along that direction.
+        let xy: Vec<f64> = x.iter().chain(&y).copied().collect();
+        let dir: Vec<f64> = tx.iter().chain(&ty).copied().collect();
+        let split = |v: &[f64]| model(&v[..n], &v[n..]);
+        let fd = central_difference(split, &xy, &dir);
+        for (i, (t, d)) in tangent.iter().zip(&fd).enumerate() {
+            assert!(
+                (t - d).abs() <= 1e-7 * (1.0 + d.abs()),
+                "jvp[{i}]: {t} vs {d}"
+            );
+        }
+        // Every row of Jᵀ·ct: ⟨ct, J e_j⟩ for each input coordinate j.
+        let ct = random(&mut rng, n, -1.0, 1.0);
+        let (value, cx, cy) = model_vjp(&x, &y, &ct);
+        assert_eq!(value, model_reverse(&x, &y));
+        for (j, c) in cx.iter().chain(&cy).enumerate() {
+            let mut e = vec![0.0; 2 * n];
+            e[j] = 1.0;
+            let col = central_difference(split, &xy, &e);
+            let fd: f64 = col.iter().zip(&ct).map(|(a, b)| a * b).sum();
+            assert!(
+                (c - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "vjp[{j}]: {c} vs {fd}"
+            );
+        }
+    }
+    assert_build_script("model_jvp");
+    assert_build_script("model_vjp");
+}
+
+#[test]
+fn vmap_of_grad_matches_interpreter_and_a_loop() {
+    let mut rng = StdRng::seed_from_u64(7);
+    for (b, d) in [(1usize, 1usize), (7, 4), (33, 17)] {
+        let w = random(&mut rng, d, -1.0, 1.0);
+        let xs = random(&mut rng, b * d, -2.0, 2.0);
+        let ys: Vec<f64> = (0..b)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let got = per_example_grads(&w, &xs, &ys);
+        let want = reference(
+            PER_EXAMPLE_GRADS_IR,
+            vec![
+                Tensor::vector(DType::F64, &w),
+                Tensor::new(DType::F64, vec![b, d], xs.clone()),
+                Tensor::vector(DType::F64, &ys),
+            ],
+        );
+        assert_matches("per_example_grads", &[got.clone()], &want, 1e-13);
+        for i in 0..b {
+            let single = example_grad(&w, &xs[i * d..(i + 1) * d], ys[i]);
+            assert_matches(
+                "example_grad",
+                &[got[i * d..(i + 1) * d].to_vec()],
+                &[single],
+                1e-14,
+            );
+        }
+    }
+    assert_build_script("per_example_grads");
+    assert_build_script("example_grad");
+}
+
+/// Run every other test of this binary again in a child process whose kernels
+/// are the build script's baseline (SSE2) ones.
+#[test]
+fn baseline_kernels_too() {
+    if std::env::var_os(ISA_ENV).is_some() {
+        return; // already the child
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(ISA_ENV, "baseline")
+        .args(["--test-threads", "2", "--skip", "baseline_kernels_too"])
+        .output()
+        .expect("re-run this test binary");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("test result: ok"),
+        "baseline run failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
