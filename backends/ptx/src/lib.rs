@@ -50,8 +50,8 @@
 //!
 //! `+ - * /` and `sqrt` are IEEE round-to-nearest (`.rn`, never contracted
 //! into `fma`), so they match the interpreter bit for bit; `max`/`min` keep
-//! the interpreter's NaN rule (`if a > b { a } else { b }`), via
-//! `setp` + `selp`; comparisons are false on NaN except `ne`; `powi` is
+//! the interpreter's rule (NaN if either operand is NaN, else
+//! `if a > b { a } else { b }`), via `setp` + `setp.nan` + `selp`; comparisons are false on NaN except `ne`; `powi` is
 //! repeated squaring (bit-exact with Rust's `powi` in f64).
 //!
 //! f32 transcendentals (hardware approximations, measured bounds in the
@@ -87,6 +87,7 @@ mod math;
 mod ops;
 pub mod ptxas;
 pub mod samples;
+mod trig;
 mod validate;
 mod values;
 
@@ -128,6 +129,9 @@ const PTX_VERSION: &str = "8.0";
 pub fn emit_module(kernels: &[Kernel], arch: Arch) -> Result<String, String> {
     let mut names = std::collections::HashSet::new();
     let mut out = header(arch);
+    if kernels.iter().any(uses_trig) {
+        out.push_str(&trig::table_decl());
+    }
     for k in kernels {
         if !names.insert(k.name.as_str()) {
             return Err(format!("two kernels are named `{}`", k.name));
@@ -142,6 +146,15 @@ pub fn emit_module(kernels: &[Kernel], arch: Arch) -> Result<String, String> {
 /// A module holding just `kernel` (for dumps).
 pub fn emit_kernel(kernel: &Kernel, arch: Arch) -> Result<String, String> {
     emit_module(std::slice::from_ref(kernel), arch)
+}
+
+/// Whether a kernel computes `sin` or `cos` (and so needs the 2/π table).
+fn uses_trig(k: &Kernel) -> bool {
+    use oxla_core::kernel::InstKind;
+    use oxla_core::ops::elementwise::UnaryOp;
+    k.insts
+        .iter()
+        .any(|i| matches!(i.kind, InstKind::Unary(UnaryOp::Sin | UnaryOp::Cos, _)))
 }
 
 fn header(arch: Arch) -> String {
