@@ -72,8 +72,10 @@
 //! from `std` on 10⁶ random inputs above 2³⁰ and 10⁶ below (std itself is
 //! 8 ulp off on the hardest case, x = 6381956970095103·2⁷⁹⁷, where the model
 //! gives the correctly rounded value); f32 (the f64 result rounded once)
-//! 0 ulp from `std` rounded to f32 on every tested f32 (see `trig`'s tests
-//! for the sampling).
+//! 0 ulp from `std` rounded to f32 on 2.9·10⁸ f32 inputs (every 61st bit
+//! pattern up to 2³⁰, every 7th above, the whole top binade, both signs:
+//! `trig`'s ignored test `f32_full_dense`, ~13 min optimized on a shared
+//! machine).
 //!
 //! f32 transcendentals (hardware approximations, bounds in the PTX ISA
 //! manual):
