@@ -7,6 +7,16 @@
 //! 2. Times `sum(x*2*y+z)` over 10M f32 with the inputs resident on the
 //!    device: warm-up, then the median of 20 calls, each `run_device` +
 //!    `synchronize`, and prints the read bandwidth (12 bytes per element).
+//! 3. Math accuracy: for each of exp, log, sin, cos, tanh, sqrt in f32 and
+//!    f64, the sample kernel `unary_<op>_<dtype>` runs on 2^22 inputs (per-op
+//!    ranges; for sin/cos |x| up to the largest finite value, near multiples
+//!    of π/2, and NaN/±inf/±0) and the worst distance in ulps to the
+//!    interpreter (Rust's `std` functions, rounded to the dtype) is printed
+//!    with its input. sin/cos fail above 2 ulp or on a NaN mismatch; the
+//!    others are reported only.
+//! 4. Reductions: `sum_f32` of 2^29 ones (must be exactly 2^29) and of 2^26
+//!    random values, `sum_f64` of 2^26 random values, against host sums
+//!    (compensated f64), as relative errors and in units of u·Σ|x|.
 //!
 //! Without a GPU it prints "no GPU found" and exits 0. With one, the exit
 //! status is 1 if any check failed.
@@ -18,8 +28,12 @@
 mod common;
 
 use common::{cases, check, fused_sum, LENGTHS};
-use oxla_core::{Buffer, DType};
-use oxla_cuda::{gpu_available, measure_bandwidth, CudaProgram};
+use oxla_core::kernel::interp;
+use oxla_core::{Buffer, DType, Kernel};
+use oxla_cuda::{gpu_available, measure_bandwidth, CudaKernels, CudaProgram};
+use oxla_ptx::samples;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -85,6 +99,30 @@ fn main() {
         Err(_) => {
             failed += 1;
             println!("FAIL  bandwidth: panicked (message above)");
+        }
+    }
+
+    for (title, part) in [
+        (
+            "== math accuracy: PTX vs interpreter, 2^22 inputs per function",
+            math_accuracy as fn() -> Result<usize, String>,
+        ),
+        (
+            "== reductions: sums of 2^29 ones and of random data",
+            reductions,
+        ),
+    ] {
+        println!("{title}");
+        match catch_unwind(AssertUnwindSafe(part)) {
+            Ok(Ok(n)) => failed += n,
+            Ok(Err(e)) => {
+                failed += 1;
+                println!("FAIL  {e}");
+            }
+            Err(_) => {
+                failed += 1;
+                println!("FAIL  panicked (message above)");
+            }
         }
     }
 
@@ -166,4 +204,229 @@ fn bench() -> Result<(), String> {
     } else {
         Err("wrong value".into())
     }
+}
+
+const MATH_LEN: usize = 1 << 22;
+const MATH_OPS: [&str; 6] = ["exp", "log", "sin", "cos", "tanh", "sqrt"];
+
+/// The largest finite value of `dtype` (f32 or f64).
+fn max_finite(dtype: DType) -> f64 {
+    if dtype == DType::F32 {
+        f32::MAX as f64
+    } else {
+        f64::MAX
+    }
+}
+
+/// `±(1+u)·2^e` with `e` uniform in `[lo, hi)`.
+fn log_uniform(rng: &mut SmallRng, lo: i32, hi: i32, signed: bool) -> f64 {
+    let x = (1.0 + rng.gen::<f64>()) * 2f64.powi(rng.gen_range(lo..hi));
+    if signed && rng.gen_bool(0.5) {
+        -x
+    } else {
+        x
+    }
+}
+
+/// Inputs for `op`: the ranges where it is interesting, plus specials.
+fn math_inputs(op: &str, dtype: DType, rng: &mut SmallRng) -> Vec<f64> {
+    let f32_ty = dtype == DType::F32;
+    let top = if f32_ty { 127 } else { 1023 };
+    let bottom = if f32_ty { -149 } else { -1074 };
+    let mut xs: Vec<f64> = (0..MATH_LEN)
+        .map(|i| match (op, i % 4) {
+            ("sin" | "cos", 0) => rng.gen_range(-10.0..10.0),
+            ("sin" | "cos", 1) => log_uniform(rng, -30, 30, true),
+            ("sin" | "cos", 2) => log_uniform(rng, 30, top, true),
+            ("sin" | "cos", _) => {
+                rng.gen_range(-(1i64 << 20)..(1i64 << 20)) as f64 * std::f64::consts::FRAC_PI_2
+            }
+            ("exp", 0) => log_uniform(rng, -30, 0, true),
+            ("exp", _) if f32_ty => rng.gen_range(-105.0..90.0),
+            ("exp", _) => rng.gen_range(-746.0..710.0),
+            ("log" | "sqrt", 0) => 1.0 + rng.gen_range(-0.01..0.01),
+            ("log" | "sqrt", _) => log_uniform(rng, bottom, top, false),
+            ("tanh", 0) => log_uniform(rng, -30, 0, true),
+            _ => rng.gen_range(-25.0..25.0),
+        })
+        .collect();
+    let max = max_finite(dtype);
+    xs.extend([
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        max,
+        -max,
+    ]);
+    xs
+}
+
+/// Representable values of `dtype` between `a` and `b` (`u64::MAX` when
+/// exactly one is NaN).
+fn ulps(dtype: DType, a: f64, b: f64) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let key = |v: f64| -> i64 {
+        let b = if dtype == DType::F32 {
+            (v as f32).to_bits() as i32 as i64
+        } else {
+            v.to_bits() as i64
+        };
+        let min = if dtype == DType::F32 {
+            i32::MIN as i64
+        } else {
+            i64::MIN
+        };
+        if b < 0 {
+            min - b
+        } else {
+            b
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+fn find(name: &str) -> Result<Kernel, String> {
+    samples::all()
+        .into_iter()
+        .find(|k| k.name == name)
+        .ok_or(format!("no sample kernel `{name}`"))
+}
+
+/// Worst ulp distance per function and dtype; returns the failure count.
+fn math_accuracy() -> Result<usize, String> {
+    let mut kernels = Vec::new();
+    for ty in [DType::F32, DType::F64] {
+        for op in MATH_OPS {
+            kernels.push(find(&format!("unary_{op}_{ty}"))?);
+        }
+    }
+    let ks = CudaKernels::load(&kernels)?;
+    let mut rng = SmallRng::seed_from_u64(29);
+    let mut failed = 0;
+    for (i, k) in kernels.iter().enumerate() {
+        let dtype = k.args[0].dtype;
+        let op = MATH_OPS[i % MATH_OPS.len()];
+        let xs = math_inputs(op, dtype, &mut rng);
+        let sizes = samples::size_values(k, xs.len());
+        let mut want = vec![Buffer::from_f64(dtype, &xs), Buffer::zeros(dtype, xs.len())];
+        let mut got = want.clone();
+        interp::run(k, &mut want, &sizes)?;
+        ks.run(i, &mut got, &sizes)?;
+        let (w, g, x) = (want[1].to_f64(), got[1].to_f64(), want[0].to_f64());
+        let (mut worst, mut at) = (0u64, 0usize);
+        let mut over1 = 0usize;
+        for j in 0..xs.len() {
+            let e = ulps(dtype, w[j], g[j]);
+            over1 += usize::from(e > 1);
+            if e > worst {
+                (worst, at) = (e, j);
+            }
+        }
+        let trig = op == "sin" || op == "cos";
+        let bad = trig && worst > 2;
+        failed += usize::from(bad);
+        let verdict = match (bad, trig) {
+            (true, _) => "FAIL",
+            (false, true) => "PASS",
+            (false, false) => "INFO",
+        };
+        let worst_text = if worst == u64::MAX {
+            "NaN mismatch".to_string()
+        } else {
+            format!("{worst} ulp")
+        };
+        println!(
+            "{verdict}  {op:<5} {dtype}: worst {worst_text} at x = {:e} (GPU {:e}, interpreter {:e}); \
+             {over1} of {} inputs over 1 ulp",
+            x[at],
+            g[at],
+            w[at],
+            xs.len()
+        );
+    }
+    Ok(failed)
+}
+
+/// Neumaier's compensated sum (error ~2^-53 relative, independent of n).
+fn compensated_sum(xs: impl Iterator<Item = f64>) -> f64 {
+    let (mut s, mut c) = (0.0f64, 0.0f64);
+    for x in xs {
+        let t = s + x;
+        c += if s.abs() >= x.abs() {
+            (s - t) + x
+        } else {
+            (x - t) + s
+        };
+        s = t;
+    }
+    s + c
+}
+
+/// `sum_f32` of 2^29 ones and of random data, `sum_f64` of random data;
+/// returns the failure count.
+fn reductions() -> Result<usize, String> {
+    let kernels = vec![find("sum_f32")?, find("sum_f64")?];
+    let ks = CudaKernels::load(&kernels)?;
+    let mut failed = 0;
+    let run = |i: usize, input: Buffer| -> Result<f64, String> {
+        let sizes = samples::size_values(&kernels[i], input.len());
+        let mut bufs = vec![input, Buffer::zeros(kernels[i].args[1].dtype, 1)];
+        ks.run(i, &mut bufs, &sizes)?;
+        Ok(bufs[1].get(0))
+    };
+
+    let n = 1usize << 29;
+    let mut ones = Buffer::zeros(DType::F32, n);
+    for j in 0..n {
+        ones.set(j, 1.0);
+    }
+    let got = run(0, ones)?;
+    let ok = got == n as f64;
+    failed += usize::from(!ok);
+    println!(
+        "{}  sum_f32 of 2^29 ones = {got} (exact: {n})",
+        if ok { "PASS" } else { "FAIL" }
+    );
+
+    let mut rng = SmallRng::seed_from_u64(30);
+    let n = 1usize << 26;
+    for (i, dtype) in [(0, DType::F32), (1, DType::F64)] {
+        for signed in [false, true] {
+            let xs: Vec<f64> = (0..n)
+                .map(|_| {
+                    if signed {
+                        rng.gen_range(-1.0..1.0)
+                    } else {
+                        rng.gen_range(0.0..1.0)
+                    }
+                })
+                .collect();
+            let input = Buffer::from_f64(dtype, &xs);
+            let exact = compensated_sum(input.to_f64().into_iter());
+            let abs_sum = compensated_sum(input.to_f64().into_iter().map(f64::abs));
+            let got = run(i, input)?;
+            let u = if dtype == DType::F32 {
+                2f64.powi(-24)
+            } else {
+                2f64.powi(-53)
+            };
+            let err = (got - exact).abs();
+            println!(
+                "INFO  sum_{dtype} of 2^26 random in {}: {got:e} vs {exact:e}: relative error \
+                 {:.2e}, = {:.2} u·Σ|x|",
+                if signed { "[-1, 1)" } else { "[0, 1)" },
+                err / exact.abs(),
+                err / (u * abs_sum)
+            );
+        }
+    }
+    Ok(failed)
 }

@@ -1,8 +1,40 @@
 //! One kernel → one `.visible .entry`: parameters, index arithmetic, the
 //! map loop and the reduction loop (the crate docs describe both).
+//!
+//! # Summation order and error of reductions
+//!
+//! One output sums `n` values over `A` chunks (`A ≤ ⌈grid / outputs⌉`, at
+//! most 8 blocks per SM, and `A ≤ ⌈n / 1024⌉`); chunk lengths are multiples
+//! of 1024. In a chunk, thread `t` takes trips of four elements
+//! (`t + 256·(4j + u)`, summed as `(v0+v1)+(v2+v3)`) and then single ones;
+//! trip sums go through a binary-counter cascade of [`LEVELS`] pairwise
+//! partial sums (`cascade_add`), so a thread's `T` trips are summed
+//! pairwise with depth `⌈log2 T⌉`, plus at most `⌈log2 T⌉` additions
+//! combining the levels. Warps then add by a shuffle tree (depth 5), warp 0
+//! adds the 8 warp sums (depth 3), and thread 0 adds the chunk's sum into the
+//! output with one atomic: `A - 1` sequential additions in arbitrary order.
+//!
+//! Every element therefore passes through at most
+//! `D = 2 + 2⌈log2(T + 1)⌉ + 8 + (A - 1)` roundings, and the computed sum
+//! `ŝ` satisfies `|ŝ - s| ≤ γ_D · Σ|x_i|`, `γ_D = D·u/(1 - D·u)` (`u` = 2⁻²⁴
+//! for f32, 2⁻⁵³ for f64), with `T ≈ n / (1024·A)`: the error grows like
+//! `log n` (before this order, each thread added its `n/(256·A)` elements
+//! sequentially: linear in `n`). The `A - 1` term does not grow with `n`
+//! but is up to ~1000 on a large GPU (8 blocks × 132 SMs on an H200).
+//! Integer sums stay exact while each partial is representable: chunk
+//! partials of a sum of ones are multiples of 1024, so the f32 atomic
+//! running sums are exact up to 2^34 and an f32 sum of 2^29 ones is exact.
+//! `model` below replays this order in Rust; its tests pin these claims
+//! (`f32_sum_of_2_pow_25_ones_is_exact`, `f32_sum_of_2_pow_29_ones_is_exact`
+//! (ignored: ~15 s), `f32_random_sum_error_is_small`).
 
 use crate::func::{Class, Func};
 use crate::launch::{uses_atomics, BLOCK, MIN_CHUNK, WARPS};
+
+/// Levels of the per-thread pairwise cascade: 2^(LEVELS-1) trips (of four
+/// elements) per thread and unit are summed pairwise; beyond that the top
+/// level adds sequentially.
+pub(crate) const LEVELS: usize = 24;
 use crate::ops;
 use crate::values::{self, convert, Ty, Val};
 use oxla_core::kernel::{InstKind, Kernel};
@@ -337,6 +369,18 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("sub.u64 {chunk_len}, {chunk_len}, 1"));
         self.f
             .ins(format!("div.u64 {chunk_len}, {chunk_len}, {chunks}"));
+        if atomics {
+            // A multiple of MIN_CHUNK, so a chunk's count of ones (say) is a
+            // multiple of 1024 and the atomic partial sums stay exact longer.
+            self.f.ins(format!(
+                "add.u64 {chunk_len}, {chunk_len}, {}",
+                MIN_CHUNK - 1
+            ));
+            self.f
+                .ins(format!("div.u64 {chunk_len}, {chunk_len}, {MIN_CHUNK}"));
+            self.f
+                .ins(format!("mul.lo.u64 {chunk_len}, {chunk_len}, {MIN_CHUNK}"));
+        }
         let units = self.f.reg(Class::B64);
         self.f.ins(format!("mul.lo.u64 {units}, {n_out}, {chunks}"));
         let unit = self.f.reg(Class::B64);
@@ -374,22 +418,31 @@ impl<'k> Emitter<'k> {
                 },
             )
             .collect();
-        let accs: Vec<String> = acc_tys
+        // Per store: LEVELS pairwise partial sums (binary-counter cascade,
+        // see `cascade_add`), all zero at the start of a unit.
+        let levels: Vec<Vec<String>> = acc_tys
             .iter()
             .map(|t| {
-                let a = self.f.reg(t.class());
-                self.f.ins(format!(
-                    "mov.{} {a}, {}",
-                    t.suffix(),
-                    values::float_imm(*t, 0.0)
-                ));
-                a
+                (0..LEVELS)
+                    .map(|_| {
+                        let a = self.f.reg(t.class());
+                        self.f.ins(format!(
+                            "mov.{} {a}, {}",
+                            t.suffix(),
+                            values::float_imm(*t, 0.0)
+                        ));
+                        a
+                    })
+                    .collect()
             })
             .collect();
+        let trips = self.f.reg(Class::B64);
+        self.f.ins(format!("mov.u64 {trips}, 0"));
         let r = self.f.reg(Class::B64);
         self.f.ins(format!("add.u64 {r}, {begin}, {tid64}"));
         // Four elements per trip while they last (independent loads in
-        // flight), then one at a time.
+        // flight, summed as (v0+v1)+(v2+v3)), then one at a time; each
+        // trip's sum goes into the cascade.
         let (wide_top, inner_top, inner_end) = (
             self.f.new_label("inner4"),
             self.f.new_label("inner"),
@@ -400,6 +453,7 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("add.u64 {last}, {r}, {}", 3 * BLOCK));
         self.f.ins(format!("setp.ge.u64 {p}, {last}, {stop}"));
         self.f.ins(format!("@{p} bra {inner_top}"));
+        let mut quads: Vec<Vec<String>> = Vec::new();
         for u in 0..4 {
             let ru = if u == 0 {
                 r.clone()
@@ -408,17 +462,51 @@ impl<'k> Emitter<'k> {
                 self.f.ins(format!("add.u64 {d}, {r}, {}", u * BLOCK));
                 d
             };
-            self.accumulate(&ru, &outer_coords, &accs, &acc_tys);
+            quads.push(self.values_at(&ru, &outer_coords, &acc_tys));
         }
+        let sums: Vec<String> = acc_tys
+            .iter()
+            .enumerate()
+            .map(|(s, t)| {
+                let sfx = t.suffix();
+                let (a, b) = (self.f.reg(t.class()), self.f.reg(t.class()));
+                self.f.ins(format!(
+                    "add.rn.{sfx} {a}, {}, {}",
+                    quads[0][s], quads[1][s]
+                ));
+                self.f.ins(format!(
+                    "add.rn.{sfx} {b}, {}, {}",
+                    quads[2][s], quads[3][s]
+                ));
+                self.f.ins(format!("add.rn.{sfx} {a}, {a}, {b}"));
+                a
+            })
+            .collect();
+        self.cascade_add(&sums, &levels, &acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {}", 4 * BLOCK));
         self.f.ins(format!("bra {wide_top}"));
         self.f.place_label(&inner_top);
         self.f.ins(format!("setp.ge.u64 {p}, {r}, {stop}"));
         self.f.ins(format!("@{p} bra {inner_end}"));
-        self.accumulate(&r, &outer_coords, &accs, &acc_tys);
+        let one = self.values_at(&r, &outer_coords, &acc_tys);
+        self.cascade_add(&one, &levels, &acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {BLOCK}"));
         self.f.ins(format!("bra {inner_top}"));
         self.f.place_label(&inner_end);
+        // The thread's sum: the levels from the lowest up (unused ones are 0).
+        let accs: Vec<String> = acc_tys
+            .iter()
+            .enumerate()
+            .map(|(s, t)| {
+                let sfx = t.suffix();
+                let a = self.f.reg(t.class());
+                self.f.ins(format!("mov.{sfx} {a}, {}", levels[s][0]));
+                for lev in &levels[s][1..] {
+                    self.f.ins(format!("add.rn.{sfx} {a}, {a}, {lev}"));
+                }
+                a
+            })
+            .collect();
 
         // Block sum: shuffle within warps, lane 0s to shared, warp 0 again.
         let smem = self.f.reg(Class::B32);
@@ -496,18 +584,72 @@ impl<'k> Emitter<'k> {
         self.f.ins("ret");
     }
 
-    /// Add the stored values of reduced index `r` into the accumulators.
-    fn accumulate(&mut self, r: &str, outer_coords: &[Coord], accs: &[String], acc_tys: &[Ty]) {
+    /// The stored values at reduced index `r`, in the accumulator types.
+    fn values_at(&mut self, r: &str, outer_coords: &[Coord], acc_tys: &[Ty]) -> Vec<String> {
         let (outer, rank) = (self.k.outer_dims(), self.k.domain.len());
         let mut coords = outer_coords.to_vec();
         coords.extend(self.decode(r, outer..rank));
         let vals = self.eval(&coords);
-        for (s, st) in self.k.stores.iter().enumerate() {
-            let v = convert(&mut self.f, &vals[st.value], acc_tys[s]);
-            let sfx = acc_tys[s].suffix();
-            self.f
-                .ins(format!("add.rn.{sfx} {0}, {0}, {1}", accs[s], v.reg));
+        self.k
+            .stores
+            .iter()
+            .enumerate()
+            .map(|(s, st)| convert(&mut self.f, &vals[st.value], acc_tys[s]).reg)
+            .collect()
+    }
+
+    /// Add one trip's sums `vals` into the pairwise cascade: `levels[s][l]`
+    /// holds the sum of 2^l trips when bit `l` of `trips` is set, else 0.
+    /// Like incrementing a binary counter, the new value is combined with
+    /// the set levels from the bottom (`level + carry`, which empties the
+    /// level) until it lands in the first empty one; past `LEVELS - 1` the
+    /// top level accumulates sequentially. (Model: `cascade_model`.)
+    fn cascade_add(&mut self, vals: &[String], levels: &[Vec<String>], tys: &[Ty], trips: &str) {
+        let done = self.f.new_label("cascade_done");
+        let (bit, empty) = (self.f.reg(Class::B64), self.f.reg(Class::Pred));
+        let carry: Vec<String> = vals
+            .iter()
+            .zip(tys)
+            .map(|(v, t)| {
+                let c = self.f.reg(t.class());
+                self.f.ins(format!("mov.{} {c}, {v}", t.suffix()));
+                c
+            })
+            .collect();
+        // `l` is both the level and the counter bit.
+        #[allow(clippy::needless_range_loop)]
+        for l in 0..LEVELS - 1 {
+            self.f.ins(format!("and.b64 {bit}, {trips}, {}", 1u64 << l));
+            self.f.ins(format!("setp.eq.u64 {empty}, {bit}, 0"));
+            for (s, t) in tys.iter().enumerate() {
+                self.f.ins(format!(
+                    "@{empty} mov.{} {}, {}",
+                    t.suffix(),
+                    levels[s][l],
+                    carry[s]
+                ));
+            }
+            self.f.ins(format!("@{empty} bra {done}"));
+            for (s, t) in tys.iter().enumerate() {
+                let sfx = t.suffix();
+                self.f.ins(format!(
+                    "add.rn.{sfx} {0}, {1}, {0}",
+                    carry[s], levels[s][l]
+                ));
+                self.f.ins(format!(
+                    "mov.{sfx} {}, {}",
+                    levels[s][l],
+                    values::float_imm(*t, 0.0)
+                ));
+            }
         }
+        for (s, t) in tys.iter().enumerate() {
+            let top = &levels[s][LEVELS - 1];
+            self.f
+                .ins(format!("add.rn.{} {top}, {top}, {}", t.suffix(), carry[s]));
+        }
+        self.f.place_label(&done);
+        self.f.ins(format!("add.u64 {trips}, {trips}, 1"));
     }
 
     /// Sum `v` across the warp into lane 0 (`shfl.sync.down`; an f64 moves
@@ -535,6 +677,171 @@ impl<'k> Emitter<'k> {
                     self.f.ins(format!("add.rn.f32 {v}, {v}, {o}"));
                 }
             }
+        }
+    }
+}
+
+/// Model of the summation order of one reduction output (`reduction`,
+/// `cascade_add`, `warp_sum`): the same chunks, trips, cascade, shuffle tree
+/// and atomics (taken in unit order; on the device their order varies,
+/// which the error bound in the crate docs covers).
+#[cfg(test)]
+pub(crate) mod model {
+    use super::LEVELS;
+    use crate::launch::{BLOCK, MIN_CHUNK, WARPS};
+    use std::ops::Add;
+
+    /// `n` elements `x(i)` reduced into one output by a grid of `grid`
+    /// blocks, in the accumulator type `T` (f32 or f64).
+    pub(crate) fn sum<T>(n: u64, grid: u64, x: impl Fn(u64) -> T) -> T
+    where
+        T: Copy + Add<Output = T> + Default,
+    {
+        let n_out = 1u64;
+        let chunks = n.div_ceil(MIN_CHUNK).min(grid.div_ceil(n_out)).max(1);
+        let chunk_len = n.div_ceil(chunks).div_ceil(MIN_CHUNK) * MIN_CHUNK;
+        let mut out = T::default();
+        for c in 0..chunks {
+            let begin = c * chunk_len;
+            let stop = (begin + chunk_len).min(n);
+            let threads: Vec<T> = (0..BLOCK as u64)
+                .map(|tid| thread_sum(begin + tid, stop, &x))
+                .collect();
+            let warps: Vec<T> = threads.chunks(32).map(warp_sum).collect();
+            let lanes: Vec<T> = (0..32)
+                .map(|l| {
+                    if l < WARPS as usize {
+                        warps[l]
+                    } else {
+                        T::default()
+                    }
+                })
+                .collect();
+            // atom.global.add: old + partial.
+            out = out + warp_sum(&lanes);
+        }
+        out
+    }
+
+    fn thread_sum<T>(mut r: u64, stop: u64, x: &impl Fn(u64) -> T) -> T
+    where
+        T: Copy + Add<Output = T> + Default,
+    {
+        let b = BLOCK as u64;
+        let mut levels = [T::default(); LEVELS];
+        let mut trips = 0u64;
+        while r + 3 * b < stop {
+            let v = (x(r) + x(r + b)) + (x(r + 2 * b) + x(r + 3 * b));
+            cascade(&mut levels, &mut trips, v);
+            r += 4 * b;
+        }
+        while r < stop {
+            cascade(&mut levels, &mut trips, x(r));
+            r += b;
+        }
+        let mut a = levels[0];
+        for lev in &levels[1..] {
+            a = a + *lev;
+        }
+        a
+    }
+
+    fn cascade<T>(levels: &mut [T; LEVELS], trips: &mut u64, v: T)
+    where
+        T: Copy + Add<Output = T> + Default,
+    {
+        let mut carry = v;
+        let mut landed = false;
+        for (l, lev) in levels.iter_mut().enumerate().take(LEVELS - 1) {
+            if *trips & (1 << l) == 0 {
+                *lev = carry;
+                landed = true;
+                break;
+            }
+            carry = *lev + carry;
+            *lev = T::default();
+        }
+        if !landed {
+            levels[LEVELS - 1] = levels[LEVELS - 1] + carry;
+        }
+        *trips += 1;
+    }
+
+    /// `shfl.sync.down` by 16, 8, 4, 2, 1 (a lane past 31 reads its own
+    /// value), then lane 0.
+    fn warp_sum<T>(v: &[T]) -> T
+    where
+        T: Copy + Add<Output = T> + Default,
+    {
+        let mut v = v.to_vec();
+        for off in [16, 8, 4, 2, 1] {
+            v = (0..32)
+                .map(|l| v[l] + if l + off < 32 { v[l + off] } else { v[l] })
+                .collect();
+        }
+        v[0]
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::sum;
+
+        /// An H200 runs 132 SMs × 8 blocks.
+        const GRID: u64 = 1056;
+
+        #[test]
+        fn f32_sum_of_2_pow_25_ones_is_exact() {
+            for grid in [1, 7, GRID] {
+                assert_eq!(sum(1 << 25, grid, |_| 1.0f32), 33_554_432.0, "{grid}");
+            }
+            // Lengths that leave remainders at every level.
+            for n in [1u64, 1000, 1025, 300_001, (1 << 22) + 3] {
+                assert_eq!(sum(n, GRID, |_| 1.0f32), n as f32, "{n}");
+            }
+        }
+
+        /// 2^29 ones: one grid (about 10 s unoptimized).
+        #[test]
+        #[ignore]
+        fn f32_sum_of_2_pow_29_ones_is_exact() {
+            assert_eq!(sum(1 << 29, GRID, |_| 1.0f32), 536_870_912.0);
+        }
+
+        /// Random values in [0, 1): the error against an f64 sum (exact to
+        /// ~2^-53 relative here) stays within the documented bound and far
+        /// below what sequential f32 summation gives.
+        #[test]
+        fn f32_random_sum_error_is_small() {
+            let n: u64 = 1 << 24;
+            let x = |i: u64| {
+                let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                (z >> 40) as f32 / (1u64 << 24) as f32
+            };
+            let exact: f64 = (0..n).map(|i| x(i) as f64).sum();
+            let seq: f32 = (0..n).map(x).sum();
+            for grid in [1, GRID] {
+                let got = sum(n, grid, x) as f64;
+                let rel = (got - exact).abs() / exact;
+                let seq_rel = (seq as f64 - exact).abs() / exact;
+                println!("grid {grid}: relative error {rel:.2e} (sequential f32: {seq_rel:.2e})");
+                // The bound of the crate docs: (depth)·2^-24 with depth
+                // 2 + 2·log2(trips + 1) + 8 + (chunks - 1).
+                let chunks = n.div_ceil(1024).min(grid) as f64;
+                let trips = (n as f64 / chunks / 256.0 / 4.0).ceil();
+                let depth = 2.0 + 2.0 * (trips + 1.0).log2().ceil() + 8.0 + (chunks - 1.0);
+                assert!(rel <= depth * 2f64.powi(-24), "{rel} > bound");
+                assert!(rel < seq_rel / 10.0, "{rel} vs sequential {seq_rel}");
+            }
+        }
+
+        #[test]
+        fn f64_sum_matches_exact_integer_sum() {
+            // Integers below 2^20: every f64 partial sum is exact.
+            let n = 3_000_017u64;
+            let x = |i: u64| ((i * 7919) % 1_000_003) as f64;
+            let exact: u64 = (0..n).map(|i| (i * 7919) % 1_000_003).sum();
+            assert_eq!(sum(n, 1056, x), exact as f64);
         }
     }
 }

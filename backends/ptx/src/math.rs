@@ -3,10 +3,14 @@
 //!
 //! `f32` uses the hardware approximations after a range reduction; `f64`
 //! has no hardware approximations, so it uses range reduction plus Taylor
-//! polynomials evaluated with `fma` (accuracy: see the crate docs).
+//! polynomials evaluated with `fma` (accuracy: see the crate docs; none of
+//! it is measured on a device yet). `sin`/`cos` of both types live in
+//! [`crate::trig`], with Rust models of every step: they are the exception
+//! to "straight-line", with a branch for huge arguments.
 //! NaN and infinities follow Rust's `f64` functions.
 
 use crate::func::{f32_imm, f64_imm, Class, Func};
+use crate::trig;
 
 // --- f32 -------------------------------------------------------------------
 
@@ -54,35 +58,24 @@ pub(crate) fn log_f32(f: &mut Func, x: &str) -> String {
     y
 }
 
-/// `sin`/`cos`: reduce by multiples of 2π (two-part constant), then the
-/// hardware approximation, which is accurate on [-π, π].
-fn trig_f32(f: &mut Func, x: &str, op: &str) -> String {
-    let k = f.reg(Class::F32);
-    let r = f.reg(Class::F32);
-    f.ins(format!(
-        "mul.rn.f32 {k}, {x}, {}",
-        f32_imm(f32::from_bits(0x3E22_F983))
-    ));
-    f.ins(format!("cvt.rni.f32.f32 {k}, {k}"));
-    f.ins(format!(
-        "fma.rn.f32 {r}, {k}, {}, {x}",
-        f32_imm(-f32::from_bits(0x40C9_0000))
-    ));
-    f.ins(format!(
-        "fma.rn.f32 {r}, {k}, {}, {r}",
-        f32_imm(-f32::from_bits(0x3AFD_AA22))
-    ));
+/// `sin`/`cos` in f64 (see [`crate::trig`]), rounded once to f32: the
+/// f64 result is within ~1 f64 ulp, so the f32 one is the correctly rounded
+/// value except within ~2⁻²⁹ ulp of a rounding boundary.
+fn trig_f32(f: &mut Func, x: &str, shift: u32) -> String {
+    let xd = f.reg(Class::F64);
+    f.ins(format!("cvt.f64.f32 {xd}, {x}"));
+    let yd = trig::sincos_f64(f, &xd, shift);
     let y = f.reg(Class::F32);
-    f.ins(format!("{op}.approx.f32 {y}, {r}"));
+    f.ins(format!("cvt.rn.f32.f64 {y}, {yd}"));
     y
 }
 
 pub(crate) fn sin_f32(f: &mut Func, x: &str) -> String {
-    trig_f32(f, x, "sin")
+    trig_f32(f, x, 0)
 }
 
 pub(crate) fn cos_f32(f: &mut Func, x: &str) -> String {
-    trig_f32(f, x, "cos")
+    trig_f32(f, x, 1)
 }
 
 /// `tanh`: Taylor series for |x| < 0.5 (relative error < 1e-8 there), else
@@ -127,13 +120,6 @@ pub(crate) fn tanh_f32(f: &mut Func, x: &str) -> String {
 
 const LN2_HI: u64 = 0x3FE6_2E42_FEE0_0000;
 const LN2_LO: u64 = 0x3DEA_39EF_3579_3C76;
-/// π/2 as the sum of three doubles.
-const PIO2: [u64; 3] = [
-    0x3FF9_21FB_5444_2D18,
-    0x3C91_A626_3314_5C07,
-    0xB91F_1976_B7ED_8FBC,
-];
-const TWO_OVER_PI: u64 = 0x3FE4_5F30_6DC9_C883;
 
 fn d(bits: u64) -> String {
     f64_imm(f64::from_bits(bits))
@@ -257,61 +243,9 @@ pub(crate) fn log_f64(f: &mut Func, x: &str) -> String {
     y
 }
 
-/// `sin(x)` (`shift = 0`) or `cos(x) = sin(x + π/2)` (`shift = 1`):
-/// `x = k·π/2 + r` with a three-part π/2 (|r| ≤ π/4), then the sine or
-/// cosine Taylor polynomial (to r¹⁷ / r¹⁸) picked and negated by quadrant.
+/// `sin(x)` (`shift = 0`) or `cos(x)` (`shift = 1`): [`crate::trig`].
 pub(crate) fn sincos_f64(f: &mut Func, x: &str, shift: u32) -> String {
-    let k = f.reg(Class::F64);
-    let r = f.reg(Class::F64);
-    f.ins(format!("mul.rn.f64 {k}, {x}, {}", d(TWO_OVER_PI)));
-    f.ins(format!("cvt.rni.f64.f64 {k}, {k}"));
-    f.ins(format!(
-        "fma.rn.f64 {r}, {k}, {}, {x}",
-        f64_imm(-f64::from_bits(PIO2[0]))
-    ));
-    f.ins(format!(
-        "fma.rn.f64 {r}, {k}, {}, {r}",
-        f64_imm(-f64::from_bits(PIO2[1]))
-    ));
-    f.ins(format!(
-        "fma.rn.f64 {r}, {k}, {}, {r}",
-        f64_imm(-f64::from_bits(PIO2[2]))
-    ));
-    let s2 = f.reg(Class::F64);
-    f.ins(format!("mul.rn.f64 {s2}, {r}, {r}"));
-    let inv = inv_factorials(18);
-    // sin r = r·(1 - r²/3! + r⁴/5! - …), cos r = 1 - r²/2! + r⁴/4! - …
-    let sin_c: Vec<f64> = (0..9).map(|i| alt(i) * inv[2 * i + 1]).collect();
-    let cos_c: Vec<f64> = (0..10).map(|i| alt(i) * inv[2 * i]).collect();
-    let sp = horner(f, Class::F64, "f64", &s2, &sin_c, f64_imm);
-    let sin_r = f.reg(Class::F64);
-    f.ins(format!("mul.rn.f64 {sin_r}, {sp}, {r}"));
-    let cos_r = horner(f, Class::F64, "f64", &s2, &cos_c, f64_imm);
-    // Quadrant q = (k + shift) mod 4: odd → cosine, q ≥ 2 → negate.
-    let q = f.reg(Class::B64);
-    f.ins(format!("cvt.rzi.s64.f64 {q}, {k}"));
-    f.ins(format!("add.s64 {q}, {q}, {shift}"));
-    let odd = f.reg(Class::B64);
-    let neg = f.reg(Class::B64);
-    f.ins(format!("and.b64 {odd}, {q}, 1"));
-    f.ins(format!("and.b64 {neg}, {q}, 2"));
-    let p = f.reg(Class::Pred);
-    let y = f.reg(Class::F64);
-    let ny = f.reg(Class::F64);
-    f.ins(format!("setp.ne.u64 {p}, {odd}, 0"));
-    f.ins(format!("selp.f64 {y}, {cos_r}, {sin_r}, {p}"));
-    f.ins(format!("neg.f64 {ny}, {y}"));
-    f.ins(format!("setp.ne.u64 {p}, {neg}, 0"));
-    f.ins(format!("selp.f64 {y}, {ny}, {y}, {p}"));
-    y
-}
-
-fn alt(i: usize) -> f64 {
-    if i.is_multiple_of(2) {
-        1.0
-    } else {
-        -1.0
-    }
+    trig::sincos_f64(f, x, shift)
 }
 
 /// `tanh(x) = t/(t+2)` with `t = expm1(2|x|)`, sign restored; exactly ±1

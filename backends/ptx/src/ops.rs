@@ -100,12 +100,16 @@ pub(crate) fn binary(f: &mut Func, op: BinaryOp, a: &Val, b: &Val, result: Ty) -
         BinaryOp::Sub => f.ins(format!("sub.rn.{s} {d}, {}, {}", a.reg, b.reg)),
         BinaryOp::Mul => f.ins(format!("mul.rn.{s} {d}, {}, {}", a.reg, b.reg)),
         BinaryOp::Div => f.ins(format!("div.rn.{s} {d}, {}, {}", a.reg, b.reg)),
-        // `if a > b { a } else { b }`: with a NaN operand the result is `b`,
-        // which PTX `max` (NaN-ignoring) would not give.
+        // `if a > b || a.is_nan() { a } else { b }` (the interpreter's
+        // rule): NaN if either operand is NaN, `b` on ties, so
+        // `max(+0, -0) = -0`. PTX `max` ignores NaN, and `max.NaN` does not
+        // promise `b` on signed-zero ties; see `max_min_model` below.
         BinaryOp::Max | BinaryOp::Min => {
             let cmp = if op == BinaryOp::Max { "gt" } else { "lt" };
-            let p = f.reg(Class::Pred);
+            let (p, a_nan) = (f.reg(Class::Pred), f.reg(Class::Pred));
             f.ins(format!("setp.{cmp}.{s} {p}, {}, {}", a.reg, b.reg));
+            f.ins(format!("setp.nan.{s} {a_nan}, {0}, {0}", a.reg));
+            f.ins(format!("or.pred {p}, {p}, {a_nan}"));
             f.ins(format!("selp.{s} {d}, {}, {}, {p}", a.reg, b.reg));
         }
     }
@@ -161,4 +165,54 @@ pub(crate) fn select(f: &mut Func, c: &Val, a: &Val, b: &Val, result: Ty) -> Val
         ));
     }
     Val { ty: result, reg: d }
+}
+
+/// The four instructions `binary` emits for `Max`/`Min`, step by step:
+/// `setp.gt`/`setp.lt` (false on NaN), `setp.nan a, a`, `or.pred`, `selp`.
+#[cfg(test)]
+fn max_min_model(max: bool, a: f64, b: f64) -> f64 {
+    let p = if max { a > b } else { a < b };
+    let a_nan = a.is_nan();
+    if p || a_nan {
+        a
+    } else {
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_min_model;
+
+    #[test]
+    fn max_min_propagate_nan_from_both_operands_and_give_b_on_ties() {
+        let vals = [
+            f64::NAN,
+            f64::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            2.0,
+            f64::INFINITY,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                for max in [true, false] {
+                    let got = max_min_model(max, a, b);
+                    // The project's rule, written independently.
+                    let want = if a.is_nan() || b.is_nan() {
+                        f64::NAN
+                    } else if (max && a > b) || (!max && a < b) {
+                        a
+                    } else {
+                        b
+                    };
+                    assert_eq!(got.is_nan(), want.is_nan(), "{max} {a} {b}");
+                    if !want.is_nan() {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{max} {a} {b}");
+                    }
+                }
+            }
+        }
+    }
 }

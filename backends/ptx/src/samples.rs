@@ -426,6 +426,37 @@ fn reductions() -> Vec<Kernel> {
     let x = b.load(F32, 0, vec![c(1)]);
     let q = b.unary(F32, UnaryOp::Powi(2), x);
     out.push(b.store(1, q).build());
+    // sin and cos inside a reduction loop (the Payne–Hanek branch in the
+    // unrolled trips), two sums through the cascade, an f16 input computed
+    // in f32, and a max/min pair feeding them.
+    let mut b = Builder::new(
+        "sum_sin_cos_max_min",
+        &[(F16, false), (F32, false), (F32, true), (F32, true)],
+        &["n"],
+        vec![n()],
+        1,
+    );
+    let x = b.load(F32, 0, vec![c(1)]);
+    let y = b.load(F32, 1, vec![c(1)]);
+    let hi = b.binary(F32, BinaryOp::Max, x, y);
+    let lo = b.binary(F32, BinaryOp::Min, x, y);
+    let s = b.unary(F32, UnaryOp::Sin, hi);
+    let co = b.unary(F32, UnaryOp::Cos, lo);
+    b.store(2, s);
+    out.push(b.store(3, co).build());
+    // f64 sin of a large product, summed per row of [m, n].
+    let mut b = Builder::new(
+        "row_sum_sin_f64",
+        &[(F64, false), (F64, true)],
+        &["m", "n"],
+        vec![sym("m"), n()],
+        1,
+    );
+    let x = b.load(F64, 0, vec![n(), c(1)]);
+    let big = b.constant(F64, 1e300);
+    let xb = b.binary(F64, BinaryOp::Mul, x, big);
+    let s = b.unary(F64, UnaryOp::Sin, xb);
+    out.push(b.store(1, s).build());
     // Count by select of a comparison, per row of [m, n].
     let mut b = Builder::new(
         "count_positive_rows",

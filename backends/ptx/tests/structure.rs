@@ -130,3 +130,30 @@ fn malformed_kernels_are_rejected() {
     let dup: Vec<Kernel> = vec![good(), good()];
     assert!(emit_module(&dup, Arch::Sm80).is_err());
 }
+
+/// A module with `sin`/`cos` declares the 2/π table once and reaches it only
+/// behind a branch; a module without them has no table. `max`/`min` test
+/// for NaN. (What the instructions compute is tested on their models.)
+#[test]
+fn trig_table_branch_and_nan_aware_max() {
+    let find = |name: &str| samples::all().into_iter().find(|k| k.name == name).unwrap();
+    let trig = emit_module(&[find("unary_sin_f32"), find("unary_cos_f64")], Arch::Sm80).unwrap();
+    assert_eq!(
+        trig.matches(".const .align 8 .u64 oxla_two_over_pi[20]")
+            .count(),
+        1
+    );
+    assert_eq!(
+        trig.matches("ld.const.u64").count(),
+        8,
+        "4 loads per kernel"
+    );
+    assert_eq!(trig.matches(" bra $L_trig_join").count(), 2);
+    assert!(!trig.contains(".approx"), "f32 sin is computed in f64");
+    let plain = emit_kernel(&find("sum_f32"), Arch::Sm80).unwrap();
+    assert!(!plain.contains("oxla_two_over_pi"));
+    for name in ["binary_max_f32", "binary_min_f64"] {
+        let ptx = emit_kernel(&find(name), Arch::Sm90).unwrap();
+        assert!(ptx.contains("setp.nan."), "{name}");
+    }
+}
