@@ -10,6 +10,9 @@
 //! which is also the whole loop for any other kernel. Values that do not
 //! depend on the innermost coordinate are computed before that loop.
 //!
+//! Reductions sum in fixed blocks whose totals are combined pairwise (see
+//! `Accs`), so the rounding error grows like log n rather than n.
+//!
 //! Loops are rotated (one test before, one at the bottom) and their bounds are
 //! computed once at entry. In the innermost loop every load and store has a
 //! row start address, computed once per row; an iteration computes one byte

@@ -17,7 +17,9 @@
 //! 2^-53 (f64). For today's f32 layout (16 lanes of 64 elements per 1024
 //! element block) and n = 10^7, h = 67 + 4 + 1 + 14 + 1 = 87 and the bound is
 //! 5.2e-6 relative for positive inputs; the former 16-lane sequential sum had
-//! h = n/16 and measured ~1e-4.
+//! h = n/16. Random tests also assert the probabilistic bound 6·√h·u
+//! (see `bound`), 3.3e-6 here; measured errors are ~7e-8, about the final
+//! rounding to f32.
 
 mod common;
 use common::*;
@@ -62,6 +64,15 @@ fn run_all(k: &Kernel, inputs: &[Buffer], sizes: &[i64]) -> Vec<(&'static str, V
 /// γ_h bound (relative to Σ|x|) for a tree of depth `h` in unit roundoff `u`.
 fn gamma(h: f64, u: f64) -> f64 {
     h * u / (1.0 - h * u)
+}
+
+/// The smaller of γ_h and the probabilistic bound λ·√h·u with λ = 6 (Higham
+/// and Mary, 2019: holds with probability ≥ 1 − 2h·exp(−λ²/2) ≈ 1 − 3e-8·h
+/// when rounding errors are independent and mean zero, as for these random
+/// inputs). The worst-case γ_h alone is loose enough that the former
+/// 16-lane sequential sum met it on the vector path (4.97e-6 against 5.19e-6).
+fn bound(h: f64, u: f64) -> f64 {
+    gamma(h, u).min(6.0 * h.sqrt() * u)
 }
 
 /// Depth bound of a blocked reduction of `n` elements: `chain` additions per
@@ -172,11 +183,12 @@ fn f32_sum_of_10_pow_7_random_values_within_log_bound() {
     let exact: f64 = xs.iter().map(|&x| x as f64).sum();
     let input = Buffer::F32(xs);
     for (stride, chain, lanes, block) in [(Some(1), 67, 16, 1024), (None, 256, 1, 256)] {
-        let bound = gamma(depth(n, chain, lanes, block), U32);
+        let bound = bound(depth(n, chain, lanes, block), U32);
         assert!(bound < 2e-5, "a bound that can fail: {bound}");
         let k = sum_kernel(DType::F32, stride);
         for (isa, out) in run_all(&k, std::slice::from_ref(&input), &[n as i64, 1]) {
             let err = (out[0].get(0) - exact).abs() / exact;
+            eprintln!("{isa}, stride {stride:?}: relative error {err:.2e}, bound {bound:.2e}");
             assert!(
                 err <= bound,
                 "{isa}, stride {stride:?}: relative error {err:.2e} > {bound:.2e}"
@@ -210,10 +222,11 @@ fn f64_sum_of_random_values_within_log_bound() {
     let exact = neumaier(&xs);
     let input = Buffer::F64(xs);
     for (stride, chain, lanes, block) in [(Some(1), 67, 8, 512), (None, 256, 1, 256)] {
-        let bound = gamma(depth(n, chain, lanes, block), U64) + 4.0 * U64;
+        let bound = bound(depth(n, chain, lanes, block), U64) + 4.0 * U64;
         let k = sum_kernel(DType::F64, stride);
         for (isa, out) in run_all(&k, std::slice::from_ref(&input), &[n as i64, 1]) {
             let err = (out[0].get(0) - exact).abs() / exact;
+            eprintln!("{isa}, stride {stride:?}: relative error {err:.2e}, bound {bound:.2e}");
             assert!(
                 err <= bound,
                 "{isa}, stride {stride:?}: relative error {err:.2e} > {bound:.2e}"
@@ -242,10 +255,11 @@ fn f32_row_sums_of_random_values_within_log_bound() {
         let v = kb.load(x, vec![sym("n"), inner.clone()]);
         kb.store(out, v);
         let k = kb.build();
-        let bound = gamma(depth(n, chain, lanes, block), U32);
+        let bound = bound(depth(n, chain, lanes, block), U32);
         for (isa, out) in run_all(&k, std::slice::from_ref(&input), &[m as i64, n as i64, 1]) {
             for (i, want) in exact.iter().enumerate() {
                 let err = (out[0].get(i) - want).abs() / want;
+                eprintln!("{isa}, {inner:?}, row {i}: relative error {err:.2e}, bound {bound:.2e}");
                 assert!(
                     err <= bound,
                     "{isa}, {inner:?}, row {i}: {err:.2e} > {bound:.2e}"
@@ -274,9 +288,10 @@ fn f32_dot_within_log_bound() {
     let (xs, ys) = (uniform_f32(n, 1), uniform_f32(n, 2));
     let exact: f64 = xs.iter().zip(&ys).map(|(&a, &b)| a as f64 * b as f64).sum();
     let inputs = [Buffer::F32(xs), Buffer::F32(ys)];
-    let bound = gamma(depth(n, 67, 16, 1024) + 1.0, U32);
+    let bound = bound(depth(n, 67, 16, 1024) + 1.0, U32);
     for (isa, out) in run_all(k, &inputs, &[n as i64]) {
         let err = (out[0].get(0) - exact).abs() / exact;
+        eprintln!("dot {isa}: relative error {err:.2e}, bound {bound:.2e}");
         assert!(
             err <= bound,
             "{isa}: relative error {err:.2e} > {bound:.2e}"
