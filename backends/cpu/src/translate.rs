@@ -778,45 +778,24 @@ impl<'a> Body<'a> {
     /// pairwise, then the scalar one), which are reset to zero.
     fn block_total(&mut self, accs: &Accs, si: usize) -> Value {
         let scalar = self.b.use_var(accs.scalar[si]);
-        let ty = self.b.func.dfg.value_type(scalar);
-        let zero = self.num(DType::F32, false);
-        let zero = Num { ty, ..zero }.fconst(&mut self.b, 0.0);
+        let ty = self.k.insts[self.k.stores[si].value].ty;
+        let zero = self.num(ty, false).fconst(&mut self.b, 0.0);
         self.b.def_var(accs.scalar[si], zero);
-        let mut vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
-        if let Some(plan) = self.plan.filter(|_| !vectors.is_empty()) {
-            let vzero = plan.num.fconst(&mut self.b, 0.0);
-            for v in &accs.vector[si] {
-                self.b.def_var(*v, vzero);
-            }
+        let vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
+        let Some(plan) = self.plan.filter(|_| !vectors.is_empty()) else {
+            return scalar;
+        };
+        let vzero = plan.num.fconst(&mut self.b, 0.0);
+        for v in &accs.vector[si] {
+            self.b.def_var(*v, vzero);
         }
         let b = &mut self.b;
-        let pairwise = |b: &mut FunctionBuilder, mut xs: Vec<Value>| {
-            while xs.len() > 1 {
-                xs = xs
-                    .chunks(2)
-                    .map(|p| {
-                        if p.len() == 2 {
-                            b.ins().fadd(p[0], p[1])
-                        } else {
-                            p[0]
-                        }
-                    })
-                    .collect();
-            }
-            xs.pop()
-        };
-        vectors = pairwise(b, vectors).into_iter().collect();
-        match vectors.first() {
-            Some(&v) => {
-                let lanes = b.func.dfg.value_type(v).lane_count();
-                let lanes = (0..lanes)
-                    .map(|l| b.ins().extractlane(v, l as u8))
-                    .collect();
-                let h = pairwise(b, lanes).expect("a lane");
-                b.ins().fadd(h, scalar)
-            }
-            None => scalar,
-        }
+        let v = pairwise_sum(b, vectors);
+        let lanes = (0..plan.lanes)
+            .map(|l| b.ins().extractlane(v, l as u8))
+            .collect();
+        let h = pairwise_sum(b, lanes);
+        b.ins().fadd(h, scalar)
     }
 
     /// The address of entry `depth` of cascade `slot` (entries of `bytes`).
@@ -1249,6 +1228,17 @@ impl<'a> Body<'a> {
             }
         }
     }
+}
+
+/// `xs[0] + xs[1] + …` as a balanced tree of additions (`xs` not empty).
+fn pairwise_sum(b: &mut FunctionBuilder, mut xs: Vec<Value>) -> Value {
+    while xs.len() > 1 {
+        xs = xs
+            .chunks(2)
+            .map(|p| p[1..].iter().fold(p[0], |x, &y| b.ins().fadd(x, y)))
+            .collect();
+    }
+    xs[0]
 }
 
 /// `max(x, y)`: NaN if either is NaN, else `x > y ? x : y` (`min`: `<`).

@@ -44,8 +44,8 @@ fn compiled(k: &Kernel) -> Vec<(&'static str, JitModule)> {
     out
 }
 
-/// Run `k` on `inputs` with every compiled variant; the output buffers (all
-/// of `out_dtype`, `out_len` elements) of each run, by ISA name.
+/// Run `k` on `inputs` with every compiled variant; the output buffers of
+/// each run (pre-filled with NaN), by ISA name.
 fn run_all(k: &Kernel, inputs: &[Buffer], sizes: &[i64]) -> Vec<(&'static str, Vec<Buffer>)> {
     compiled(k)
         .into_iter()
