@@ -10,6 +10,9 @@
 //! which is also the whole loop for any other kernel. Values that do not
 //! depend on the innermost coordinate are computed before that loop.
 //!
+//! Reductions sum in fixed blocks whose totals are combined pairwise (see
+//! `Accs`), so the rounding error grows like log n rather than n.
+//!
 //! Loops are rotated (one test before, one at the bottom) and their bounds are
 //! computed once at entry. In the innermost loop every load and store has a
 //! row start address, computed once per row; an iteration computes one byte
@@ -248,10 +251,47 @@ fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
     })
 }
 
-/// Reduction accumulators, one set per store.
+/// Iterations of the unrolled vector loop per reduction block: each vector
+/// accumulator lane adds this many elements before the block's total goes to
+/// the cascade (so a block is `lanes * unroll * VECTOR_CHAIN` elements).
+const VECTOR_CHAIN: i64 = 64;
+
+/// Elements per reduction block when the innermost loop is scalar.
+const SCALAR_BLOCK: i64 = 256;
+
+/// Cascade depth: a binary counter of at most 2^64 blocks has at most 64
+/// partial sums pending.
+const CASCADE_DEPTH: u32 = 64;
+
+/// Reduction state for one output element.
+///
+/// A reduction is summed in blocks: the row (innermost axis) is cut at
+/// multiples of `block` elements from its start, each full block is summed
+/// by the accumulators starting from zero, and its total (a leaf) is pushed
+/// onto a binary-counter cascade: leaf `c` (1-based) is first added to as
+/// many pending partial sums as `c` has trailing zero bits, so equal-sized
+/// subtrees merge pairwise. What is left of a row after its full blocks
+/// stays in the accumulators; with several reduced axes it is flushed once
+/// `pending` (elements of rows since the last flush) reaches `block`, so
+/// short rows are grouped. The finish adds the last leaf to the pending sums,
+/// newest first. The tree depends only on the reduced extents, so an element's
+/// rounding error is O(block / (lanes · unroll) + log2(n / block)) · eps,
+/// not O(n / lanes) · eps, and a later split across threads at power-of-two
+/// block counts can reproduce it exactly.
 struct Accs {
     vector: Vec<Vec<Variable>>,
     scalar: Vec<Variable>,
+    /// Per store: `CASCADE_DEPTH` partial sums of its scalar type.
+    stack: Vec<ir::StackSlot>,
+    /// Leaves pushed so far (i64).
+    leaves: Variable,
+    /// Partial sums on the stack (i64).
+    depth: Variable,
+    /// Elements since the last flush, counted per row (i64; several reduced
+    /// axes only).
+    pending: Variable,
+    /// Elements per block of the row's main loop.
+    block: i64,
 }
 
 /// Emits one kernel's body.
@@ -261,6 +301,7 @@ struct Body<'a> {
     fma: bool,
     /// x86-64 without AVX (see `Body::load`).
     sse_only: bool,
+    ptr: Type,
     plan: Option<VectorPlan>,
     /// Per inst: true when it does not depend on the innermost coordinate.
     invariant: Vec<bool>,
@@ -360,6 +401,7 @@ impl<'a> Body<'a> {
             k,
             fma,
             sse_only: target.sse_only,
+            ptr: ptr_ty,
             plan,
             invariant,
             ptrs,
@@ -490,12 +532,15 @@ impl<'a> Body<'a> {
             }
         }
         let mut start = self.b.ins().iconst(types::I64, 0);
+        // A reduction's main loop (the unrolled vector loop, else the scalar
+        // loop) runs in blocks; the loops after it add to the last block.
+        let mut blocks = accs;
         if let (Some(plan), Some(end)) = (self.plan, self.vector_end) {
             let splats: Vec<Option<Value>> = (0..k.insts.len())
                 .map(|i| pre[i].map(|v| self.splat(v, k.insts[i].ty, plan)))
                 .collect();
             let step = plan.lanes * plan.unroll;
-            self.counted_loop(start, end, step, |s, j, next| {
+            self.blocked_loop(start, end, step, blocks.take(), |s, j, next| {
                 let at = s.row_addresses(&rows, j, next, step);
                 for u in 0..plan.unroll {
                     s.iteration(&at, u * plan.lanes, &splats, Some(u as usize), accs)?;
@@ -511,10 +556,73 @@ impl<'a> Body<'a> {
                 start = single_end;
             }
         }
-        self.counted_loop(start, n, 1, |s, j, next| {
+        self.blocked_loop(start, n, 1, blocks, |s, j, next| {
             let at = s.row_addresses(&rows, j, next, 1);
             s.iteration(&at, 0, &pre, None, accs)
+        })?;
+        match accs {
+            Some(accs) if k.reduce_dims > 1 => self.end_row(accs, n),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `counted_loop(start, end, step, body)`, or, for a reduction's main
+    /// loop (`accs` given, `start` 0), the same cut into blocks of
+    /// `accs.block` elements, each full block flushed to the cascade. The
+    /// inner loop is the plain counted loop; its bound is computed once per
+    /// block.
+    fn blocked_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        step: i64,
+        accs: Option<&Accs>,
+        body: impl FnOnce(&mut Self, Value, Value) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let Some(accs) = accs else {
+            return self.counted_loop(start, end, step, body);
+        };
+        debug_assert_eq!(accs.block % step, 0);
+        self.counted_loop(start, end, accs.block, |s, first, block_end| {
+            let partial = s.b.ins().icmp(IntCC::SignedGreaterThan, block_end, end);
+            let stop = s.b.ins().select(partial, end, block_end);
+            s.counted_loop(first, stop, step, body)?;
+            // A partial block (the row's last) stays in the accumulators.
+            let (flush, done) = (s.b.create_block(), s.b.create_block());
+            s.b.ins().brif(partial, done, &[], flush, &[]);
+            s.b.switch_to_block(flush);
+            s.flush(accs);
+            s.b.ins().jump(done, &[]);
+            s.b.switch_to_block(done);
+            Ok(())
         })
+    }
+
+    /// After a row of a reduction over several axes: flush the accumulators
+    /// once the rows since the last flush hold a block's worth of elements.
+    fn end_row(&mut self, accs: &Accs, n: Value) {
+        let pending = self.b.use_var(accs.pending);
+        let pending = self.b.ins().iadd(pending, n);
+        let full = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, pending, accs.block);
+        let (flush, keep, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(full, flush, &[], keep, &[]);
+        self.b.switch_to_block(flush);
+        self.flush(accs);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(accs.pending, zero);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(keep);
+        self.b.def_var(accs.pending, pending);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// The addresses of the row's loads and stores in the loop iteration
@@ -609,9 +717,29 @@ impl<'a> Body<'a> {
 
     fn new_accs(&mut self) -> Accs {
         let k = self.k;
+        let i64_zero = self.b.ins().iconst(types::I64, 0);
+        let int_var = |b: &mut FunctionBuilder| {
+            let var = b.declare_var(types::I64);
+            b.def_var(var, i64_zero);
+            var
+        };
+        let (leaves, depth, pending) = (
+            int_var(&mut self.b),
+            int_var(&mut self.b),
+            int_var(&mut self.b),
+        );
+        let block = match self.plan {
+            Some(plan) => plan.lanes * plan.unroll * VECTOR_CHAIN,
+            None => SCALAR_BLOCK,
+        };
         let mut accs = Accs {
             vector: vec![],
             scalar: vec![],
+            stack: vec![],
+            leaves,
+            depth,
+            pending,
+            block,
         };
         for st in &k.stores {
             let num = self.num(k.insts[st.value].ty, false);
@@ -619,6 +747,13 @@ impl<'a> Body<'a> {
             let var = self.b.declare_var(num.ty);
             self.b.def_var(var, zero);
             accs.scalar.push(var);
+            let bytes = num.ty.bytes();
+            let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                bytes * CASCADE_DEPTH,
+                bytes.trailing_zeros() as u8,
+            ));
+            accs.stack.push(slot);
             let mut vector = vec![];
             if let Some(plan) = self.plan {
                 for _ in 0..plan.unroll {
@@ -639,21 +774,131 @@ impl<'a> Body<'a> {
         self.b.def_var(var, sum);
     }
 
-    /// Sum the accumulators of each store and write the totals at `out`.
-    fn finish_reduction(&mut self, accs: &Accs, out: Value) -> Result<(), String> {
-        for (si, st) in self.k.stores.iter().enumerate() {
-            let mut total = self.b.use_var(accs.scalar[si]);
-            let vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
-            if let Some((first, rest)) = vectors.split_first() {
-                let v = rest.iter().fold(*first, |a, b| self.b.ins().fadd(a, *b));
-                let lanes = self.b.func.dfg.value_type(v).lane_count();
-                let mut h = self.b.ins().extractlane(v, 0);
-                for lane in 1..lanes {
-                    let x = self.b.ins().extractlane(v, lane as u8);
-                    h = self.b.ins().fadd(h, x);
-                }
-                total = self.b.ins().fadd(total, h);
+    /// The sum of store `si`'s accumulators (vectors pairwise, then lanes
+    /// pairwise, then the scalar one), which are reset to zero.
+    fn block_total(&mut self, accs: &Accs, si: usize) -> Value {
+        let scalar = self.b.use_var(accs.scalar[si]);
+        let ty = self.k.insts[self.k.stores[si].value].ty;
+        let zero = self.num(ty, false).fconst(&mut self.b, 0.0);
+        self.b.def_var(accs.scalar[si], zero);
+        let vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
+        let Some(plan) = self.plan.filter(|_| !vectors.is_empty()) else {
+            return scalar;
+        };
+        let vzero = plan.num.fconst(&mut self.b, 0.0);
+        for v in &accs.vector[si] {
+            self.b.def_var(*v, vzero);
+        }
+        let b = &mut self.b;
+        let v = pairwise_sum(b, vectors);
+        let lanes = (0..plan.lanes)
+            .map(|l| b.ins().extractlane(v, l as u8))
+            .collect();
+        let h = pairwise_sum(b, lanes);
+        b.ins().fadd(h, scalar)
+    }
+
+    /// The address of entry `depth` of cascade `slot` (entries of `bytes`).
+    fn stack_entry(&mut self, slot: ir::StackSlot, depth: Value, bytes: i64) -> Value {
+        let base = self.b.ins().stack_addr(self.ptr, slot, 0);
+        let offset = scale(&mut self.b, depth, bytes);
+        let offset = if self.ptr == types::I64 {
+            offset
+        } else {
+            self.b.ins().ireduce(self.ptr, offset)
+        };
+        self.b.ins().iadd(base, offset)
+    }
+
+    /// Add `xs` (one value per store) to the partial sums on top of the
+    /// cascade, popping them: as many as `counter` has trailing zero bits, or
+    /// all of them without a counter. Returns the sums; the popped (earlier)
+    /// partial sum is the left operand of each addition.
+    fn merge_down(&mut self, accs: &Accs, xs: &[Value], counter: Option<Value>) -> Vec<Value> {
+        let vars: Vec<Variable> = xs
+            .iter()
+            .map(|&x| {
+                let ty = self.b.func.dfg.value_type(x);
+                let var = self.b.declare_var(ty);
+                self.b.def_var(var, x);
+                var
+            })
+            .collect();
+        let t = self.b.declare_var(types::I64);
+        if let Some(c) = counter {
+            self.b.def_var(t, c);
+        }
+        let (head, merge, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        // With a counter: merge while its low bit is 0 (shifting it right per
+        // merge), i.e. trailing-zeros-many times. Without: until the stack
+        // is empty.
+        let go = match counter {
+            Some(_) => {
+                let t = self.b.use_var(t);
+                let low = self.b.ins().band_imm_s(t, 1);
+                self.b.ins().icmp_imm_s(IntCC::Equal, low, 0)
             }
+            None => {
+                let d = self.b.use_var(accs.depth);
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, d, 0)
+            }
+        };
+        self.b.ins().brif(go, merge, &[], done, &[]);
+        self.b.switch_to_block(merge);
+        let d = self.b.use_var(accs.depth);
+        let d = self.b.ins().iadd_imm_s(d, -1);
+        self.b.def_var(accs.depth, d);
+        for (si, var) in vars.iter().enumerate() {
+            let x = self.b.use_var(*var);
+            let ty = self.b.func.dfg.value_type(x);
+            let p = self.stack_entry(accs.stack[si], d, ty.bytes() as i64);
+            let left = self.b.ins().load(ty, MemFlagsData::trusted(), p, 0);
+            let sum = self.b.ins().fadd(left, x);
+            self.b.def_var(*var, sum);
+        }
+        if counter.is_some() {
+            let tv = self.b.use_var(t);
+            let shifted = self.b.ins().ushr_imm_u(tv, 1);
+            self.b.def_var(t, shifted);
+        }
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(done);
+        vars.iter().map(|v| self.b.use_var(*v)).collect()
+    }
+
+    /// End a block: push each store's block total onto its cascade.
+    fn flush(&mut self, accs: &Accs) {
+        let leaves: Vec<Value> = (0..accs.scalar.len())
+            .map(|si| self.block_total(accs, si))
+            .collect();
+        let c = self.b.use_var(accs.leaves);
+        let c = self.b.ins().iadd_imm_s(c, 1);
+        self.b.def_var(accs.leaves, c);
+        let merged = self.merge_down(accs, &leaves, Some(c));
+        let d = self.b.use_var(accs.depth);
+        for (si, x) in merged.into_iter().enumerate() {
+            let ty = self.b.func.dfg.value_type(x);
+            let p = self.stack_entry(accs.stack[si], d, ty.bytes() as i64);
+            self.b.ins().store(MemFlagsData::trusted(), x, p, 0);
+        }
+        let d = self.b.ins().iadd_imm_s(d, 1);
+        self.b.def_var(accs.depth, d);
+    }
+
+    /// Add the last block's total to the pending partial sums (newest first)
+    /// and write each store's result at `out`.
+    fn finish_reduction(&mut self, accs: &Accs, out: Value) -> Result<(), String> {
+        let last: Vec<Value> = (0..accs.scalar.len())
+            .map(|si| self.block_total(accs, si))
+            .collect();
+        let totals = self.merge_down(accs, &last, None);
+        for (st, total) in self.k.stores.iter().zip(totals) {
             self.store(st.arg, total, self.k.insts[st.value].ty, out, false);
         }
         Ok(())
@@ -799,14 +1044,7 @@ impl<'a> Body<'a> {
                     BinaryOp::Sub => b.ins().fsub(x, y),
                     BinaryOp::Mul => b.ins().fmul(x, y),
                     BinaryOp::Div => b.ins().fdiv(x, y),
-                    BinaryOp::Max => {
-                        let gt = b.ins().fcmp(FloatCC::GreaterThan, x, y);
-                        num.select(b, gt, x, y)
-                    }
-                    BinaryOp::Min => {
-                        let lt = b.ins().fcmp(FloatCC::LessThan, x, y);
-                        num.select(b, lt, x, y)
-                    }
+                    BinaryOp::Max | BinaryOp::Min => min_max(num, b, *op, x, y),
                 }
             }
             InstKind::Cmp(op, a, c) => {
@@ -990,6 +1228,38 @@ impl<'a> Body<'a> {
             }
         }
     }
+}
+
+/// `xs[0] + xs[1] + …` as a balanced tree of additions (`xs` not empty).
+fn pairwise_sum(b: &mut FunctionBuilder, mut xs: Vec<Value>) -> Value {
+    while xs.len() > 1 {
+        xs = xs
+            .chunks(2)
+            .map(|p| p[1..].iter().fold(p[0], |x, &y| b.ins().fadd(x, y)))
+            .collect();
+    }
+    xs[0]
+}
+
+/// `max(x, y)`: NaN if either is NaN, else `x > y ? x : y` (`min`: `<`).
+///
+/// `select(y < x, x, y)` is written so that Cranelift's x86-64 backend
+/// matches it to `maxps`/`maxpd`/`maxss`/`maxsd x, y` (which return `y` when
+/// either is NaN, and `y` at ±0 ties, as we want); a NaN `x` is then put
+/// back by an unordered self-compare and a select. From the disassembly
+/// (Cranelift 0.135): on x86-64-v3 `vmaxps` + `vcmpunordps` + `vpblendvb`
+/// per vector; on baseline SSE2 `maxps` + `cmpunordps` + `andps` + `andnps`
+/// + `orps` (plus register copies); in scalar code `maxss` + `ucomiss` + a
+/// `jnp` over one `movaps` (`pd`/`sd` forms for f64, `min*` for min).
+fn min_max(num: Num, b: &mut FunctionBuilder, op: BinaryOp, x: Value, y: Value) -> Value {
+    let take_x = if op == BinaryOp::Max {
+        b.ins().fcmp(FloatCC::LessThan, y, x)
+    } else {
+        b.ins().fcmp(FloatCC::LessThan, x, y)
+    };
+    let m = num.select(b, take_x, x, y);
+    let x_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    num.select(b, x_nan, x, m)
 }
 
 /// Insts whose value is the same for every innermost coordinate: constants,
