@@ -63,7 +63,8 @@ impl Translator {
         name: impl Fn(&Kernel) -> String,
         linkage: Linkage,
     ) -> Result<Vec<FuncId>, String> {
-        let target = Target::of(module.isa());
+        let mut target = Target::of(module.isa());
+        target.helpers = math::Helpers::declare(module)?;
         let sig = target.signature();
         let mut ids = Vec::with_capacity(kernels.len());
         for kernel in kernels {
@@ -91,6 +92,8 @@ pub(crate) struct Target {
     fma: bool,
     /// x86-64 without AVX (see `Body::load`).
     sse_only: bool,
+    /// The slow-path functions kernels may call (see `math::sin_cos`).
+    helpers: math::Helpers,
 }
 
 impl Target {
@@ -101,6 +104,7 @@ impl Target {
             ptr: isa.pointer_type(),
             fma: crate::isa::has_native_fma(isa),
             sse_only: crate::isa::is_sse_only(isa),
+            helpers: math::Helpers::unlinked(isa.default_call_conv()),
         }
     }
 
@@ -261,6 +265,7 @@ struct Body<'a> {
     fma: bool,
     /// x86-64 without AVX (see `Body::load`).
     sse_only: bool,
+    helpers: math::Helpers,
     plan: Option<VectorPlan>,
     /// Per inst: true when it does not depend on the innermost coordinate.
     invariant: Vec<bool>,
@@ -360,6 +365,7 @@ impl<'a> Body<'a> {
             k,
             fma,
             sse_only: target.sse_only,
+            helpers: target.helpers,
             plan,
             invariant,
             ptrs,
@@ -775,13 +781,13 @@ impl<'a> Body<'a> {
             InstKind::Const(c) => num.fconst(&mut self.b, *c),
             InstKind::Unary(op, a) => {
                 let x = self.operand(vals, *a, ty, vector);
-                let b = &mut self.b;
+                let (b, helpers) = (&mut self.b, &self.helpers);
                 match op {
                     UnaryOp::Neg => b.ins().fneg(x),
                     UnaryOp::Exp => math::exp(num, b, x),
                     UnaryOp::Log => math::log(num, b, x),
-                    UnaryOp::Sin => math::sin_cos(num, b, x, false),
-                    UnaryOp::Cos => math::sin_cos(num, b, x, true),
+                    UnaryOp::Sin => math::sin_cos(num, b, x, false, helpers),
+                    UnaryOp::Cos => math::sin_cos(num, b, x, true, helpers),
                     UnaryOp::Tanh => math::tanh(num, b, x),
                     UnaryOp::Sqrt => b.ins().sqrt(x),
                     UnaryOp::Powi(n) => math::powi(num, b, x, *n),
