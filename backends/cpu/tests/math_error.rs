@@ -192,3 +192,26 @@ fn sin_cos_full_range_pinned() {
     run(jit.function(0), &xs, &mut y);
     assert_eq!(xs, y);
 }
+
+/// Object files (what the build helper links into the user's crate) import
+/// the slow-path helpers by name at both ISA levels, for the linker to
+/// resolve from this crate (`oxla_cpu_sin_f32` etc. are `#[no_mangle]`).
+#[test]
+fn object_files_import_the_sin_cos_helpers() {
+    let kernels = [
+        unary_kernel(UnaryOp::Sin, DType::F32),
+        unary_kernel(UnaryOp::Cos, DType::F64),
+    ];
+    for level in IsaLevel::ALL {
+        let bytes = oxla_cpu::emit_object(&kernels, level).expect("object");
+        for name in ["oxla_cpu_sin_f32", "oxla_cpu_cos_f64"] {
+            assert!(
+                bytes.windows(name.len()).any(|w| w == name.as_bytes()),
+                "{name} not in the {level:?} object"
+            );
+        }
+    }
+    // The helpers are the std functions, rounded once for f32.
+    assert_eq!(oxla_cpu::oxla_cpu_sin_f32(1e30), (1e30f32 as f64).sin() as f32);
+    assert_eq!(oxla_cpu::oxla_cpu_cos_f64(1e300), (1e300f64).cos());
+}
