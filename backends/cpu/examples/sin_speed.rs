@@ -1,4 +1,4 @@
-//! Speed of the JIT'd `sum(sin(x))` and `cos(x)` (elementwise) over 10^6
+//! Speed of the JIT'd `sum(sin(x))`, `cos(x)` and (for scale) `sqrt(x)` over 10^6
 //! in-range f32 (|x| < 100), best of 50 runs, host ISA and SSE2 baseline.
 //! Run: `cargo run --release -p oxla-cpu --example sin_speed`.
 
@@ -39,7 +39,12 @@ fn main() {
         .map(|i| ((i * 7919) % 20000) as f32 * 0.01 - 100.0)
         .collect();
     let mut out = vec![0f32; n];
-    for (reduce, op) in [(true, UnaryOp::Sin), (false, UnaryOp::Cos)] {
+    // sqrt (one instruction): the cost of the loop and memory alone.
+    for (reduce, op) in [
+        (true, UnaryOp::Sin),
+        (false, UnaryOp::Cos),
+        (false, UnaryOp::Sqrt),
+    ] {
         let k = kernel(reduce, op);
         for level in [None, Some(IsaLevel::Baseline)] {
             let jit = match level {
@@ -49,8 +54,12 @@ fn main() {
             .expect("compile");
             let t = time(jit.function(0), &x, &mut out);
             println!(
-                "{} {:>8}: {:.3} ms, {:.2} ns/element",
-                if reduce { "sum(sin(x))" } else { "cos(x)     " },
+                "{:<11} {:>8}: {:.3} ms, {:.2} ns/element",
+                if reduce {
+                    "sum(sin(x))".to_string()
+                } else {
+                    format!("{}(x)", op.name())
+                },
                 if level.is_none() { "host" } else { "baseline" },
                 t * 1e3,
                 t * 1e9 / n as f64

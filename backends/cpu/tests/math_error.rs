@@ -212,6 +212,9 @@ fn object_files_import_the_sin_cos_helpers() {
         }
     }
     // The helpers are the std functions, rounded once for f32.
-    assert_eq!(oxla_cpu::oxla_cpu_sin_f32(1e30), (1e30f32 as f64).sin() as f32);
+    assert_eq!(
+        oxla_cpu::oxla_cpu_sin_f32(1e30),
+        (1e30f32 as f64).sin() as f32
+    );
     assert_eq!(oxla_cpu::oxla_cpu_cos_f64(1e300), (1e300f64).cos());
 }
