@@ -40,9 +40,9 @@ fn bound_f32(op: UnaryOp) -> f64 {
 fn bound_f64(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp => 3.0,
-        UnaryOp::Log => 2.0,
+        UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 2.0,
-        UnaryOp::Tanh => 12.0,
+        UnaryOp::Tanh => 13.0,
         UnaryOp::Sqrt => 0.5,
         _ => unreachable!(),
     }
