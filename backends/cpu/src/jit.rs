@@ -39,7 +39,12 @@ impl JitModule {
     }
 
     fn compile_with(kernels: &[Kernel], isa: OwnedTargetIsa) -> Result<JitModule, String> {
-        let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+        // The slow-path helpers kernels import (see `math::sin_cos`).
+        for (name, address) in crate::math::helper_symbols() {
+            builder.symbol(name, address);
+        }
+        let mut module = JITModule::new(builder);
         let ids = Translator::new().define_all(
             &mut module,
             kernels,

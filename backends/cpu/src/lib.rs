@@ -12,5 +12,6 @@ mod translate;
 
 pub use isa::{host_supports_v3, IsaLevel};
 pub use jit::JitModule;
+pub use math::{oxla_cpu_cos_f32, oxla_cpu_cos_f64, oxla_cpu_sin_f32, oxla_cpu_sin_f64};
 pub use object::{clif_text, emit_object};
 pub use run::run_checked;

@@ -66,7 +66,8 @@ impl Translator {
         name: impl Fn(&Kernel) -> String,
         linkage: Linkage,
     ) -> Result<Vec<FuncId>, String> {
-        let target = Target::of(module.isa());
+        let mut target = Target::of(module.isa());
+        target.helpers = math::Helpers::declare(module)?;
         let sig = target.signature();
         let mut ids = Vec::with_capacity(kernels.len());
         for kernel in kernels {
@@ -94,6 +95,8 @@ pub(crate) struct Target {
     fma: bool,
     /// x86-64 without AVX (see `Body::load`).
     sse_only: bool,
+    /// The slow-path functions kernels may call (see `math::sin_cos`).
+    helpers: math::Helpers,
 }
 
 impl Target {
@@ -104,6 +107,7 @@ impl Target {
             ptr: isa.pointer_type(),
             fma: crate::isa::has_native_fma(isa),
             sse_only: crate::isa::is_sse_only(isa),
+            helpers: math::Helpers::unlinked(isa.default_call_conv()),
         }
     }
 
@@ -302,6 +306,7 @@ struct Body<'a> {
     /// x86-64 without AVX (see `Body::load`).
     sse_only: bool,
     ptr: Type,
+    helpers: math::Helpers,
     plan: Option<VectorPlan>,
     /// Per inst: true when it does not depend on the innermost coordinate.
     invariant: Vec<bool>,
@@ -402,6 +407,7 @@ impl<'a> Body<'a> {
             fma,
             sse_only: target.sse_only,
             ptr: ptr_ty,
+            helpers: target.helpers,
             plan,
             invariant,
             ptrs,
@@ -1020,13 +1026,13 @@ impl<'a> Body<'a> {
             InstKind::Const(c) => num.fconst(&mut self.b, *c),
             InstKind::Unary(op, a) => {
                 let x = self.operand(vals, *a, ty, vector);
-                let b = &mut self.b;
+                let (b, helpers) = (&mut self.b, &self.helpers);
                 match op {
                     UnaryOp::Neg => b.ins().fneg(x),
                     UnaryOp::Exp => math::exp(num, b, x),
                     UnaryOp::Log => math::log(num, b, x),
-                    UnaryOp::Sin => math::sin_cos(num, b, x, false),
-                    UnaryOp::Cos => math::sin_cos(num, b, x, true),
+                    UnaryOp::Sin => math::sin_cos(num, b, x, false, helpers),
+                    UnaryOp::Cos => math::sin_cos(num, b, x, true, helpers),
                     UnaryOp::Tanh => math::tanh(num, b, x),
                     UnaryOp::Sqrt => b.ins().sqrt(x),
                     UnaryOp::Powi(n) => math::powi(num, b, x, *n),
