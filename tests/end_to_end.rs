@@ -233,9 +233,13 @@ fn composed_transforms_match_finite_differences() {
     // vmap over directions: one HVP per row.
     let (us, vs) = ([1.0, 0.0, u], [0.0, 1.0, v]);
     let (bgx, _bgy, bhx, bhy) = poly_hvp_batch(x, y, &us, &vs);
+    // The batch runs compiled kernels, whose sin/cos are within an ulp or
+    // two of the std functions the scalar path calls: equal to that error.
     for i in 0..3 {
         let (_, _, hx, hy) = poly_hvp(x, y, us[i], vs[i]);
-        assert_eq!((bgx[i], bhx[i], bhy[i]), (gx, hx, hy));
+        for (b, s) in [(bgx[i], gx), (bhx[i], hx), (bhy[i], hy)] {
+            assert!(close(b, s, 4.0 * f64::EPSILON), "row {i}: {b} vs {s}");
+        }
     }
 }
 
