@@ -284,7 +284,12 @@ fn vmap_of_grad_matches_interpreter_and_a_loop() {
                 Tensor::vector(DType::F64, &ys),
             ],
         );
-        assert_matches("per_example_grads", &[got.clone()], &want, 1e-13);
+        assert_matches(
+            "per_example_grads",
+            std::slice::from_ref(&got),
+            &want,
+            1e-13,
+        );
         for i in 0..b {
             let single = example_grad(&w, &xs[i * d..(i + 1) * d], ys[i]);
             assert_matches(

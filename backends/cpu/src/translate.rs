@@ -1254,8 +1254,8 @@ fn pairwise_sum(b: &mut FunctionBuilder, mut xs: Vec<Value>) -> Value {
 /// either is NaN, and `y` at ±0 ties, as we want); a NaN `x` is then put
 /// back by an unordered self-compare and a select. From the disassembly
 /// (Cranelift 0.135): on x86-64-v3 `vmaxps` + `vcmpunordps` + `vpblendvb`
-/// per vector; on baseline SSE2 `maxps` + `cmpunordps` + `andps` + `andnps`
-/// + `orps` (plus register copies); in scalar code `maxss` + `ucomiss` + a
+/// per vector; on baseline SSE2 `maxps` + `cmpunordps` + `andps` + `andnps` +
+/// `orps` (plus register copies); in scalar code `maxss` + `ucomiss` + a
 /// `jnp` over one `movaps` (`pd`/`sd` forms for f64, `min*` for min).
 fn min_max(num: Num, b: &mut FunctionBuilder, op: BinaryOp, x: Value, y: Value) -> Value {
     let take_x = if op == BinaryOp::Max {
