@@ -13,6 +13,12 @@ fn chain(x: &[f32], y: &[f32], s: f32) -> f32 {
     sum((x * s).tanh() * y.exp() + (x - y).max(x * 0.5) / (y * y + 1.0))
 }
 
+// The same chain in f64, for finite differences at a tight tolerance.
+#[grad(chain64_grad, wrt = (x, y))]
+fn chain64(x: &[f64], y: &[f64], s: f64) -> f64 {
+    sum((x * s).tanh() * y.exp() + (x - y).max(x * 0.5) / (y * y + 1.0))
+}
+
 #[jit]
 fn elementwise(x: &[f64], y: &[f64]) -> (Vec<f64>, f64) {
     let a = x.sin() * y.cos() + x.sqrt().ln();
@@ -151,27 +157,28 @@ fn repeated_calls_reuse_buffers_without_stale_values() {
 
 #[test]
 fn grad_of_jit_matches_finite_differences() {
+    // Central differences of the f64 chain on every coordinate (the f32
+    // gradient is checked against the interpreter above).
     let mut rng = StdRng::seed_from_u64(3);
-    let x: Vec<f32> = random(&mut rng, 5, 0.1, 2.0)
-        .iter()
-        .map(|v| *v as f32)
-        .collect();
-    let y: Vec<f32> = random(&mut rng, 5, -1.0, 1.0)
-        .iter()
-        .map(|v| *v as f32)
-        .collect();
-    let (gx, _) = chain_grad(&x, &y, 0.7);
-    let h = 1e-2f32;
-    for i in 0..5 {
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[i] += h;
-        xm[i] -= h;
-        let fd = (chain(&xp, &y, 0.7) - chain(&xm, &y, 0.7)) / (2.0 * h);
-        assert!(
-            close(gx[i] as f64, fd as f64, 2e-2),
-            "{i}: {} vs {fd}",
-            gx[i]
-        );
+    for n in [1usize, 5, 9] {
+        let x = random(&mut rng, n, 0.1, 2.0);
+        let y = random(&mut rng, n, -1.0, 1.0);
+        let (gx, gy) = chain64_grad(&x, &y, 0.7);
+        let h = 1e-6;
+        for i in 0..n {
+            for (which, g) in [(0, gx[i]), (1, gy[i])] {
+                let (mut p, mut m) = ((x.clone(), y.clone()), (x.clone(), y.clone()));
+                if which == 0 {
+                    p.0[i] += h;
+                    m.0[i] -= h;
+                } else {
+                    p.1[i] += h;
+                    m.1[i] -= h;
+                }
+                let fd = (chain64(&p.0, &p.1, 0.7) - chain64(&m.0, &m.1, 0.7)) / (2.0 * h);
+                assert!(close(g, fd, 1e-7), "n={n}, ∂{which}[{i}]: {g} vs {fd}");
+            }
+        }
     }
 }
 
@@ -258,6 +265,12 @@ fn functions_compile_once_by_jit() {
         .find(|r| r.function == "chain")
         .expect("chain was compiled");
     assert_eq!(rec.how, oxla::CompiledBy::Jit);
+    let _ = chain(&[1.0, 2.0], &[2.0, 3.0], 1.0);
+    let compiles = oxla::compile_log()
+        .iter()
+        .filter(|r| r.function == "chain")
+        .count();
+    assert_eq!(compiles, 1, "a second call reuses the compiled kernels");
     assert_eq!(
         rec.kernels, 1,
         "the elementwise chain and its sum fuse into one kernel"
