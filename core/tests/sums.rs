@@ -4,6 +4,7 @@
 //! checked against a compensated (Neumaier) `f64` sum.
 
 use oxla_core::exec::InterpLauncher;
+use oxla_core::kernel::compensated_sum;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::*;
 use rand::rngs::StdRng;
@@ -31,21 +32,6 @@ fn ir_eval(f: &Function, args: &[Tensor]) -> Vec<f64> {
 fn kernel_eval(f: &Function, args: &[Buffer]) -> Vec<f64> {
     let p = fuse(f).unwrap();
     p.run(&InterpLauncher(&p.kernels), args).unwrap()[0].to_f64()
-}
-
-/// Neumaier's compensated sum: error about eps·|sum| + n·eps²·Σ|x|.
-fn compensated(xs: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut s, mut c) = (0.0f64, 0.0f64);
-    for x in xs {
-        let t = s + x;
-        c += if s.abs() >= x.abs() {
-            (s - t) + x
-        } else {
-            (x - t) + s
-        };
-        s = t;
-    }
-    s + c
 }
 
 // A running `f32` sum stops at 2^24 when adding ones (2^24 + 1 rounds back
@@ -94,7 +80,7 @@ fn random_sums_against_a_compensated_sum() {
                 } else {
                     xs.clone()
                 };
-                let exact = compensated(terms.iter().copied());
+                let exact = compensated_sum(terms.iter().copied());
                 let abs: f64 = terms.iter().map(|t| t.abs()).sum();
                 let mut args = vec![Tensor::new(dtype, vec![n], xs.clone())];
                 if dot {
@@ -152,7 +138,7 @@ fn column_sums_against_a_compensated_sum() {
     let log_n = (rows as f64).log2().ceil() + 1.0;
     for c in 0..cols {
         let col = || (0..rows).map(|r| data[r * cols + c]);
-        let exact = compensated(col());
+        let exact = compensated_sum(col());
         let abs: f64 = col().map(f64::abs).sum();
         assert!(
             (ir[c] - exact).abs() <= eps * exact.abs() * 1.01,

@@ -24,7 +24,7 @@
 mod common;
 use common::*;
 use oxla_core::kernel::fusion::fuse;
-use oxla_core::kernel::interp;
+use oxla_core::kernel::{compensated_sum, interp};
 use oxla_core::ops::elementwise::BinaryOp;
 use oxla_core::{Buffer, DType, Dim, Function, Kernel, Shape, Type};
 use oxla_cpu::{host_supports_v3, run_checked, IsaLevel, JitModule};
@@ -197,21 +197,6 @@ fn f32_sum_of_10_pow_7_random_values_within_log_bound() {
     }
 }
 
-/// Neumaier's compensated sum (error ~2u·Σ|x|, independent of n).
-fn neumaier(xs: &[f64]) -> f64 {
-    let (mut s, mut comp) = (0.0f64, 0.0f64);
-    for &x in xs {
-        let t = s + x;
-        comp += if s.abs() >= x.abs() {
-            (s - t) + x
-        } else {
-            (x - t) + s
-        };
-        s = t;
-    }
-    s + comp
-}
-
 /// f64 sums of 2^22 uniform [0, 1) values against a compensated sum, below
 /// γ_h of the blocked f64 layout (f64x2 × 4 accumulators: 8 lanes × 64).
 #[test]
@@ -219,7 +204,7 @@ fn f64_sum_of_random_values_within_log_bound() {
     let n = 1usize << 22;
     let mut rng = StdRng::seed_from_u64(64);
     let xs: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..1.0)).collect();
-    let exact = neumaier(&xs);
+    let exact = compensated_sum(xs.iter().copied());
     let input = Buffer::F64(xs);
     for (stride, chain, lanes, block) in [(Some(1), 67, 8, 512), (None, 256, 1, 256)] {
         let bound = bound(depth(n, chain, lanes, block), U64) + 4.0 * U64;

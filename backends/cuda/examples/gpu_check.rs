@@ -28,7 +28,7 @@
 mod common;
 
 use common::{cases, check, fused_sum, LENGTHS};
-use oxla_core::kernel::interp;
+use oxla_core::kernel::{compensated_sum, interp};
 use oxla_core::{Buffer, DType, Kernel};
 use oxla_cuda::{gpu_available, measure_bandwidth, CudaKernels, CudaProgram};
 use oxla_ptx::samples;
@@ -355,21 +355,6 @@ fn math_accuracy() -> Result<usize, String> {
     Ok(failed)
 }
 
-/// Neumaier's compensated sum (error ~2^-53 relative, independent of n).
-fn compensated_sum(xs: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut c) = (0.0f64, 0.0f64);
-    for x in xs {
-        let t = s + x;
-        c += if s.abs() >= x.abs() {
-            (s - t) + x
-        } else {
-            (x - t) + s
-        };
-        s = t;
-    }
-    s + c
-}
-
 /// `sum_f32` of 2^29 ones and of random data, `sum_f64` of random data;
 /// returns the failure count.
 fn reductions() -> Result<usize, String> {
@@ -410,7 +395,7 @@ fn reductions() -> Result<usize, String> {
                 })
                 .collect();
             let input = Buffer::from_f64(dtype, &xs);
-            let exact = compensated_sum(input.to_f64().into_iter());
+            let exact = compensated_sum(input.to_f64());
             let abs_sum = compensated_sum(input.to_f64().into_iter().map(f64::abs));
             let got = run(i, input)?;
             let u = if dtype == DType::F32 {

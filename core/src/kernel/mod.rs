@@ -282,3 +282,20 @@ impl PairwiseSum {
         }
     }
 }
+
+/// Neumaier's compensated sum in `f64`: error about eps·|sum| + n·eps²·Σ|x|,
+/// nearly independent of n. Not used by any executor; it is the yardstick
+/// the tests and the GPU check measure summation error against.
+pub fn compensated_sum(xs: impl IntoIterator<Item = f64>) -> f64 {
+    let (mut s, mut c) = (0.0f64, 0.0f64);
+    for x in xs {
+        let t = s + x;
+        c += if s.abs() >= x.abs() {
+            (s - t) + x
+        } else {
+            (x - t) + s
+        };
+        s = t;
+    }
+    s + c
+}
