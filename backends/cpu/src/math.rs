@@ -770,36 +770,39 @@ fn by_quadrant(n: Num, b: &mut FunctionBuilder, q: Value, s: Value, c: Value) ->
 
 /// `tanh x` = copysign(E/(E + 2), x) with E = e^{2|x|} - 1 computed without
 /// cancellation (`expm1_pos`), so small and large |x| share one branch-free
-/// formula with no subtraction of nearby values. f32 lanes are evaluated in
-/// f64 (as sin/cos) and rounded once: the f64 error (~2^-35 relative) is far
-/// below half an f32 ulp. f64 returns x itself below 2^-27 (x³/3 is then
-/// under a quarter ulp), keeping the sign of ±0 and subnormals exact.
+/// formula with no subtraction of nearby values. |x| is clamped where tanh
+/// rounds to 1 (9.01 for f32, 19.06 for f64), which also makes ±inf give ±1;
+/// NaN fails the compare and propagates. f32 lanes evaluate E/(E + 2) in f64
+/// (as sin/cos) and round once: its ~2^-35 relative error is far below half
+/// an f32 ulp. f64 returns x itself below 2^-27 (x³/3 is then under a
+/// quarter ulp), keeping subnormals exact.
 pub(crate) fn tanh(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
-    if n.is_f32() {
-        return in_f64_lanes(n, b, x, |n64, b, x64| tanh_of(n64, b, x64, true));
-    }
-    let y = tanh_of(n, b, x, false);
     let a = b.ins().fabs(x);
+    let limit = n.fconst(b, if n.is_f32() { 10.0 } else { 20.0 });
+    let over = n.cmp(b, FloatCC::GreaterThan, a, limit);
+    let a = n.select(b, over, limit, a);
+    let t = if n.is_f32() {
+        in_f64_lanes(n, b, a, |n64, b, a64| tanh_pos(n64, b, a64, 8))
+    } else {
+        tanh_pos(n, b, a, 13)
+    };
+    let y = n.with_sign_of(b, t, x);
+    if n.is_f32() {
+        return y;
+    }
     let tiny = n.fconst(b, 2f64.powi(-27));
     let small = n.cmp(b, FloatCC::LessThan, a, tiny);
     n.select(b, small, x, y)
 }
 
-/// tanh of f64 lanes (`for_f32`: holding f32 values, needing only ~2^-35
-/// relative accuracy). |x| is clamped where tanh rounds to ±1 (9.01 for f32,
-/// 19.06 for f64), which also makes ±inf give ±1; NaN fails the compare and
-/// propagates.
-fn tanh_of(n: Num, b: &mut FunctionBuilder, x: Value, for_f32: bool) -> Value {
-    let a = b.ins().fabs(x);
-    let limit = n.fconst(b, if for_f32 { 10.0 } else { 20.0 });
-    let over = n.cmp(b, FloatCC::GreaterThan, a, limit);
-    let a = n.select(b, over, limit, a);
+/// E/(E + 2), E = e^{2a} - 1, for 0 ≤ a ≤ 20 in f64 lanes, `degree` as in
+/// `expm1_pos`.
+fn tanh_pos(n: Num, b: &mut FunctionBuilder, a: Value, degree: u32) -> Value {
     let a2 = b.ins().fadd(a, a);
-    let e = expm1_pos(n, b, a2, if for_f32 { 9 } else { 13 });
+    let e = expm1_pos(n, b, a2, degree);
     let two = n.fconst(b, 2.0);
     let den = b.ins().fadd(e, two);
-    let t = b.ins().fdiv(e, den);
-    n.with_sign_of(b, t, x)
+    b.ins().fdiv(e, den)
 }
 
 /// e^y - 1 for 0 ≤ y ≤ 40 (f64 lanes): y = k·ln2 + r, |r| ≤ ln2/2, k ≥ 0;
