@@ -11,7 +11,8 @@
 //! (f32, computed in f64 and rounded once) or 2^20 (f64) with exact
 //! Cody–Waite reduction, and above it (and for ±inf) a cold block that calls
 //! `oxla_cpu_{sin,cos}_{f32,f64}`, which use Rust std (see `sin_cos`). All
-//! other functions are branch-free.
+//! other functions are branch-free. f32 tanh is also evaluated in f64 lanes
+//! and rounded once.
 //!
 //! # Accuracy
 //!
@@ -56,12 +57,12 @@
 //! | cos | f64 | host (FMA) | uniform [-1e3, 1e3] + specials | 10004046 | 1.000 | -6.498165862750245e2 | 0 / 0 / 0 |
 //! | cos | f64 | baseline SSE2 | finite bit patterns | 10000000 | 1.000 | -1.3304960800103405e1 | 0 / 0 / 0 |
 //! | cos | f64 | baseline SSE2 | uniform [-1e3, 1e3] + specials | 10004046 | 1.000 | -3.5558697376410134e2 | 0 / 0 / 0 |
-//! | tanh | f32 | host (FMA) | all 2^32 f32 | 4294967296 | 1.854 | 4.0350005e-1 | 0 / 0 / 0 |
-//! | tanh | f32 | baseline SSE2 | every 17-th f32 pattern | 252645136 | 2.044 | -5.326537e-1 | 0 / 0 / 0 |
-//! | tanh | f64 | host (FMA) | finite bit patterns | 10000000 | 11.000 | -1.2505136087687377e-1 | 0 / 0 / 0 |
-//! | tanh | f64 | host (FMA) | uniform [-2e1, 2e1] + specials | 10004046 | 13.000 | -1.255673069234966e-1 | 0 / 0 / 0 |
-//! | tanh | f64 | baseline SSE2 | finite bit patterns | 10000000 | 11.000 | -1.2505136087687377e-1 | 0 / 0 / 0 |
-//! | tanh | f64 | baseline SSE2 | uniform [-2e1, 2e1] + specials | 10004046 | 11.000 | -1.255887786714709e-1 | 0 / 0 / 0 |
+//! | tanh | f32 | host (FMA) | all 2^32 f32 | 4294967296 | 0.509 | 1.7343463e-1 | 0 / 0 / 0 |
+//! | tanh | f32 | baseline SSE2 | all 2^32 f32 | 4294967296 | 0.509 | 1.7343463e-1 | 0 / 0 / 0 |
+//! | tanh | f64 | host (FMA) | finite bit patterns | 10000000 | 3.000 | 2.097682172097664e-1 | 0 / 0 / 0 |
+//! | tanh | f64 | host (FMA) | uniform [-2e1, 2e1] + specials | 10004046 | 4.000 | 2.1450572540249624e-1 | 0 / 0 / 0 |
+//! | tanh | f64 | baseline SSE2 | finite bit patterns | 10000000 | 3.000 | -2.0331244964628564e-1 | 0 / 0 / 0 |
+//! | tanh | f64 | baseline SSE2 | uniform [-2e1, 2e1] + specials | 10004046 | 3.000 | -2.200771661774823e-1 | 0 / 0 / 0 |
 //! | sqrt | f32 | host (FMA) | all 2^32 f32 | 4294967296 | 0.500 | 4.701977e-38 | 0 / 0 / 0 |
 //! | sqrt | f32 | baseline SSE2 | every 17-th f32 pattern | 252645136 | 0.500 | 3.0814877e-33 | 0 / 0 / 0 |
 //! | sqrt | f64 | host (FMA) | finite bit patterns | 10000000 | 0.000 | 0e0 | 0 / 0 / 0 |
@@ -768,38 +769,128 @@ fn by_quadrant(n: Num, b: &mut FunctionBuilder, q: Value, s: Value, c: Value) ->
     n.float_of_bits(b, v)
 }
 
-/// `tanh x`: the odd Taylor series below |x| = 0.4 (f32) / 0.125 (f64),
-/// `1 - 2/(e^{2|x|} + 1)` with the sign of x above.
+/// `tanh x` = copysign(E/(E + 2), x) with E = e^{2|x|} - 1 computed without
+/// cancellation (`expm1_pos`), so small and large |x| share one branch-free
+/// formula with no subtraction of nearby values. |x| is clamped where tanh
+/// rounds to 1 (9.01 for f32, 19.06 for f64), which also makes ±inf give ±1;
+/// NaN fails the compare and propagates. f32 lanes evaluate E/(E + 2) in f64
+/// (as sin/cos) and round once: its ~2^-30 relative error is far below half
+/// an f32 ulp. f64 returns x itself below 2^-27 (x³/3 is then under a
+/// quarter ulp), keeping subnormals exact.
 pub(crate) fn tanh(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
-    let threshold = if n.is_f32() { 0.4 } else { 0.125 };
-    // Taylor coefficients of tanh(x)/x in powers of x².
-    let coeffs = [
-        1.0,
-        -1.0 / 3.0,
-        2.0 / 15.0,
-        -17.0 / 315.0,
-        62.0 / 2835.0,
-        -1382.0 / 155_925.0,
-        21844.0 / 6_081_075.0,
-        -929_569.0 / 638_512_875.0,
-    ];
-    let x2 = b.ins().fmul(x, x);
-    let p = n.poly(b, x2, &coeffs);
-    let small = b.ins().fmul(x, p);
-
     let a = b.ins().fabs(x);
-    let a2 = b.ins().fadd(a, a);
-    let e = exp(n, b, a2);
-    let one = n.fconst(b, 1.0);
-    let two = n.fconst(b, 2.0);
-    let den = b.ins().fadd(e, one);
-    let frac = b.ins().fdiv(two, den);
-    let large = b.ins().fsub(one, frac);
-    let large = n.with_sign_of(b, large, x);
+    let limit = n.fconst(b, if n.is_f32() { 10.0 } else { 20.0 });
+    let over = n.cmp(b, FloatCC::GreaterThan, a, limit);
+    let a = n.select(b, over, limit, a);
+    let t = if n.is_f32() {
+        in_f64_lanes(n, b, a, |n64, b, a64| tanh_pos(n64, b, a64, true))
+    } else {
+        tanh_pos(n, b, a, false)
+    };
+    let y = n.with_sign_of(b, t, x);
+    if n.is_f32() {
+        return y;
+    }
+    let tiny = n.fconst(b, 2f64.powi(-27));
+    let small = n.cmp(b, FloatCC::LessThan, a, tiny);
+    n.select(b, small, x, y)
+}
 
-    let thr = n.fconst(b, threshold);
-    let is_small = n.cmp(b, FloatCC::LessThan, a, thr);
-    n.select(b, is_small, small, large)
+/// E/(E + 2), E = e^{2a} - 1, for 0 ≤ a ≤ 20 in f64 lanes; `for_f32` as in
+/// `expm1_pos`.
+fn tanh_pos(n: Num, b: &mut FunctionBuilder, a: Value, for_f32: bool) -> Value {
+    let a2 = b.ins().fadd(a, a);
+    let e = expm1_pos(n, b, a2, for_f32);
+    let two = n.fconst(b, 2.0);
+    let den = b.ins().fadd(e, two);
+    b.ins().fdiv(e, den)
+}
+
+/// e^y - 1 for 0 ≤ y ≤ 40 (f64 lanes): y = k·ln2 + r, |r| ≤ ln2/2, k ≥ 0;
+/// e^r - 1 = r + r²·(1/2! + r/3! + ... + r^(d-2)/d!) (Taylor, relative
+/// truncation below r^d/(d+1)!), then e^y - 1 = 2^k·(e^r - 1) + (2^k - 1).
+/// k = 0 (y < 0.35) leaves e^r - 1 alone, so small results keep their
+/// relative accuracy; for k ≥ 1, 2^k - 1 ≥ 1 and |2^k·(e^r - 1)| ≤
+/// 0.6·(2^k - 1), so the sum loses at most about a bit. f64: d = 13
+/// (truncation 2^-56) and ln2 in two pieces; `for_f32` (a relative error of
+/// ~2^-30 suffices): d = 8 (2^-30.7) and one rounded ln2 (k·ln2 off by
+/// < 2^-48).
+fn expm1_pos(n: Num, b: &mut FunctionBuilder, y: Value, for_f32: bool) -> Value {
+    let log2e = n.fconst(b, std::f64::consts::LOG2_E);
+    let t = b.ins().fmul(y, log2e);
+    let k = n.round(b, t);
+    let (r, degree) = if for_f32 {
+        let minus_ln2 = n.fconst(b, -std::f64::consts::LN_2);
+        (n.mul_add(b, k, minus_ln2, y), 8)
+    } else {
+        let (ln2_hi, ln2_lo) = n.ln2_split();
+        let c_hi = n.fconst(b, ln2_hi);
+        let c_lo = n.fconst(b, ln2_lo);
+        // k·ln2_hi is exact and so is y - k·ln2_hi (Sterbenz for k ≥ 1).
+        let p = b.ins().fmul(k, c_hi);
+        let r = b.ins().fsub(y, p);
+        let p = b.ins().fmul(k, c_lo);
+        (b.ins().fsub(r, p), 13)
+    };
+    let q = n.poly(b, r, &taylor(2, degree, 1, false));
+    let r2 = b.ins().fmul(r, r);
+    let em1_r = n.mul_add(b, r2, q, r);
+    let s = n.pow2(b, k);
+    let one = n.fconst(b, 1.0);
+    let s_m1 = b.ins().fsub(s, one);
+    n.mul_add(b, s, em1_r, s_m1)
+}
+
+/// `f` (a function of f64 lanes) applied to f32 lanes: promoted to f64 (the
+/// two halves of a vector separately), rounded once back to f32.
+fn in_f64_lanes(
+    n: Num,
+    b: &mut FunctionBuilder,
+    x: Value,
+    f: impl Fn(Num, &mut FunctionBuilder, Value) -> Value,
+) -> Value {
+    if !n.ty.is_vector() {
+        let n64 = Num {
+            ty: types::F64,
+            fma: n.fma,
+        };
+        let x64 = b.ins().fpromote(types::F64, x);
+        let y = f(n64, b, x64);
+        return b.ins().fdemote(types::F32, y);
+    }
+    let n64 = Num {
+        ty: types::F64X2,
+        fma: n.fma,
+    };
+    let bytes = |b: &mut FunctionBuilder, v: Value| {
+        b.ins()
+            .bitcast(types::I8X16, bitcast_flags(types::I8X16), v)
+    };
+    let mask = |b: &mut FunctionBuilder, m: [u8; 16]| {
+        b.func.dfg.immediates.push(ConstantData::from(m.as_slice()))
+    };
+    // Lanes 2, 3 moved down to 0, 1.
+    let xb = bytes(b, x);
+    let high_down = mask(
+        b,
+        [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15],
+    );
+    let xh = b.ins().shuffle(xb, xb, high_down);
+    let xh = b
+        .ins()
+        .bitcast(types::F32X4, bitcast_flags(types::F32X4), xh);
+    let mut halves = [x, xh];
+    for h in &mut halves {
+        let wide = b.ins().fvpromote_low(*h);
+        let y = f(n64, b, wide);
+        let narrow = b.ins().fvdemote(y);
+        *h = bytes(b, narrow);
+    }
+    // Low 8 bytes of each half: lanes 0, 1 then 2, 3.
+    let join = mask(b, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+    let y = b.ins().shuffle(halves[0], halves[1], join);
+    b.ins()
+        .bitcast(types::F32X4, bitcast_flags(types::F32X4), y)
 }
 
 /// `x^k` by binary exponentiation; negative k gives `1/x^|k|`, k = 0 gives 1.

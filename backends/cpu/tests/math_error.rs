@@ -30,7 +30,7 @@ fn bound_f32(op: UnaryOp) -> f64 {
         UnaryOp::Exp => 1.5,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 1.0,
-        UnaryOp::Tanh => 2.5,
+        UnaryOp::Tanh => 1.0,
         UnaryOp::Sqrt => 0.5,
         _ => unreachable!(),
     }
@@ -42,7 +42,7 @@ fn bound_f64(op: UnaryOp) -> f64 {
         UnaryOp::Exp => 3.0,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 2.0,
-        UnaryOp::Tanh => 13.0,
+        UnaryOp::Tanh => 4.0,
         UnaryOp::Sqrt => 0.5,
         _ => unreachable!(),
     }
@@ -217,4 +217,67 @@ fn object_files_import_the_sin_cos_helpers() {
         (1e30f32 as f64).sin() as f32
     );
     assert_eq!(oxla_cpu::oxla_cpu_cos_f64(1e300), (1e300f64).cos());
+}
+
+/// tanh where the old `1 - 2/(e^{2|x|}+1)` cancelled (result below 0.5,
+/// |x| < 0.5493) and just above: every f32 with |x| in [0.25, 0.75] within
+/// the table's 1 ulp, and every 1009th pattern below 2^-10 (tiny, subnormal,
+/// ±0) rounded once from an f64 result (0.5 ulp plus the reference's own
+/// error), on both ISAs; f64 densely over [2^-30, 1] within the table's
+/// bound.
+#[test]
+fn tanh_where_the_result_is_below_one_half() {
+    let mut failures = vec![];
+    for (level, isa) in levels() {
+        let jit = compile(UnaryOp::Tanh, DType::F32, level);
+        let ranges = [
+            (0.25f32, 0.75f32, 1, 1.0),
+            (0.0, 2f32.powi(-10), 1009, 0.501),
+        ];
+        for (lo, hi, step, bound) in ranges {
+            let xs: Vec<f32> = (lo.to_bits()..=hi.to_bits())
+                .step_by(step)
+                .map(f32::from_bits)
+                .flat_map(|x| [x, -x])
+                .collect();
+            let mut y = vec![0f32; xs.len()];
+            run(jit.function(0), &xs, &mut y);
+            let mut t = Tally::default();
+            for (x, y) in xs.iter().zip(&y) {
+                t.add(x.to_bits() as u64, error_f32(UnaryOp::Tanh, *x, *y));
+            }
+            eprintln!(
+                "tanh f32 {isa:>8} [{lo:e}, {hi:e}]: max {:.3} ulp at {:e}",
+                t.max_ulp,
+                f32::from_bits(t.at as u32)
+            );
+            if t.max_ulp > bound || t.specials() > 0 {
+                failures.push(format!("f32 {isa} [{lo:e}, {hi:e}]: {t:?}"));
+            }
+        }
+
+        let jit = compile(UnaryOp::Tanh, DType::F64, level);
+        // Log-uniform: every binade from 2^-30 to 1 equally.
+        let mut rng = SplitMix(3);
+        let xs: Vec<f64> = (0..200_000)
+            .map(|i| {
+                let x = (rng.uniform(-30.0, 0.0) * std::f64::consts::LN_2).exp();
+                if i % 2 == 0 {
+                    x
+                } else {
+                    -x
+                }
+            })
+            .collect();
+        let t = measure_f64(UnaryOp::Tanh, jit.function(0), &xs);
+        eprintln!(
+            "tanh f64 {isa:>8} [2^-30, 1]: max {:.3} ulp at {:e}",
+            t.max_ulp,
+            f64::from_bits(t.at)
+        );
+        if t.max_ulp > bound_f64(UnaryOp::Tanh) || t.specials() > 0 {
+            failures.push(format!("f64 {isa}: {t:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
