@@ -21,7 +21,8 @@
 //! special failures are defined in `tests/accuracy/mod.rs`: the gap to the
 //! next larger magnitude of the exactly rounded reference; NaN/inf/signed-zero
 //! mismatches are counted apart). f32: every one of the 2^32 inputs on the
-//! host ISA (x86-64 with FMA), every 17th bit pattern on the SSE2 baseline;
+//! host ISA (x86-64 with FMA), every 17th bit pattern on the SSE2 baseline
+//! (all of them for tanh);
 //! f64: 10^7 inputs uniform over finite bit patterns and 10^7 uniform in the
 //! range shown, plus special values, error against std (itself within about
 //! half an ulp, so 1.000 there means a last-bit difference). Max ulp is
@@ -613,48 +614,9 @@ pub(crate) fn sin_cos(
 /// The f32 fast path: promote to f64 (two halves of a vector), reduce with
 /// `PIO2_F32`, evaluate in f64 and round once.
 fn sin_cos_f32(n: Num, b: &mut FunctionBuilder, x: Value, cos: bool) -> Value {
-    if !n.ty.is_vector() {
-        let n64 = Num {
-            ty: types::F64,
-            fma: n.fma,
-        };
-        let x64 = b.ins().fpromote(types::F64, x);
-        let y = sin_cos_f32_in_f64(n64, b, x64, cos);
-        return b.ins().fdemote(types::F32, y);
-    }
-    let n64 = Num {
-        ty: types::F64X2,
-        fma: n.fma,
-    };
-    let bytes = |b: &mut FunctionBuilder, v: Value| {
-        b.ins()
-            .bitcast(types::I8X16, bitcast_flags(types::I8X16), v)
-    };
-    let mask = |b: &mut FunctionBuilder, m: [u8; 16]| {
-        b.func.dfg.immediates.push(ConstantData::from(m.as_slice()))
-    };
-    // Lanes 2, 3 moved down to 0, 1.
-    let xb = bytes(b, x);
-    let high_down = mask(
-        b,
-        [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15],
-    );
-    let xh = b.ins().shuffle(xb, xb, high_down);
-    let xh = b
-        .ins()
-        .bitcast(types::F32X4, bitcast_flags(types::F32X4), xh);
-    let mut halves = [x, xh];
-    for h in &mut halves {
-        let wide = b.ins().fvpromote_low(*h);
-        let y = sin_cos_f32_in_f64(n64, b, wide, cos);
-        let narrow = b.ins().fvdemote(y);
-        *h = bytes(b, narrow);
-    }
-    // Low 8 bytes of each half: lanes 0, 1 then 2, 3.
-    let join = mask(b, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
-    let y = b.ins().shuffle(halves[0], halves[1], join);
-    b.ins()
-        .bitcast(types::F32X4, bitcast_flags(types::F32X4), y)
+    in_f64_lanes(n, b, x, |n64, b, wide| {
+        sin_cos_f32_in_f64(n64, b, wide, cos)
+    })
 }
 
 /// sin/cos of f64 lanes holding f32 values with |x| ≤ 2^27: r = x - k·P1 -
