@@ -142,6 +142,20 @@ pub fn close(got: f64, want: f64, tol: f64) -> bool {
         || (got - want).abs() <= tol * want.abs().max(1.0)
 }
 
+/// Compare every buffer of `got` with `want` (the same kernel's buffers,
+/// inputs then outputs) within `tol`; the error names the first mismatch.
+pub fn compare(got: &[Buffer], want: &[Buffer], tol: f64) -> Result<(), String> {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let (g, w) = (g.to_f64(), w.to_f64());
+        for (j, (a, b)) in g.iter().zip(&w).enumerate() {
+            if !close(*a, *b, tol) {
+                return Err(format!("buffer {i}[{j}] = {a}, expected {b}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run `k` with the interpreter and the JIT (host ISA, then baseline ISA)
 /// and compare every output element within `tol`.
 pub fn check_with(k: &Kernel, sizes: &[i64], inputs: &[Buffer], tol: f64) {
@@ -158,15 +172,8 @@ pub fn check_with(k: &Kernel, sizes: &[i64], inputs: &[Buffer], tol: f64) {
     for (isa, jit) in compiled {
         let mut got = with_outputs(k, sizes, inputs);
         run_checked(jit.function(0), k, &mut got, sizes).expect("run_checked");
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            let (g, w) = (g.to_f64(), w.to_f64());
-            for (j, (a, b)) in g.iter().zip(&w).enumerate() {
-                assert!(
-                    close(*a, *b, tol),
-                    "{isa}: kernel {} sizes {sizes:?}: buffer {i}[{j}] = {a}, expected {b}\n{k}",
-                    k.name
-                );
-            }
+        if let Err(e) = compare(&got, &want, tol) {
+            panic!("{isa}: kernel {} sizes {sizes:?}: {e}\n{k}", k.name);
         }
     }
 }
