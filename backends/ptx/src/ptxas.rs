@@ -34,7 +34,8 @@ fn locate() -> Result<PathBuf, String> {
             }
         }
     }
-    let missing = || "ptxas not found (OXLA_PTXAS, PATH, python3 -m nvidia.cuda_nvcc)".to_string();
+    let missing =
+        || "ptxas not found (OXLA_PTXAS, PATH, python3 package nvidia.cuda_nvcc)".to_string();
     let out = Command::new("python3")
         .args(["-c", "import nvidia.cuda_nvcc as m; print(m.__path__[0])"])
         .output()
