@@ -131,6 +131,7 @@ fn v3_level_runs_here_when_supported() {
             oxla_core::kernel::interp::run(k, &mut want, &[n]).unwrap();
             let mut got = with_outputs(k, &[n], &inputs);
             run_checked(jit.function(0), k, &mut got, &[n]).unwrap();
+            assert_eq!(unwritten(&got[2]), None, "n = {n}");
             assert!(close(got[2].get(0), want[2].get(0), 1e-4), "n = {n}");
         }
     }

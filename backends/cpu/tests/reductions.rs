@@ -45,18 +45,24 @@ fn compiled(k: &Kernel) -> Vec<(&'static str, JitModule)> {
 }
 
 /// Run `k` on `inputs` with every compiled variant; the output buffers of
-/// each run (pre-filled with NaN), by ISA name.
+/// each run, by ISA name, every element checked written (outputs are
+/// pre-filled with the harness's sentinel).
 fn run_all(k: &Kernel, inputs: &[Buffer], sizes: &[i64]) -> Vec<(&'static str, Vec<Buffer>)> {
     compiled(k)
         .into_iter()
         .map(|(isa, jit)| {
-            let mut bufs: Vec<Buffer> = inputs.to_vec();
-            let outs = k.args.iter().filter(|a| a.output);
-            bufs.extend(
-                outs.map(|a| Buffer::from_f64(a.dtype, &vec![f64::NAN; k.output_len(sizes)])),
-            );
+            let mut bufs = with_outputs(k, sizes, inputs);
             run_checked(jit.function(0), k, &mut bufs, sizes).expect("run");
-            (isa, bufs.split_off(inputs.len()))
+            let outs = bufs.split_off(inputs.len());
+            for (o, b) in outs.iter().enumerate() {
+                if let Some(j) = unwritten(b) {
+                    panic!(
+                        "{isa}: {} sizes {sizes:?}: output {o}[{j}] unwritten",
+                        k.name
+                    );
+                }
+            }
+            (isa, outs)
         })
         .collect()
 }

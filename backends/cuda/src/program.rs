@@ -404,17 +404,40 @@ mod tests {
     use oxla_core::transforms::{grad, vmap};
     use oxla_core::{Dim, Shape, Tensor, Type};
 
-    /// `run_device`'s logic with host buffers and the kernel interpreter.
+    /// `run_device`'s logic with host buffers and the kernel interpreter,
+    /// modelling its memory as the device sees it: buffers it allocates
+    /// uninitialised hold [`poison`], and a reduction adds its result into
+    /// the output (the PTX adds block partial sums atomically), so only the
+    /// zero-filling `run_device` chooses makes a reduction come out right.
     fn run_host(p: &Program, s: &Schedule, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
         let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
         let bound = s.bind(p, &spec)?;
         let mut owned: Vec<Option<Buffer>> = s
             .owned
             .iter()
-            .map(|o| Some(Buffer::zeros(o.dtype, bound.lens[o.buffer])))
+            .map(|o| {
+                let len = bound.lens[o.buffer];
+                Some(if o.zeroed {
+                    Buffer::zeros(o.dtype, len)
+                } else {
+                    poison(o.dtype, len)
+                })
+            })
             .collect();
         for (l, step) in s.steps.iter().enumerate() {
             let k = &p.kernels[step.kernel];
+            let sizes = &bound.kernel_sizes[l];
+            if !has_work(k, sizes) {
+                // As `launch_step`: nothing runs; non-zeroed outputs are zeroed.
+                for (b, arg) in step.args.iter().zip(&k.args) {
+                    if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
+                        if !s.owned[o].zeroed {
+                            owned[o] = Some(Buffer::zeros(s.owned[o].dtype, bound.lens[*b]));
+                        }
+                    }
+                }
+                continue;
+            }
             let mut bufs: Vec<Buffer> = step
                 .args
                 .iter()
@@ -426,9 +449,15 @@ mod tests {
             for (b, d) in step.args.iter().zip(&bufs) {
                 assert_eq!(d.len(), bound.lens[*b]);
             }
-            interp::run(k, &mut bufs, &bound.kernel_sizes[l])?;
-            for ((b, arg), d) in step.args.iter().zip(&k.args).zip(bufs) {
+            interp::run(k, &mut bufs, sizes)?;
+            for ((b, arg), mut d) in step.args.iter().zip(&k.args).zip(bufs) {
                 if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
+                    if k.is_reduction() {
+                        let before = owned[o].as_ref().expect("present");
+                        for j in 0..d.len() {
+                            d.set(j, before.get(j) + d.get(j));
+                        }
+                    }
                     owned[o] = Some(d);
                 }
             }
@@ -441,6 +470,20 @@ mod tests {
                 Output::Move(o) => owned[o].take().expect("present"),
             })
             .collect())
+    }
+
+    /// What an uninitialised device buffer may hold: all bits set (a NaN
+    /// for every float type, so reading it shows in any float result).
+    fn poison(dtype: DType, len: usize) -> Buffer {
+        match dtype {
+            DType::F16 => Buffer::F16(vec![half::f16::from_bits(u16::MAX); len]),
+            DType::BF16 => Buffer::BF16(vec![half::bf16::from_bits(u16::MAX); len]),
+            DType::F32 => Buffer::F32(vec![f32::from_bits(u32::MAX); len]),
+            DType::F64 => Buffer::F64(vec![f64::from_bits(u64::MAX); len]),
+            DType::Bool => Buffer::Bool(vec![u8::MAX; len]),
+            DType::I32 => Buffer::I32(vec![-1; len]),
+            DType::I64 => Buffer::I64(vec![-1; len]),
+        }
     }
 
     fn vec_f64(f: &mut Function, name: &str) -> oxla_core::Var {
@@ -477,9 +520,11 @@ mod tests {
         f
     }
 
-    fn check(f: &Function, n: usize) {
+    /// Run `f` at length `n` through `run_host` with schedule `s` (from
+    /// `fuse(f)` unless given) and compare with the reference interpreter.
+    fn compare(f: &Function, n: usize, s: Option<Schedule>) -> Result<(), String> {
         let p = fuse(f).unwrap();
-        let s = Schedule::new(&p).unwrap();
+        let s = s.unwrap_or_else(|| Schedule::new(&p).unwrap());
         let shapes: Vec<Vec<usize>> = f
             .params
             .iter()
@@ -501,9 +546,9 @@ mod tests {
             // Lengths alone cannot bind `b` in `[b, n]` when `n = 0`.
             let e = run_host(&p, &s, &args).unwrap_err();
             assert!(e.contains("cannot infer dimension `b`"), "{e}");
-            return;
+            return Ok(());
         }
-        let got = run_host(&p, &s, &args).unwrap();
+        let got = run_host(&p, &s, &args)?;
         let tensors: Vec<Tensor> = shapes
             .iter()
             .zip(&args)
@@ -511,9 +556,25 @@ mod tests {
             .collect();
         let want = oxla_core::interp::eval(f, &tensors).unwrap();
         assert_eq!(got.len(), want.len());
-        for (g, w) in got.iter().zip(&want) {
-            assert_eq!(g.to_f64(), w.data, "{} at n={n}", f.name);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            // Bitwise: a poisoned NaN must not pass for a NaN result.
+            let (g, w) = (g.to_f64(), &w.data);
+            let same = g.len() == w.len()
+                && g.iter()
+                    .zip(w)
+                    .all(|(a, b)| a.to_bits() == b.to_bits() || a == b);
+            if !same {
+                return Err(format!(
+                    "{} at n={n}, output {i}: {g:?}, expected {w:?}",
+                    f.name
+                ));
+            }
         }
+        Ok(())
+    }
+
+    fn check(f: &Function, n: usize) {
+        compare(f, n, None).unwrap();
     }
 
     #[test]
@@ -523,6 +584,24 @@ mod tests {
         for f in [fused_sum(), g, v, mixed()] {
             for n in [0, 1, 3, 5, 1001] {
                 check(&f, n);
+            }
+        }
+    }
+
+    /// The host model catches a schedule that leaves reduction outputs
+    /// uninitialised (with every buffer zero-filled, as it was, it could not).
+    #[test]
+    fn unzeroed_reduction_outputs_are_caught() {
+        for f in [fused_sum(), mixed()] {
+            let p = fuse(&f).unwrap();
+            let mut s = Schedule::new(&p).unwrap();
+            assert!(s.owned.iter().any(|o| o.zeroed), "{}", f.name);
+            for o in &mut s.owned {
+                o.zeroed = false;
+            }
+            for n in [1, 5, 1001] {
+                let e = compare(&f, n, Some(s.clone())).unwrap_err();
+                assert!(e.contains("NaN"), "{e}");
             }
         }
     }

@@ -1,29 +1,21 @@
 //! Whole fused programs on the GPU against the reference interpreter.
-//! Without a GPU the GPU tests print "skipped: no GPU found" and pass; the
+//! Without a GPU the GPU tests record a skip (`common::gpu_or_skip`) and
+//! pass, or fail under env `OXLA_REQUIRE_GPU=1`; the
 //! host-side checks (fusion, bounds, PTX assembly, the same comparison run
 //! with the kernel interpreter) run everywhere.
 
 mod common;
 
-use common::{cases, check, fused_sum, inputs, LENGTHS};
+use common::{cases, check, fused_sum, gpu_or_skip, inputs, no_gpu_or_skip, LENGTHS};
 use oxla_core::exec::InterpLauncher;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::{Buffer, DType};
-use oxla_cuda::{gpu_available, CudaProgram};
+use oxla_cuda::CudaProgram;
 use oxla_ptx::{emit_module, ptxas, Arch};
-
-fn gpu_or_skip() -> bool {
-    let ok = gpu_available();
-    if !ok {
-        println!("skipped: no GPU found");
-    }
-    ok
-}
 
 #[test]
 fn new_without_gpu_is_an_error_not_a_panic() {
-    if gpu_available() {
-        println!("skipped: a GPU is present");
+    if !no_gpu_or_skip() {
         return;
     }
     let f = fused_sum(DType::F32);

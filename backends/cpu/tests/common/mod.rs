@@ -116,15 +116,50 @@ pub fn random_inputs(k: &Kernel, sizes: &[i64], seed: u64, lo: f64, hi: f64) -> 
         .collect()
 }
 
-/// Inputs followed by outputs pre-filled with NaN (so an unwritten element
-/// fails the comparison).
+/// The bit pattern pre-filled into every output element: a quiet NaN with a
+/// payload no arithmetic produces (the hardware's NaNs carry none, and no
+/// test input holds it), 0xA5 for bool bytes (kernels store 0 or 1), and
+/// 0xA5A5... for integers. Compared bitwise, so an element a kernel leaves
+/// unwritten is an error even where the reference is NaN.
+pub fn sentinel(dtype: DType, len: usize) -> Buffer {
+    match dtype {
+        DType::F16 => Buffer::F16(vec![half::f16::from_bits(0x7e5a); len]),
+        DType::BF16 => Buffer::BF16(vec![half::bf16::from_bits(0x7fe5); len]),
+        DType::F32 => Buffer::F32(vec![f32::from_bits(0x7fe5_a5a5); len]),
+        DType::F64 => Buffer::F64(vec![f64::from_bits(0x7ffa_5a5a_5a5a_5a5a); len]),
+        DType::Bool => Buffer::Bool(vec![0xa5; len]),
+        DType::I32 => Buffer::I32(vec![0xa5a5_a5a5_u32 as i32; len]),
+        DType::I64 => Buffer::I64(vec![0xa5a5_a5a5_a5a5_a5a5_u64 as i64; len]),
+    }
+}
+
+/// The raw bits of element `j`.
+pub fn bits(b: &Buffer, j: usize) -> u64 {
+    match b {
+        Buffer::F16(v) => v[j].to_bits().into(),
+        Buffer::BF16(v) => v[j].to_bits().into(),
+        Buffer::F32(v) => v[j].to_bits().into(),
+        Buffer::F64(v) => v[j].to_bits(),
+        Buffer::Bool(v) => v[j].into(),
+        Buffer::I32(v) => v[j] as u32 as u64,
+        Buffer::I64(v) => v[j] as u64,
+    }
+}
+
+/// The first element of `b` still holding the [`sentinel`], if any.
+pub fn unwritten(b: &Buffer) -> Option<usize> {
+    let s = bits(&sentinel(b.dtype(), 1), 0);
+    (0..b.len()).find(|&j| bits(b, j) == s)
+}
+
+/// Inputs followed by outputs pre-filled with the [`sentinel`].
 pub fn with_outputs(k: &Kernel, sizes: &[i64], inputs: &[Buffer]) -> Vec<Buffer> {
     let mut inputs = inputs.iter();
     k.args
         .iter()
         .map(|a| {
             if a.output {
-                Buffer::from_f64(a.dtype, &vec![f64::NAN; k.output_len(sizes)])
+                sentinel(a.dtype, k.output_len(sizes))
             } else {
                 inputs
                     .next()
@@ -135,11 +170,44 @@ pub fn with_outputs(k: &Kernel, sizes: &[i64], inputs: &[Buffer]) -> Vec<Buffer>
         .collect()
 }
 
-/// Whether `got` is within `tol` of `want`, relative above magnitude 1.
+/// Whether `got` is within `tol` of `want`, relative above magnitude 1. A
+/// NaN matches only a NaN, and an infinity only itself (its tolerance would
+/// be infinite).
 pub fn close(got: f64, want: f64, tol: f64) -> bool {
-    (got.is_nan() && want.is_nan())
-        || got == want
-        || (got - want).abs() <= tol * want.abs().max(1.0)
+    if want.is_nan() || got.is_nan() {
+        return want.is_nan() && got.is_nan();
+    }
+    if want.is_infinite() || got.is_infinite() {
+        return got == want;
+    }
+    got == want || (got - want).abs() <= tol * want.abs().max(1.0)
+}
+
+/// Compare every buffer of `got` with `want` (`k`'s buffers,
+/// inputs then outputs, outputs pre-filled by [`with_outputs`]) within
+/// `tol`; an element still holding the [`sentinel`] is an error. The error
+/// names the first mismatch.
+pub fn compare(k: &Kernel, got: &[Buffer], want: &[Buffer], tol: f64) -> Result<(), String> {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        // Inputs may hold any bit pattern, the sentinel included.
+        let output = k.args[i].output;
+        if let Some(j) = unwritten(w).filter(|_| output) {
+            return Err(format!("buffer {i}[{j}] left unwritten by the reference"));
+        }
+        if let Some(j) = unwritten(g).filter(|_| output) {
+            return Err(format!(
+                "buffer {i}[{j}] left unwritten, expected {}",
+                w.get(j)
+            ));
+        }
+        let (g, w) = (g.to_f64(), w.to_f64());
+        for (j, (a, b)) in g.iter().zip(&w).enumerate() {
+            if !close(*a, *b, tol) {
+                return Err(format!("buffer {i}[{j}] = {a}, expected {b}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Run `k` with the interpreter and the JIT (host ISA, then baseline ISA)
@@ -158,15 +226,8 @@ pub fn check_with(k: &Kernel, sizes: &[i64], inputs: &[Buffer], tol: f64) {
     for (isa, jit) in compiled {
         let mut got = with_outputs(k, sizes, inputs);
         run_checked(jit.function(0), k, &mut got, sizes).expect("run_checked");
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            let (g, w) = (g.to_f64(), w.to_f64());
-            for (j, (a, b)) in g.iter().zip(&w).enumerate() {
-                assert!(
-                    close(*a, *b, tol),
-                    "{isa}: kernel {} sizes {sizes:?}: buffer {i}[{j}] = {a}, expected {b}\n{k}",
-                    k.name
-                );
-            }
+        if let Err(e) = compare(k, &got, &want, tol) {
+            panic!("{isa}: kernel {} sizes {sizes:?}: {e}\n{k}", k.name);
         }
     }
 }

@@ -6,7 +6,34 @@
 use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::transforms::{grad, vmap};
 use oxla_core::{Buffer, DType, Dim, Function, Shape, Tensor, Type};
+use oxla_cuda::gpu_available;
+use oxla_ptx::ptxas::{env_flag, record_skip};
 use std::collections::BTreeMap;
+
+/// Whether a GPU test can run: with no GPU, records a skip and returns
+/// false, except with env `OXLA_REQUIRE_GPU=1` (for runs on GPU machines),
+/// where the test fails.
+pub fn gpu_or_skip() -> bool {
+    if gpu_available() {
+        return true;
+    }
+    assert!(
+        !env_flag("OXLA_REQUIRE_GPU"),
+        "no GPU found, and OXLA_REQUIRE_GPU is set"
+    );
+    record_skip("no GPU found");
+    false
+}
+
+/// Whether a test of the no-GPU behaviour can run: records a skip where a
+/// GPU is present.
+pub fn no_gpu_or_skip() -> bool {
+    if !gpu_available() {
+        return true;
+    }
+    record_skip("a GPU is present");
+    false
+}
 
 /// The lengths each case runs at (the symbol `n`).
 pub const LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 1001];
