@@ -191,15 +191,7 @@ fn f32_sum_of_10_pow_7_random_values_within_log_bound() {
     for (stride, chain, lanes, block) in [(Some(1), 67, 16, 1024), (None, 256, 1, 256)] {
         let bound = bound(depth(n, chain, lanes, block), U32);
         assert!(bound < 2e-5, "a bound that can fail: {bound}");
-        let k = sum_kernel(DType::F32, stride);
-        for (isa, out) in run_all(&k, std::slice::from_ref(&input), &[n as i64, 1]) {
-            let err = (out[0].get(0) - exact).abs() / exact;
-            eprintln!("{isa}, stride {stride:?}: relative error {err:.2e}, bound {bound:.2e}");
-            assert!(
-                err <= bound,
-                "{isa}, stride {stride:?}: relative error {err:.2e} > {bound:.2e}"
-            );
-        }
+        sum_within(DType::F32, stride, &input, exact, bound);
     }
 }
 
@@ -214,15 +206,22 @@ fn f64_sum_of_random_values_within_log_bound() {
     let input = Buffer::F64(xs);
     for (stride, chain, lanes, block) in [(Some(1), 67, 8, 512), (None, 256, 1, 256)] {
         let bound = bound(depth(n, chain, lanes, block), U64) + 4.0 * U64;
-        let k = sum_kernel(DType::F64, stride);
-        for (isa, out) in run_all(&k, std::slice::from_ref(&input), &[n as i64, 1]) {
-            let err = (out[0].get(0) - exact).abs() / exact;
-            eprintln!("{isa}, stride {stride:?}: relative error {err:.2e}, bound {bound:.2e}");
-            assert!(
-                err <= bound,
-                "{isa}, stride {stride:?}: relative error {err:.2e} > {bound:.2e}"
-            );
-        }
+        sum_within(DType::F64, stride, &input, exact, bound);
+    }
+}
+
+/// The whole-array sum of `input` (vector loop for `stride` 1, scalar loop
+/// for `None`), on every ISA, within relative `bound` of `exact`.
+fn sum_within(ty: DType, stride: Option<u64>, input: &Buffer, exact: f64, bound: f64) {
+    let n = input.len() as i64;
+    let k = sum_kernel(ty, stride);
+    for (isa, out) in run_all(&k, std::slice::from_ref(input), &[n, 1]) {
+        let err = (out[0].get(0) - exact).abs() / exact;
+        eprintln!("{isa}, stride {stride:?}: relative error {err:.2e}, bound {bound:.2e}");
+        assert!(
+            err <= bound,
+            "{isa}, stride {stride:?}: relative error {err:.2e} > {bound:.2e}"
+        );
     }
 }
 
