@@ -281,3 +281,25 @@ fn tanh_where_the_result_is_below_one_half() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The measurement itself cannot miss a bad output: a NaN where std has a
+/// number (which `NaN > worst` alone would skip), a wrong infinity and a
+/// zero of the wrong sign are each counted, and a NaN expected is no error.
+#[test]
+fn the_error_measure_counts_nan_infinity_and_signed_zero() {
+    let mut t = Tally::default();
+    t.add(1, error_f32(UnaryOp::Exp, 1.0, f32::NAN));
+    t.add(2, error_f32(UnaryOp::Exp, 100.0, 3.0e38));
+    t.add(3, error_f32(UnaryOp::Exp, 1.0, f32::INFINITY));
+    t.add(4, error_f32(UnaryOp::Sin, -0.0, 0.0));
+    t.add(5, error_f64(UnaryOp::Log, 2.0, f64::NAN));
+    assert_eq!((t.nan, t.inf, t.zero_sign), (2, 2, 1), "{t:?}");
+    assert_eq!(t.specials(), 5);
+    assert_eq!(error_f32(UnaryOp::Log, -1.0, f32::NAN), Ok(0.0));
+    assert_eq!(error_f32(UnaryOp::Sin, -0.0, -0.0), Ok(0.0));
+    // One ulp off is measured as one ulp.
+    let y = 1f32.exp();
+    let next = f32::from_bits(y.to_bits() + 1);
+    let e = error_f32(UnaryOp::Exp, 1.0, next).unwrap();
+    assert!((0.5..=1.5).contains(&e), "{e}");
+}
