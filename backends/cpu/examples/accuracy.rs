@@ -16,7 +16,7 @@ mod accuracy;
 
 use accuracy::*;
 use oxla_core::DType;
-use oxla_cpu::{IsaLevel, JitModule};
+use oxla_cpu::IsaLevel;
 use std::time::Instant;
 
 fn main() {
@@ -62,20 +62,15 @@ fn main() {
         };
         for &op in &ops {
             for ty in [DType::F32, DType::F64] {
-                let k = unary_kernel(op, ty);
-                let jit = match level {
-                    None => JitModule::compile(std::slice::from_ref(&k)),
-                    Some(l) => JitModule::compile_at(std::slice::from_ref(&k), *l),
-                }
-                .expect("compile");
-                let f = jit.function(0);
                 let t0 = Instant::now();
                 let rows = if ty == DType::F32 {
-                    vec![(f32_domain.clone(), sweep_f32(op, f, stride, threads))]
+                    let f = UnaryFn::<f32>::compile(op, *level);
+                    vec![(f32_domain.clone(), sweep_f32(op, &f, stride, threads))]
                 } else {
+                    let f = UnaryFn::<f64>::compile(op, *level);
                     f64_domains(op, f64_count, 7)
                         .into_iter()
-                        .map(|(name, xs)| (name, measure_f64(op, f, &xs)))
+                        .map(|(name, xs)| (name, measure_f64(op, &f, &xs)))
                         .collect()
                 };
                 for (domain, t) in rows {

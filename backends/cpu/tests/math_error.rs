@@ -9,19 +9,10 @@ mod accuracy;
 use accuracy::*;
 use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::DType;
-use oxla_cpu::{IsaLevel, JitModule};
+use oxla_cpu::IsaLevel;
 
 fn levels() -> [(Option<IsaLevel>, &'static str); 2] {
     [(None, "host"), (Some(IsaLevel::Baseline), "baseline")]
-}
-
-fn compile(op: UnaryOp, ty: DType, level: Option<IsaLevel>) -> JitModule {
-    let k = unary_kernel(op, ty);
-    match level {
-        None => JitModule::compile(std::slice::from_ref(&k)),
-        Some(l) => JitModule::compile_at(std::slice::from_ref(&k), l),
-    }
-    .expect("compile")
 }
 
 /// The f32 bound in ulp of each function, as in the table of `src/math.rs`.
@@ -56,8 +47,8 @@ fn math_error_bounds() {
     let mut failures = vec![];
     for (level, isa) in levels() {
         for op in OPS {
-            let jit = compile(op, DType::F32, level);
-            let mut t = sweep_f32(op, jit.function(0), 4099, 2);
+            let jit = UnaryFn::<f32>::compile(op, level);
+            let mut t = sweep_f32(op, &jit, 4099, 2);
             let specials: Vec<f32> = [0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]
                 .into_iter()
                 .chain([f32::MAX, f32::MIN, f32::MIN_POSITIVE, f32::from_bits(1)])
@@ -66,7 +57,7 @@ fn math_error_bounds() {
             // Several copies: through the unrolled body, single vectors and the tail.
             let specials = specials.repeat(4);
             let mut y = vec![0f32; specials.len()];
-            run(jit.function(0), &specials, &mut y);
+            jit.run(&specials, &mut y);
             for (x, y) in specials.iter().zip(&y) {
                 t.add(x.to_bits() as u64, error_f32(op, *x, *y));
             }
@@ -83,9 +74,9 @@ fn math_error_bounds() {
                 failures.push(format!("{} f32 {isa}: {t:?} (bound {bound})", op.name()));
             }
 
-            let jit = compile(op, DType::F64, level);
+            let jit = UnaryFn::<f64>::compile(op, level);
             for (domain, xs) in f64_domains(op, 100_000, 11) {
-                let t = measure_f64(op, jit.function(0), &xs);
+                let t = measure_f64(op, &jit, &xs);
                 let bound = bound_f64(op);
                 eprintln!(
                     "{:>5} f64 {isa:>8} {domain}: max {:.3} ulp at {:e}, {} special failures",
@@ -152,11 +143,11 @@ fn sin_cos_full_range_pinned() {
     ];
     for (level, isa) in levels() {
         for op in [UnaryOp::Sin, UnaryOp::Cos] {
-            let jit = compile(op, DType::F32, level);
+            let jit = UnaryFn::<f32>::compile(op, level);
             for x in f32s.iter().flat_map(|x| [*x, -*x]) {
                 let xs = placements(x, 0.75);
                 let mut y = vec![0f32; xs.len()];
-                run(jit.function(0), &xs, &mut y);
+                jit.run(&xs, &mut y);
                 for (i, (x, y)) in xs.iter().zip(&y).enumerate() {
                     let want = reference(op, *x as f64) as f32;
                     // NaN, infinities and signed zeros must match exactly.
@@ -168,11 +159,11 @@ fn sin_cos_full_range_pinned() {
                     );
                 }
             }
-            let jit = compile(op, DType::F64, level);
+            let jit = UnaryFn::<f64>::compile(op, level);
             for x in f64s.iter().flat_map(|x| [*x, -*x]) {
                 let xs = placements(x, 0.75);
                 let mut y = vec![0f64; xs.len()];
-                run(jit.function(0), &xs, &mut y);
+                jit.run(&xs, &mut y);
                 for (i, (x, y)) in xs.iter().zip(&y).enumerate() {
                     let want = reference(op, *x);
                     let ok = matches!(error_f64(op, *x, *y), Ok(e) if e <= 1.0);
@@ -186,10 +177,10 @@ fn sin_cos_full_range_pinned() {
         }
     }
     // Subnormals: sin x = x exactly.
-    let jit = compile(UnaryOp::Sin, DType::F32, None);
+    let jit = UnaryFn::<f32>::compile(UnaryOp::Sin, None);
     let xs = placements(f32::from_bits(0x0000_1234), -f32::from_bits(7));
     let mut y = vec![0f32; xs.len()];
-    run(jit.function(0), &xs, &mut y);
+    jit.run(&xs, &mut y);
     assert_eq!(xs, y);
 }
 
@@ -229,7 +220,7 @@ fn object_files_import_the_sin_cos_helpers() {
 fn tanh_where_the_result_is_below_one_half() {
     let mut failures = vec![];
     for (level, isa) in levels() {
-        let jit = compile(UnaryOp::Tanh, DType::F32, level);
+        let jit = UnaryFn::<f32>::compile(UnaryOp::Tanh, level);
         let ranges = [
             (0.25f32, 0.75f32, 1, 1.0),
             (0.0, 2f32.powi(-10), 1009, 0.501),
@@ -241,7 +232,7 @@ fn tanh_where_the_result_is_below_one_half() {
                 .flat_map(|x| [x, -x])
                 .collect();
             let mut y = vec![0f32; xs.len()];
-            run(jit.function(0), &xs, &mut y);
+            jit.run(&xs, &mut y);
             let mut t = Tally::default();
             for (x, y) in xs.iter().zip(&y) {
                 t.add(x.to_bits() as u64, error_f32(UnaryOp::Tanh, *x, *y));
@@ -256,7 +247,7 @@ fn tanh_where_the_result_is_below_one_half() {
             }
         }
 
-        let jit = compile(UnaryOp::Tanh, DType::F64, level);
+        let jit = UnaryFn::<f64>::compile(UnaryOp::Tanh, level);
         // Log-uniform: every binade from 2^-30 to 1 equally.
         let mut rng = SplitMix(3);
         let xs: Vec<f64> = (0..200_000)
@@ -269,7 +260,7 @@ fn tanh_where_the_result_is_below_one_half() {
                 }
             })
             .collect();
-        let t = measure_f64(UnaryOp::Tanh, jit.function(0), &xs);
+        let t = measure_f64(UnaryOp::Tanh, &jit, &xs);
         eprintln!(
             "tanh f64 {isa:>8} [2^-30, 1]: max {:.3} ulp at {:e}",
             t.max_ulp,

@@ -23,7 +23,9 @@
 
 use oxla_core::kernel::{Inst, InstKind, KernelArg, Store};
 use oxla_core::ops::elementwise::UnaryOp;
-use oxla_core::{DType, Kernel, KernelFn, Size};
+use oxla_core::{DType, Kernel, Size};
+use oxla_cpu::{IsaLevel, JitModule};
+use std::marker::PhantomData;
 
 /// The functions the CPU backend implements with its own code (and sqrt).
 pub const OPS: [UnaryOp; 6] = [
@@ -73,14 +75,51 @@ pub fn unary_kernel(op: UnaryOp, ty: DType) -> Kernel {
     }
 }
 
-/// Run a compiled `unary_kernel` of element type `T` (f32 or f64).
-pub fn run<T: Copy>(f: KernelFn, x: &[T], out: &mut [T]) {
-    assert_eq!(x.len(), out.len());
-    let args = [x.as_ptr() as *mut u8, out.as_mut_ptr() as *mut u8];
-    let sizes = [x.len() as i64];
-    // SAFETY: `f` is `unary_kernel` compiled for `T`: it reads `n` elements
-    // of `x` and writes `n` of `out`, which are that long and do not alias.
-    unsafe { f(args.as_ptr(), sizes.as_ptr()) };
+/// The float types the accuracy kernels run on.
+pub trait Float: Copy + Send + Sync {
+    const DTYPE: DType;
+}
+
+impl Float for f32 {
+    const DTYPE: DType = DType::F32;
+}
+
+impl Float for f64 {
+    const DTYPE: DType = DType::F64;
+}
+
+/// `unary_kernel(op, T)` compiled by the JIT. Its element type is `T` by
+/// construction, which is what makes `run` sound.
+pub struct UnaryFn<T> {
+    jit: JitModule,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Float> UnaryFn<T> {
+    /// Compile for the host (`None`) or at a fixed ISA level.
+    pub fn compile(op: UnaryOp, level: Option<IsaLevel>) -> UnaryFn<T> {
+        let k = unary_kernel(op, T::DTYPE);
+        let jit = match level {
+            None => JitModule::compile(std::slice::from_ref(&k)),
+            Some(l) => JitModule::compile_at(std::slice::from_ref(&k), l),
+        }
+        .expect("compile");
+        UnaryFn {
+            jit,
+            _elem: PhantomData,
+        }
+    }
+
+    /// `out[i] = op(x[i])`.
+    pub fn run(&self, x: &[T], out: &mut [T]) {
+        assert_eq!(x.len(), out.len(), "input and output lengths");
+        let args = [x.as_ptr() as *mut u8, out.as_mut_ptr() as *mut u8];
+        let sizes = [x.len() as i64];
+        // SAFETY: the function is `unary_kernel(op, T)` (see `compile`),
+        // alive while `self.jit` is: it reads `n` elements of `x` and writes
+        // `n` of `out`, both `T` and that long (checked above), not aliased.
+        unsafe { (self.jit.function(0))(args.as_ptr(), sizes.as_ptr()) };
+    }
 }
 
 /// Rust std's f64 function.
@@ -224,7 +263,7 @@ impl Tally {
 /// Run `f` (an f32 `unary_kernel` of `op`) on the bit patterns
 /// `start, start + stride, ...` below 2^32, on `threads` threads, in chunks
 /// of an odd length so that some inputs of every region take the scalar tail.
-pub fn sweep_f32(op: UnaryOp, f: KernelFn, stride: u64, threads: u64) -> Tally {
+pub fn sweep_f32(op: UnaryOp, f: &UnaryFn<f32>, stride: u64, threads: u64) -> Tally {
     const CHUNK: u64 = (1 << 16) - 1;
     let total = (1u64 << 32).div_ceil(stride);
     let per_thread = total.div_ceil(threads);
@@ -243,7 +282,7 @@ pub fn sweep_f32(op: UnaryOp, f: KernelFn, stride: u64, threads: u64) -> Tally {
                         x.clear();
                         x.extend((i..end).map(|j| f32::from_bits((j * stride) as u32)));
                         let y = &mut y[..x.len()];
-                        run(f, &x, y);
+                        f.run(&x, y);
                         for (xi, yi) in x.iter().zip(y.iter()) {
                             tally.add(xi.to_bits() as u64, error_f32(op, *xi, *yi));
                         }
@@ -260,12 +299,12 @@ pub fn sweep_f32(op: UnaryOp, f: KernelFn, stride: u64, threads: u64) -> Tally {
     tally
 }
 
-/// Run `f` (an f64 `unary_kernel` of `op`) on `xs`.
-pub fn measure_f64(op: UnaryOp, f: KernelFn, xs: &[f64]) -> Tally {
+/// Run `f` (the f64 `unary_kernel` of `op`) on `xs`.
+pub fn measure_f64(op: UnaryOp, f: &UnaryFn<f64>, xs: &[f64]) -> Tally {
     let mut tally = Tally::default();
     for chunk in xs.chunks((1 << 16) - 1) {
         let mut y = vec![0f64; chunk.len()];
-        run(f, chunk, &mut y);
+        f.run(chunk, &mut y);
         for (x, y) in chunk.iter().zip(&y) {
             tally.add(x.to_bits(), error_f64(op, *x, *y));
         }
