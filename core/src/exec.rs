@@ -43,6 +43,8 @@ pub struct Program {
     launch_sizes: Vec<Vec<usize>>,
     /// Each parameter's dimensions, symbols resolved to indices.
     param_dims: Vec<Vec<DimRef>>,
+    /// Each output's dimensions, likewise.
+    out_dims: Vec<Vec<DimRef>>,
     /// Where each buffer lives during a call.
     slots: Vec<Slot>,
     /// The order in which arguments bind the symbols; it depends on shapes
@@ -70,7 +72,8 @@ enum DimRef {
 #[derive(Default)]
 struct Scratch {
     sizes: Vec<Option<u64>>,
-    source: Vec<usize>,
+    /// The argument (and axis, if it came with dimensions) that bound each symbol.
+    source: Vec<(usize, Option<usize>)>,
     bound: Vec<u64>,
     /// Each buffer's element count under `bound`.
     lens: Vec<usize>,
@@ -78,6 +81,8 @@ struct Scratch {
     kernel_sizes: Vec<i64>,
     owned: Vec<Buffer>,
     results: Vec<Buffer>,
+    /// The dimensions of each result, under `bound`.
+    result_dims: Vec<ArgDims>,
     /// Small buffers kept from earlier calls for reuse: kernels write every
     /// element of their outputs, so a reused buffer needs no clearing.
     pool: Vec<Buffer>,
@@ -144,13 +149,68 @@ pub trait Launcher {
     unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]);
 }
 
-/// One argument of a call: element type, pointer to the first element and
-/// element count. The pointer must be valid for `len` reads of `dtype`.
+/// One argument of a call: element type, pointer to the first element,
+/// element count, and the dimensions the caller holds it with (row-major,
+/// contiguous), if it has them. The pointer must be valid for `len` reads of
+/// `dtype`.
 #[derive(Clone, Copy, Debug)]
 pub struct RawArg {
     pub dtype: DType,
     pub ptr: *const u8,
     pub len: usize,
+    pub dims: ArgDims,
+}
+
+/// The most axes an argument or result can have.
+pub const MAX_RANK: usize = 8;
+
+/// The dimensions of an argument or result, held inline (a call allocates
+/// nothing for them), or `flat`: a buffer known only by its length, whose
+/// dimensions are solved from the element count (a slice passed for a
+/// parameter of any rank, the form the executor's tests and the GPU runner
+/// use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgDims {
+    /// `u8::MAX` for flat.
+    rank: u8,
+    dims: [usize; MAX_RANK],
+}
+
+impl ArgDims {
+    pub const FLAT: ArgDims = ArgDims {
+        rank: u8::MAX,
+        dims: [0; MAX_RANK],
+    };
+
+    /// `None` above `MAX_RANK` axes.
+    pub fn new(dims: &[usize]) -> Option<ArgDims> {
+        if dims.len() > MAX_RANK {
+            return None;
+        }
+        let mut d = [0; MAX_RANK];
+        d[..dims.len()].copy_from_slice(dims);
+        Some(ArgDims {
+            rank: dims.len() as u8,
+            dims: d,
+        })
+    }
+
+    /// The dimensions, or `None` for a flat buffer.
+    pub fn get(&self) -> Option<&[usize]> {
+        (self.rank != u8::MAX).then(|| &self.dims[..self.rank as usize])
+    }
+}
+
+impl RawArg {
+    /// An argument known by its length only (see `ArgDims::FLAT`).
+    pub fn flat(dtype: DType, ptr: *const u8, len: usize) -> RawArg {
+        RawArg {
+            dtype,
+            ptr,
+            len,
+            dims: ArgDims::FLAT,
+        }
+    }
 }
 
 impl Program {
@@ -179,21 +239,22 @@ impl Program {
             .iter()
             .map(|l| kernels[l.kernel].sizes.iter().map(|s| index(s)).collect())
             .collect();
+        let dim_refs = |shape: &Shape| -> Vec<DimRef> {
+            shape
+                .0
+                .iter()
+                .map(|d| match d {
+                    Dim::Const(c) => DimRef::Const(*c),
+                    Dim::Sym(s) => DimRef::Sym(index(s)),
+                })
+                .collect()
+        };
         let param_dims: Vec<Vec<DimRef>> = function
             .params
             .iter()
-            .map(|p| {
-                function
-                    .shape(*p)
-                    .0
-                    .iter()
-                    .map(|d| match d {
-                        Dim::Const(c) => DimRef::Const(*c),
-                        Dim::Sym(s) => DimRef::Sym(index(s)),
-                    })
-                    .collect()
-            })
+            .map(|p| dim_refs(function.shape(*p)))
             .collect();
+        let out_dims = outputs.iter().map(|b| dim_refs(&buffers[*b].shape)).collect();
         let mut owned = 0;
         let slots = buffers
             .iter()
@@ -209,6 +270,7 @@ impl Program {
         Program {
             solve_order,
             param_dims,
+            out_dims,
             slots,
             function,
             kernels,
@@ -239,6 +301,17 @@ impl Program {
     /// one it also reads; every output exists and is written. Programs from
     /// `fuse` always pass; run it once per program, not per call.
     pub fn check_schedule(&self) -> Result<(), String> {
+        let f = &self.function;
+        for v in f.params.iter().chain(&f.outs) {
+            if f.shape(*v).rank() > MAX_RANK {
+                return Err(format!(
+                    "`{}`: {} has rank {}; at most {MAX_RANK} axes are supported",
+                    f.name,
+                    f.ty(*v),
+                    f.shape(*v).rank()
+                ));
+            }
+        }
         for (b, info) in self.buffers.iter().enumerate() {
             if let Some(i) = info.param {
                 if i >= self.function.params.len() {
@@ -323,7 +396,18 @@ impl Program {
             return Err(self.arity_error(lens.len()));
         }
         let mut scratch = Scratch::default();
-        self.bind_into(&|i| lens[i], &mut scratch)?;
+        self.bind_into(&|i| (lens[i], ArgDims::FLAT), &mut scratch)?;
+        Ok(scratch.sizes.iter().map(|s| s.expect("bound")).collect())
+    }
+
+    /// Bind every dimension symbol from the arguments' dimensions (or, for
+    /// `ArgDims::FLAT` ones, their element counts); errors name the argument.
+    pub fn bind_dims(&self, args: &[(usize, ArgDims)]) -> Result<Vec<u64>, String> {
+        if args.len() != self.function.params.len() {
+            return Err(self.arity_error(args.len()));
+        }
+        let mut scratch = Scratch::default();
+        self.bind_into(&|i| args[i], &mut scratch)?;
         Ok(scratch.sizes.iter().map(|s| s.expect("bound")).collect())
     }
 
@@ -354,15 +438,47 @@ impl Program {
         format!("`{}` takes {} arguments, got {got}", f.name, f.params.len())
     }
 
-    /// Bind the symbols in the static order into `scratch.bound` and check
-    /// every argument's length; `false` when that fails (the general solver
-    /// then finds the binding, if any, or the error message).
-    fn bind_fast(&self, len: impl Fn(usize) -> usize, scratch: &mut Scratch) -> bool {
+    /// Bind the symbols into `scratch.bound` and check every argument:
+    /// directly from the dimensions when every argument has them, else in
+    /// the static order from the lengths. `false` when that fails (the
+    /// general solver then finds the binding, if any, or the error message).
+    fn bind_fast(&self, args: &[RawArg], scratch: &mut Scratch) -> bool {
+        let bound = &mut scratch.bound;
+        bound.clear();
+        if args.iter().all(|a| a.dims.get().is_some()) {
+            const UNSET: u64 = u64::MAX;
+            bound.resize(self.symbols.len(), UNSET);
+            for (want, a) in self.param_dims.iter().zip(args) {
+                let got = a.dims.get().unwrap_or(&[]);
+                if got.len() != want.len() {
+                    return false;
+                }
+                let mut numel = 1usize;
+                for (w, g) in want.iter().zip(got) {
+                    let g64 = *g as u64;
+                    let ok = match *w {
+                        DimRef::Const(c) => c == g64,
+                        DimRef::Sym(k) if bound[k] == UNSET => {
+                            bound[k] = g64;
+                            true
+                        }
+                        DimRef::Sym(k) => bound[k] == g64,
+                    };
+                    if !ok {
+                        return false;
+                    }
+                    numel *= g;
+                }
+                if numel != a.len {
+                    return false;
+                }
+            }
+            return !bound.contains(&UNSET);
+        }
+        let len = |i: usize| args[i].len;
         let Some(order) = &self.solve_order else {
             return false;
         };
-        let bound = &mut scratch.bound;
-        bound.clear();
         bound.resize(self.symbols.len(), 0);
         for step in order {
             let known = step
@@ -381,18 +497,51 @@ impl Program {
         })
     }
 
-    /// Solve for the symbols into `scratch.sizes` (one unknown per argument
-    /// at a time, until nothing changes), then check every argument.
-    fn bind_into(&self, len: &dyn Fn(usize) -> usize, scratch: &mut Scratch) -> Result<(), String> {
+    /// Bind the symbols into `scratch.sizes`: first directly from the
+    /// arguments that come with dimensions (checking each axis), then for
+    /// flat ones by solving one unknown per argument at a time from its
+    /// element count, until nothing changes; then check every argument.
+    fn bind_into(
+        &self,
+        arg: &dyn Fn(usize) -> (usize, ArgDims),
+        scratch: &mut Scratch,
+    ) -> Result<(), String> {
         let (sizes, source) = (&mut scratch.sizes, &mut scratch.source);
         sizes.clear();
         sizes.resize(self.symbols.len(), None);
         source.clear();
-        source.resize(self.symbols.len(), 0);
+        source.resize(self.symbols.len(), (0, None));
+        for (i, want) in self.param_dims.iter().enumerate() {
+            let (len, dims) = arg(i);
+            let Some(got) = dims.get() else { continue };
+            if got.len() != want.len() || got.iter().product::<usize>() != len {
+                return Err(self.rank_error(i, got));
+            }
+            for (axis, (w, g)) in want.iter().zip(got).enumerate() {
+                let expected = match *w {
+                    DimRef::Const(c) => c,
+                    DimRef::Sym(k) => match sizes[k] {
+                        Some(v) => v,
+                        None => {
+                            sizes[k] = Some(*g as u64);
+                            source[k] = (i, Some(axis));
+                            continue;
+                        }
+                    },
+                };
+                if expected != *g as u64 {
+                    return Err(self.axis_error(i, axis, got, sizes, source));
+                }
+            }
+        }
         let mut progress = true;
         while progress {
             progress = false;
             for (i, dims) in self.param_dims.iter().enumerate() {
+                let (n, shaped) = arg(i);
+                if shaped.get().is_some() {
+                    continue;
+                }
                 let mut known = 1u64;
                 let mut unknown = None;
                 let mut solvable = true;
@@ -407,10 +556,10 @@ impl Program {
                     }
                 }
                 if let (Some(k), true) = (unknown, solvable) {
-                    let n = len(i) as u64;
+                    let n = n as u64;
                     if known != 0 && n.is_multiple_of(known) {
                         sizes[k] = Some(n / known);
-                        source[k] = i;
+                        source[k] = (i, None);
                         progress = true;
                     }
                 }
@@ -424,8 +573,9 @@ impl Program {
                     DimRef::Sym(k) => expected.zip(sizes[k]).map(|(e, v)| e * v),
                 };
             }
-            if expected != Some(len(i) as u64) {
-                return Err(self.bind_error(i, len(i), expected, sizes, source));
+            let len = arg(i).0;
+            if expected != Some(len as u64) {
+                return Err(self.bind_error(i, len, expected, sizes, source));
             }
         }
         if let Some(k) = sizes.iter().position(Option::is_none) {
@@ -438,6 +588,58 @@ impl Program {
         Ok(())
     }
 
+    /// Where symbol `k`'s value came from, for messages.
+    fn source_text(&self, src: (usize, Option<usize>)) -> String {
+        let name = &self.function.param_names[src.0];
+        match src.1 {
+            Some(axis) => format!("axis {axis} of argument `{name}`"),
+            None => format!("argument `{name}`"),
+        }
+    }
+
+    /// The message for argument `i`, passed with dimensions `got`, whose rank
+    /// (or element count) does not fit its parameter.
+    fn rank_error(&self, i: usize, got: &[usize]) -> String {
+        let f = &self.function;
+        let shape = f.shape(f.params[i]);
+        let what = match shape.rank() {
+            0 => "a scalar".to_string(),
+            r => format!("an array of rank {r}"),
+        };
+        format!(
+            "argument `{}` of `{}`: expected {what} (shape {shape}), got shape {got:?}",
+            f.param_names[i], f.name
+        )
+    }
+
+    /// The message for argument `i` whose axis `axis` does not match.
+    fn axis_error(
+        &self,
+        i: usize,
+        axis: usize,
+        got: &[usize],
+        sizes: &[Option<u64>],
+        source: &[(usize, Option<usize>)],
+    ) -> String {
+        let f = &self.function;
+        let shape = f.shape(f.params[i]);
+        let why = match &shape.0[axis] {
+            Dim::Const(c) => format!("its size is fixed at {c}"),
+            Dim::Sym(name) => {
+                let k = self.symbols.iter().position(|x| x == name).expect("symbol");
+                format!(
+                    "`{name}` = {} from {}",
+                    sizes[k].expect("bound"),
+                    self.source_text(source[k])
+                )
+            }
+        };
+        format!(
+            "argument `{}` of `{}`: expected shape {shape}, got {got:?}: axis {axis} is {}, but {why}",
+            f.param_names[i], f.name, got[axis]
+        )
+    }
+
     /// The message for argument `i` whose length `got` does not fit its shape.
     fn bind_error(
         &self,
@@ -445,7 +647,7 @@ impl Program {
         got: usize,
         expected: Option<u64>,
         sizes: &[Option<u64>],
-        source: &[usize],
+        source: &[(usize, Option<usize>)],
     ) -> String {
         let f = &self.function;
         let shape = f.shape(f.params[i]);
@@ -455,11 +657,7 @@ impl Program {
             let k = self.symbols.iter().position(|x| x == name).expect("symbol");
             match sizes[k] {
                 Some(v) => {
-                    let _ = write!(
-                        bound,
-                        ", {name} = {v} (from argument `{}`)",
-                        f.param_names[source[k]]
-                    );
+                    let _ = write!(bound, ", {name} = {v} (from {})", self.source_text(source[k]));
                 }
                 None => unbound = Some(name),
             }
@@ -499,14 +697,15 @@ impl Program {
         launcher: &dyn Launcher,
         args: &[RawArg],
     ) -> Result<Vec<Buffer>, String> {
-        self.execute_then(launcher, args, |outs| {
+        self.execute_then(launcher, args, |outs, _| {
             outs.iter_mut().map(take_buffer).collect()
         })
     }
 
-    /// Like `execute`, but hands the outputs to `take` instead of returning
-    /// them: what `take` leaves in place (e.g. after reading a scalar) is
-    /// kept for reuse by later calls, so a call need not allocate at all.
+    /// Like `execute`, but hands the outputs and their dimensions to `take`
+    /// instead of returning them: what `take` leaves in place (e.g. after
+    /// reading a scalar) is kept for reuse by later calls, so a call need not
+    /// allocate at all.
     ///
     /// # Safety
     /// As for `execute`.
@@ -514,14 +713,14 @@ impl Program {
         &self,
         launcher: &dyn Launcher,
         args: &[RawArg],
-        take: impl FnOnce(&mut [Buffer]) -> R,
+        take: impl FnOnce(&mut [Buffer], &[ArgDims]) -> R,
     ) -> Result<R, String> {
         self.check_arg_types(args.iter().map(|a| a.dtype))?;
         let mut take = Some(take);
         let mut run = |scratch: &mut Scratch| {
             let r = self.execute_with(launcher, args, scratch).map(|()| {
                 let take = take.take().expect("a call runs once");
-                take(&mut scratch.results)
+                take(&mut scratch.results, &scratch.result_dims)
             });
             scratch.recycle();
             r
@@ -548,8 +747,8 @@ impl Program {
         args: &[RawArg],
         scratch: &mut Scratch,
     ) -> Result<(), String> {
-        if !self.bind_fast(|i| args[i].len, scratch) {
-            self.bind_into(&|i| args[i].len, scratch)?;
+        if !self.bind_fast(args, scratch) {
+            self.bind_into(&|i| (args[i].len, args[i].dims), scratch)?;
             let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
             scratch.bound = bound;
         }
@@ -572,6 +771,7 @@ impl Program {
             kernel_sizes,
             owned,
             results,
+            result_dims,
             ..
         } = scratch;
         for (l, launch) in self.launches.iter().enumerate() {
@@ -601,6 +801,17 @@ impl Program {
             unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
         }
         results.clear();
+        result_dims.clear();
+        for want in &self.out_dims {
+            let mut d = [0usize; MAX_RANK];
+            for (k, dim) in want.iter().enumerate().take(MAX_RANK) {
+                d[k] = match *dim {
+                    DimRef::Const(c) => c as usize,
+                    DimRef::Sym(s) => sizes[s] as usize,
+                };
+            }
+            result_dims.push(ArgDims::new(&d[..want.len().min(MAX_RANK)]).expect("rank"));
+        }
         for (i, b) in self.outputs.iter().enumerate() {
             let out = match self.slots[*b] {
                 Slot::Param(p) => {
@@ -689,11 +900,7 @@ impl Launcher for FnLauncher<'_> {
 /// Arguments for `Program::execute` borrowed from host buffers.
 pub fn raw_args(bufs: &[Buffer]) -> Vec<RawArg> {
     bufs.iter()
-        .map(|b| RawArg {
-            dtype: b.dtype(),
-            ptr: b.as_ptr(),
-            len: b.len(),
-        })
+        .map(|b| RawArg::flat(b.dtype(), b.as_ptr(), b.len()))
         .collect()
 }
 

@@ -49,7 +49,7 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
             .map(|v| vals[v.index()].as_ref().expect("verified IR"))
             .collect();
         let shape = f.ty(e.out).shape.concrete(&env)?;
-        vals[e.out.index()] = Some(e.op.eval(&ins, &shape));
+        vals[e.out.index()] = Some(e.op.eval(&ins, &shape, &env));
     }
     Ok(f.outs
         .iter()

@@ -22,6 +22,6 @@ pub use buffer::Buffer;
 pub use dtype::DType;
 pub use ir::{Eqn, Function, Type, Var};
 pub use kernel::{Kernel, KernelFn};
-pub use ops::Op;
+pub use ops::{DotDims, Op};
 pub use shape::{Dim, Shape, Size};
 pub use tensor::Tensor;

@@ -13,7 +13,7 @@
 use crate::dtype::DType;
 use crate::ir::{Eqn, Function, Type, Var};
 use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use crate::ops::Op;
+use crate::ops::{DotDims, Op};
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
@@ -172,7 +172,19 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
             .map(|x| x.parse().map_err(|_| format!("bad op `{word}`")))
             .collect()
     };
-    if arg.is_some() && !["powi", "literal", "broadcast", "reduce_sum"].contains(&name) {
+    let with_arg = [
+        "powi",
+        "literal",
+        "broadcast",
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "transpose",
+        "dot_general",
+        "dim_size",
+        "iota",
+    ];
+    if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
     }
     if let Some(op) = UnaryOp::SIMPLE.into_iter().find(|o| o.name() == name) {
@@ -204,6 +216,44 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
             dims: list(arg)?,
         },
         "reduce_sum" => Op::ReduceSum { axes: list(arg)? },
+        "reduce_max" => Op::ReduceMax { axes: list(arg)? },
+        "reduce_min" => Op::ReduceMin { axes: list(arg)? },
+        "transpose" => Op::Transpose { perm: list(arg)? },
+        "reshape" => Op::Reshape {
+            shape: out.shape.clone(),
+        },
+        "stop_gradient" => Op::StopGradient,
+        "dot_general" => {
+            let parts: Vec<&str> = arg.unwrap_or("").split(';').collect();
+            let [lc, rc, lb, rb] = parts[..] else {
+                return Err(format!("bad op `{word}`: dot_general takes four `;`-separated axis lists"));
+            };
+            Op::DotGeneral(DotDims {
+                lhs_contract: list(Some(lc))?,
+                rhs_contract: list(Some(rc))?,
+                lhs_batch: list(Some(lb))?,
+                rhs_batch: list(Some(rb))?,
+            })
+        }
+        "dim_size" => {
+            let d = arg.unwrap_or("");
+            Op::DimSize {
+                dim: match d.parse::<u64>() {
+                    Ok(c) => Dim::Const(c),
+                    Err(_) if is_ident(d) => Dim::sym(d),
+                    Err(_) => return Err(format!("bad op `{word}`")),
+                },
+                dtype: out.dtype,
+            }
+        }
+        "iota" => Op::Iota {
+            shape: out.shape.clone(),
+            axis: arg
+                .unwrap_or("")
+                .parse()
+                .map_err(|_| format!("bad op `{word}`"))?,
+            dtype: out.dtype,
+        },
         _ => return Err(format!("unknown op `{word}`")),
     })
 }

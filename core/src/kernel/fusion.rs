@@ -1,17 +1,25 @@
 //! Fusion: IR function → `Program` of kernels.
 //!
 //! Values are *materialized* (written to memory) only where they must be:
-//! parameters, outputs, and results of reductions (`reduce_sum`, `dot`).
-//! Every other value — elementwise ops, literals, broadcasts — is computed
-//! inside the kernel of each materialized value that needs it, so
-//! `sum(x * 2 * y + z)` is one kernel with no temporaries. A broadcast becomes
-//! a stride (0 along the new axes) on the loads below it.
+//! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
+//! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
+//! regroups axes, and an operand of `dot_general` that is not already a
+//! plain load (see `materialize`). Every other value — elementwise ops,
+//! literals, broadcasts, transposes — is computed inside the kernel of each
+//! materialized value that needs it, so `sum(x * 2 * y + z)` is one kernel
+//! with no temporaries. A broadcast becomes a stride (0 along the new axes)
+//! on the loads below it, a transpose a permutation of those strides.
+//!
+//! Coordinates are passed down as a map (`cmap`) from the value's axes to
+//! domain axes; an axis whose coordinate is always 0 (a unit axis a reshape
+//! removed) maps to [`ZERO`].
 
-use super::{Inst, InstKind, Kernel, KernelArg, Store, ValueId};
+use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Store, ValueId};
 use crate::exec::{BufferInfo, Launch, Program};
 use crate::ir::{Function, Var};
-use crate::ops::Op;
-use crate::shape::Size;
+use crate::ops::elementwise::BinaryOp;
+use crate::ops::{DotDims, Op};
+use crate::shape::{Dim, Shape, Size};
 use crate::transforms::simplify;
 use crate::verify::verify;
 use std::collections::{BTreeSet, HashMap};
@@ -22,15 +30,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     verify(f)?;
     let f = simplify(f);
     let defs = f.definitions();
-    let mut materialized = vec![false; f.types.len()];
-    for v in f.params.iter().chain(&f.outs) {
-        materialized[v.index()] = true;
-    }
-    for e in &f.eqns {
-        if matches!(e.op, Op::ReduceSum { .. } | Op::Dot) {
-            materialized[e.out.index()] = true;
-        }
-    }
+    let materialized = materialize(&f, &defs);
 
     let mut buffers: Vec<BufferInfo> = Vec::new();
     let mut buffer_of: HashMap<Var, usize> = HashMap::new();
@@ -51,31 +51,17 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         let mut b = KernelBuilder::new(&f, &defs, &materialized);
         let out_arg_dtype = f.dtype(e.out);
         let value = match &e.op {
-            Op::ReduceSum { axes } => {
-                let x = e.ins[0];
-                let rank = f.shape(x).rank();
-                let order: Vec<usize> = (0..rank)
-                    .filter(|a| !axes.contains(a))
-                    .chain(axes.iter().copied())
-                    .collect();
-                let mut cmap = vec![0; rank];
-                for (pos, axis) in order.iter().enumerate() {
-                    cmap[*axis] = pos;
-                }
-                b.domain = order.iter().map(|a| Size::of(&f.shape(x).0[*a])).collect();
-                b.reduce_dims = axes.len();
-                b.value(x, &cmap)
-            }
+            Op::ReduceSum { axes } => b.reduction(e.ins[0], axes, Reduce::Sum),
+            Op::ReduceMax { axes } => b.reduction(e.ins[0], axes, Reduce::Max),
+            Op::ReduceMin { axes } => b.reduction(e.ins[0], axes, Reduce::Min),
             Op::Dot => {
                 b.domain = vec![Size::of(&f.shape(e.ins[0]).0[0])];
                 b.reduce_dims = 1;
                 let l = b.value(e.ins[0], &[0]);
                 let r = b.value(e.ins[1], &[0]);
-                b.inst(
-                    f.dtype(e.out),
-                    InstKind::Binary(crate::ops::elementwise::BinaryOp::Mul, l, r),
-                )
+                b.inst(f.dtype(e.out), InstKind::Binary(BinaryOp::Mul, l, r))
             }
+            Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out)),
             _ => {
                 let shape = f.shape(e.out);
                 b.domain = shape.0.iter().map(Size::of).collect();
@@ -109,6 +95,87 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     Ok(Program::new(f.clone(), kernels, buffers, launches, outputs))
 }
 
+/// The coordinate-map entry of an axis whose coordinate is always 0.
+pub const ZERO: usize = usize::MAX;
+
+/// Which values get a buffer: parameters, outputs, reduction results, the
+/// operand of a reshape that is not a unit-axis remap (it is read through
+/// the reshaped strides), and each `dot_general` operand that is not plain
+/// (`is_plain`), so an elementwise expression is computed once rather than
+/// in the product's inner loop, once per output element it feeds.
+fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
+    let mut m = vec![false; f.types.len()];
+    for v in f.params.iter().chain(&f.outs) {
+        m[v.index()] = true;
+    }
+    for e in &f.eqns {
+        match &e.op {
+            Op::ReduceSum { .. }
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. }
+            | Op::Dot
+            | Op::DotGeneral(_) => m[e.out.index()] = true,
+            Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => {
+                m[e.ins[0].index()] = true
+            }
+            _ => {}
+        }
+    }
+    for e in &f.eqns {
+        if let Op::DotGeneral(_) = e.op {
+            for v in &e.ins {
+                if !is_plain(f, defs, &m, *v) {
+                    m[v.index()] = true;
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Whether `v` is read inside a kernel as one load (or a constant): a
+/// materialized value, or a transpose, broadcast, reshape or stop_gradient
+/// of a plain value, or a literal.
+fn is_plain(f: &Function, defs: &[Option<usize>], m: &[bool], v: Var) -> bool {
+    if m[v.index()] {
+        return true;
+    }
+    let Some(e) = defs[v.index()].map(|i| &f.eqns[i]) else {
+        return true;
+    };
+    match &e.op {
+        Op::Literal { .. } => true,
+        // A regrouping reshape loads its (materialized) operand.
+        Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => true,
+        Op::Transpose { .. } | Op::Broadcast { .. } | Op::Reshape { .. } | Op::StopGradient => {
+            is_plain(f, defs, m, e.ins[0])
+        }
+        _ => false,
+    }
+}
+
+/// When reshaping `from` to `to` only inserts or removes axes of constant
+/// size 1: for each axis of `from`, the axis of `to` it becomes (`None` for
+/// a removed unit axis). `None` when the reshape regroups axes.
+fn unit_remap(from: &Shape, to: &Shape) -> Option<Vec<Option<usize>>> {
+    let unit = |d: &Dim| *d == Dim::Const(1);
+    let kept_to: Vec<usize> = (0..to.rank()).filter(|i| !unit(&to.0[*i])).collect();
+    let kept_from: Vec<usize> = (0..from.rank()).filter(|i| !unit(&from.0[*i])).collect();
+    if kept_to.len() != kept_from.len()
+        || kept_from
+            .iter()
+            .zip(&kept_to)
+            .any(|(a, b)| from.0[*a] != to.0[*b])
+    {
+        return None;
+    }
+    let mut map = vec![None; from.rank()];
+    for (a, b) in kept_from.iter().zip(&kept_to) {
+        map[*a] = Some(*b);
+    }
+    Some(map)
+}
+
 /// Builds one kernel: the expression DAG of a materialized value, with loads
 /// of the materialized values it reads.
 struct KernelBuilder<'a> {
@@ -117,6 +184,7 @@ struct KernelBuilder<'a> {
     materialized: &'a [bool],
     domain: Vec<Size>,
     reduce_dims: usize,
+    reduce: Reduce,
     insts: Vec<Inst>,
     /// Materialized values read, in arg order.
     inputs: Vec<Var>,
@@ -131,10 +199,62 @@ impl<'a> KernelBuilder<'a> {
             materialized,
             domain: Vec::new(),
             reduce_dims: 0,
+            reduce: Reduce::Sum,
             insts: Vec::new(),
             inputs: Vec::new(),
             memo: HashMap::new(),
         }
+    }
+
+    /// A reduction of `x` over `axes` (increasing): the kept axes outermost
+    /// in order, then the reduced ones.
+    fn reduction(&mut self, x: Var, axes: &[usize], reduce: Reduce) -> ValueId {
+        let shape = self.f.shape(x);
+        let rank = shape.rank();
+        let order: Vec<usize> = (0..rank)
+            .filter(|a| !axes.contains(a))
+            .chain(axes.iter().copied())
+            .collect();
+        let mut cmap = vec![0; rank];
+        for (pos, axis) in order.iter().enumerate() {
+            cmap[*axis] = pos;
+        }
+        self.domain = order.iter().map(|a| Size::of(&shape.0[*a])).collect();
+        self.reduce_dims = axes.len();
+        if !axes.is_empty() {
+            self.reduce = reduce;
+        }
+        self.value(x, &cmap)
+    }
+
+    /// `dot_general(a, b)`: the domain is [batch axes, lhs free axes, rhs
+    /// free axes, contracted axes (in `lhs_contract` order)], the contracted
+    /// ones summed, and the body is one product.
+    fn dot_general(&mut self, a: Var, b: Var, d: &DotDims, dtype: crate::dtype::DType) -> ValueId {
+        let (sa, sb) = (self.f.shape(a).clone(), self.f.shape(b).clone());
+        let (mut ca, mut cb) = (vec![0; sa.rank()], vec![0; sb.rank()]);
+        let mut domain = Vec::new();
+        for (x, y) in d.lhs_batch.iter().zip(&d.rhs_batch) {
+            (ca[*x], cb[*y]) = (domain.len(), domain.len());
+            domain.push(Size::of(&sa.0[*x]));
+        }
+        for x in d.lhs_free(sa.rank()) {
+            ca[x] = domain.len();
+            domain.push(Size::of(&sa.0[x]));
+        }
+        for y in d.rhs_free(sb.rank()) {
+            cb[y] = domain.len();
+            domain.push(Size::of(&sb.0[y]));
+        }
+        for (x, y) in d.lhs_contract.iter().zip(&d.rhs_contract) {
+            (ca[*x], cb[*y]) = (domain.len(), domain.len());
+            domain.push(Size::of(&sa.0[*x]));
+        }
+        self.domain = domain;
+        self.reduce_dims = d.lhs_contract.len();
+        let l = self.value(a, &ca);
+        let r = self.value(b, &cb);
+        self.inst(dtype, InstKind::Binary(BinaryOp::Mul, l, r))
     }
 
     fn inst(&mut self, dtype: crate::dtype::DType, kind: InstKind) -> ValueId {
@@ -191,13 +311,52 @@ impl<'a> KernelBuilder<'a> {
                 let (a, b) = (self.value(e.ins[1], cmap), self.value(e.ins[2], cmap));
                 self.inst(dtype, InstKind::Select(c, a, b))
             }
-            Op::ReduceSum { .. } | Op::Dot => self.load(v, cmap),
+            Op::StopGradient => self.value(e.ins[0], cmap),
+            Op::Transpose { perm } => {
+                // Result axis i is operand axis perm[i].
+                let mut inner = vec![ZERO; perm.len()];
+                for (i, p) in perm.iter().enumerate() {
+                    inner[*p] = cmap[i];
+                }
+                self.value(e.ins[0], &inner)
+            }
+            Op::Reshape { shape } => match unit_remap(self.f.shape(e.ins[0]), shape) {
+                Some(map) => {
+                    let inner: Vec<usize> =
+                        map.iter().map(|r| r.map_or(ZERO, |r| cmap[r])).collect();
+                    self.value(e.ins[0], &inner)
+                }
+                // The operand's buffer (materialized) holds the elements in
+                // the reshaped row-major order.
+                None => self.load_strided(e.ins[0], &shape.strides(), cmap),
+            },
+            Op::DimSize { dim, .. } => match dim {
+                Dim::Const(c) => self.inst(dtype, InstKind::Const(dtype.round(*c as f64))),
+                Dim::Sym(_) => self.inst(dtype, InstKind::Size(Size::of(dim))),
+            },
+            Op::Iota { axis, .. } => match cmap[*axis] {
+                ZERO => self.inst(dtype, InstKind::Const(0.0)),
+                d => self.inst(dtype, InstKind::Index(d)),
+            },
+            Op::ReduceSum { .. }
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. }
+            | Op::Dot
+            | Op::DotGeneral(_) => self.load(v, cmap),
         };
         self.memo.insert(key, id);
         id
     }
 
+    /// Load materialized `v` at the iteration point (its own strides).
     fn load(&mut self, v: Var, cmap: &[usize]) -> ValueId {
+        let strides = self.f.shape(v).strides();
+        self.load_strided(v, &strides, cmap)
+    }
+
+    /// Load the buffer of materialized `v` through `buf_strides`, one per
+    /// axis of the value read (axis `k` at domain axis `cmap[k]`).
+    fn load_strided(&mut self, v: Var, buf_strides: &[Size], cmap: &[usize]) -> ValueId {
         let arg = match self.inputs.iter().position(|x| *x == v) {
             Some(i) => i,
             None => {
@@ -205,7 +364,6 @@ impl<'a> KernelBuilder<'a> {
                 self.inputs.len() - 1
             }
         };
-        let buf_strides = self.f.shape(v).strides();
         let strides = (0..self.domain.len())
             .map(|d| {
                 let axes: Vec<&Size> = (0..cmap.len())
@@ -240,10 +398,14 @@ impl<'a> KernelBuilder<'a> {
             syms.extend(s.syms.iter().cloned());
         }
         for inst in &self.insts {
-            if let InstKind::Load { strides, .. } = &inst.kind {
-                for s in strides {
-                    syms.extend(s.syms.iter().cloned());
+            match &inst.kind {
+                InstKind::Load { strides, .. } => {
+                    for s in strides {
+                        syms.extend(s.syms.iter().cloned());
+                    }
                 }
+                InstKind::Size(s) => syms.extend(s.syms.iter().cloned()),
+                _ => {}
             }
         }
         let store = Store {
@@ -256,6 +418,7 @@ impl<'a> KernelBuilder<'a> {
             sizes: syms.into_iter().collect(),
             domain: self.domain,
             reduce_dims: self.reduce_dims,
+            reduce: self.reduce,
             insts: self.insts,
             stores: vec![store],
         };

@@ -2,9 +2,10 @@
 //!
 //! It runs the loop nest exactly as the kernel IR defines it, in sequential
 //! order, rounding every value to its type after each instruction, and
-//! summing reductions pairwise in the value's type (`PairwiseSum`).
+//! summing reductions pairwise in the value's type (`PairwiseSum`); max and
+//! min fold from -inf / +inf in iteration order (`Reduce::combine`).
 
-use super::{InstKind, Kernel, PairwiseSum};
+use super::{InstKind, Kernel, PairwiseSum, Reduce};
 use crate::buffer::{read_raw, write_raw, Buffer};
 
 /// Run `kernel` on host buffers (inputs then outputs, in `args` order).
@@ -50,10 +51,19 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
     let outer = kernel.outer_dims();
     let n_outer: usize = extents[..outer].iter().product();
     let n_inner: usize = extents[outer..].iter().product();
+    let sizes_f: Vec<f64> = kernel
+        .insts
+        .iter()
+        .map(|inst| match &inst.kind {
+            InstKind::Size(s) => inst.ty.round(kernel.eval_size(s, sizes) as f64),
+            _ => 0.0,
+        })
+        .collect();
     let mut coord = vec![0usize; extents.len()];
     let mut vals = vec![0f64; kernel.insts.len()];
     for o in 0..n_outer {
         let mut sums = vec![PairwiseSum::new(); kernel.stores.len()];
+        let mut chosen = vec![kernel.reduce.identity(); kernel.stores.len()];
         for r in 0..n_inner {
             // Decode the row-major coordinate of iteration (o, r).
             let mut rem = o * n_inner + r;
@@ -78,13 +88,18 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                             vals[*b]
                         }
                     }
+                    InstKind::Size(_) => sizes_f[i],
+                    InstKind::Index(axis) => coord[*axis] as f64,
                 };
                 vals[i] = inst.ty.round(v);
             }
             for (s, st) in kernel.stores.iter().enumerate() {
                 if kernel.is_reduction() {
                     let ty = kernel.insts[st.value].ty;
-                    sums[s].push(vals[st.value], |v| ty.round(v));
+                    match kernel.reduce {
+                        Reduce::Sum => sums[s].push(vals[st.value], |v| ty.round(v)),
+                        r => chosen[s] = r.combine(chosen[s], vals[st.value]),
+                    }
                 } else {
                     write_raw(
                         args[st.arg],
@@ -98,7 +113,10 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
         if kernel.is_reduction() {
             for (s, st) in kernel.stores.iter().enumerate() {
                 let ty = kernel.insts[st.value].ty;
-                let total = sums[s].total(|v| ty.round(v));
+                let total = match kernel.reduce {
+                    Reduce::Sum => sums[s].total(|v| ty.round(v)),
+                    _ => chosen[s],
+                };
                 write_raw(args[st.arg], kernel.args[st.arg].dtype, o, total);
             }
         }

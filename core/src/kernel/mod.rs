@@ -42,8 +42,11 @@ pub struct Kernel {
     pub sizes: Vec<String>,
     /// Loop extents, outermost first. Empty for a kernel that runs once.
     pub domain: Vec<Size>,
-    /// How many trailing axes of `domain` are summed over (0 = map).
+    /// How many trailing axes of `domain` are reduced over (0 = map).
     pub reduce_dims: usize,
+    /// How a reduction combines the values over those axes; `Sum` for maps
+    /// (which ignore it).
+    pub reduce: Reduce,
     pub insts: Vec<Inst>,
     pub stores: Vec<Store>,
 }
@@ -76,6 +79,57 @@ pub enum InstKind {
     Cmp(CmpOp, ValueId, ValueId),
     /// `if cond { a } else { b }`.
     Select(ValueId, ValueId, ValueId),
+    /// The value of a size (a product of size symbols) as a float of the
+    /// inst's type; its symbols are in the kernel's `sizes`.
+    Size(Size),
+    /// The iteration's coordinate along domain axis `axis` as a float of the
+    /// inst's type (rounded to it, like any value).
+    Index(usize),
+}
+
+/// How a reduction kernel combines the values over its reduced axes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// The sum (see the module docs for its accuracy).
+    #[default]
+    Sum,
+    /// The largest value, NaN-propagating; -inf over none.
+    Max,
+    /// The smallest value, NaN-propagating; +inf over none.
+    Min,
+}
+
+impl Reduce {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduce::Sum => "sum",
+            Reduce::Max => "max",
+            Reduce::Min => "min",
+        }
+    }
+
+    /// The result over no values, and the value an accumulator starts from.
+    pub fn identity(self) -> f64 {
+        match self {
+            Reduce::Sum => 0.0,
+            Reduce::Max => f64::NEG_INFINITY,
+            Reduce::Min => f64::INFINITY,
+        }
+    }
+
+    /// The binary op that combines two partial results.
+    pub fn op(self) -> BinaryOp {
+        match self {
+            Reduce::Sum => BinaryOp::Add,
+            Reduce::Max => BinaryOp::Max,
+            Reduce::Min => BinaryOp::Min,
+        }
+    }
+
+    /// `acc` combined with the next value `x` (unrounded).
+    pub fn combine(self, acc: f64, x: f64) -> f64 {
+        self.op().eval(acc, x)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +217,7 @@ impl Kernel {
                 self.sizes.len()
             ));
         }
+        self.check_sizes()?;
         for (i, (a, (dtype, len))) in self.args.iter().zip(bufs).enumerate() {
             if a.dtype != dtype {
                 return Err(format!("buffer {i}: expected {}, got {dtype}", a.dtype));
@@ -179,6 +234,29 @@ impl Kernel {
         Ok(())
     }
 
+    /// Every size the kernel evaluates (extents, strides, `Size` insts) names
+    /// only symbols of `sizes`, and every `Index` names a domain axis.
+    pub fn check_sizes(&self) -> Result<(), String> {
+        let known = |s: &Size| s.syms.iter().all(|n| self.sizes.contains(n));
+        if !self.domain.iter().all(known) {
+            return Err("the domain names a size symbol not in `sizes`".into());
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            let ok = match &inst.kind {
+                InstKind::Load { strides, .. } => strides.iter().all(known),
+                InstKind::Size(s) => known(s),
+                InstKind::Index(axis) => *axis < self.domain.len(),
+                _ => true,
+            };
+            if !ok {
+                return Err(format!(
+                    "v{i}: a size symbol not in `sizes` or an axis past the domain"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The canonical text, without the name: the kernel's identity.
     pub fn body_text(&self) -> String {
         let mut s = String::new();
@@ -188,9 +266,15 @@ impl Kernel {
             .map(|a| format!("{}{}", if a.output { "out " } else { "" }, a.dtype))
             .collect();
         let domain: Vec<String> = self.domain.iter().map(|d| d.to_string()).collect();
+        // A sum writes no combiner, so kernels from before max/min keep
+        // their text and symbol.
+        let combiner = match self.reduce {
+            Reduce::Sum => String::new(),
+            r => format!(" {}", r.name()),
+        };
         let _ = writeln!(
             s,
-            "({}) sizes({}) domain[{}] reduce={}",
+            "({}) sizes({}) domain[{}] reduce={}{combiner}",
             args.join(", "),
             self.sizes.join(", "),
             domain.join(", "),
@@ -208,6 +292,8 @@ impl Kernel {
                 InstKind::Binary(op, a, b) => writeln!(s, "{} v{a} v{b}", op.name()),
                 InstKind::Cmp(op, a, b) => writeln!(s, "{} v{a} v{b}", op.name()),
                 InstKind::Select(c, a, b) => writeln!(s, "select v{c} v{a} v{b}"),
+                InstKind::Size(z) => writeln!(s, "size {z}"),
+                InstKind::Index(axis) => writeln!(s, "index {axis}"),
             };
         }
         for st in &self.stores {

@@ -2,14 +2,19 @@
 //! miss a rule; the rules themselves live beside each other in the family
 //! files (`elementwise`, `structural`).
 
+pub mod dot_general;
 pub mod elementwise;
+pub mod layout;
+pub mod reduce;
 pub mod structural;
 
 use crate::dtype::DType;
 use crate::ir::{Function, Type, Var};
 use crate::shape::{Dim, Shape};
 use crate::tensor::Tensor;
+pub use dot_general::DotDims;
 use elementwise::{BinaryOp, CmpOp, UnaryOp};
+use std::collections::BTreeMap;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +41,42 @@ pub enum Op {
     },
     /// Inner product of two vectors.
     Dot,
+    /// Max over `axes` (increasing); -inf over no elements.
+    ReduceMax {
+        axes: Vec<usize>,
+    },
+    /// Min over `axes` (increasing); +inf over no elements.
+    ReduceMin {
+        axes: Vec<usize>,
+    },
+    /// Axis `i` of the result is axis `perm[i]` of the operand.
+    Transpose {
+        perm: Vec<usize>,
+    },
+    /// The operand's elements, in row-major order, under a new shape with
+    /// the same element count.
+    Reshape {
+        shape: Shape,
+    },
+    /// `lax.dot_general` (see `dot_general`).
+    DotGeneral(DotDims),
+    /// The identity, with a zero derivative (`jax.lax.stop_gradient`).
+    StopGradient,
+    /// The size of a dimension (a constant, or a symbol bound at the call)
+    /// as a scalar of `dtype`: how `mean` divides by a length known only at
+    /// run time.
+    DimSize {
+        dim: Dim,
+        dtype: DType,
+    },
+    /// A tensor of `shape` whose element at a coordinate is that coordinate
+    /// along `axis` (`lax.broadcasted_iota`): the building block of
+    /// `arange`, `eye` and one-hot comparisons.
+    Iota {
+        shape: Shape,
+        axis: usize,
+        dtype: DType,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -47,14 +88,24 @@ pub enum FusionKind {
     Broadcast,
     /// Ends a fused group: its result is written to memory.
     Reduction,
+    /// Permutes load strides (transpose) or reads a materialized operand
+    /// under another shape (reshape).
+    Layout,
 }
 
 impl Op {
     pub fn arity(&self) -> usize {
         match self {
-            Op::Literal { .. } => 0,
-            Op::Unary(_) | Op::Broadcast { .. } | Op::ReduceSum { .. } => 1,
-            Op::Binary(_) | Op::Cmp(_) | Op::Dot => 2,
+            Op::Literal { .. } | Op::DimSize { .. } | Op::Iota { .. } => 0,
+            Op::Unary(_)
+            | Op::Broadcast { .. }
+            | Op::ReduceSum { .. }
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. }
+            | Op::Transpose { .. }
+            | Op::Reshape { .. }
+            | Op::StopGradient => 1,
+            Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) => 2,
             Op::Select => 3,
         }
     }
@@ -102,11 +153,32 @@ impl Op {
             Op::Broadcast { shape, dims } => structural::broadcast_infer(ins[0], shape, dims),
             Op::ReduceSum { axes } => structural::reduce_sum_infer(ins[0], axes),
             Op::Dot => structural::dot_infer(ins[0], ins[1]),
+            Op::ReduceMax { axes } => reduce::reduce_infer("reduce_max", ins[0], axes),
+            Op::ReduceMin { axes } => reduce::reduce_infer("reduce_min", ins[0], axes),
+            Op::Transpose { perm } => layout::transpose_infer(ins[0], perm),
+            Op::Reshape { shape } => layout::reshape_infer(ins[0], shape),
+            Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
+            Op::StopGradient => Ok(ins[0].clone()),
+            Op::DimSize { dtype, .. } => {
+                if !dtype.is_float() {
+                    return Err(format!("dim_size needs a float type, got {dtype}"));
+                }
+                Ok(Type::scalar(*dtype))
+            }
+            Op::Iota { shape, axis, dtype } => {
+                if !dtype.is_float() || *axis >= shape.rank() {
+                    return Err(format!(
+                        "iota needs a float type and an axis below the rank of {shape}, got {dtype} and {axis}"
+                    ));
+                }
+                Ok(Type::new(*dtype, shape.clone()))
+            }
         }
     }
 
-    /// Reference evaluation; `out_shape` is the result's concrete shape.
-    pub fn eval(&self, ins: &[&Tensor], out_shape: &[usize]) -> Tensor {
+    /// Reference evaluation; `out_shape` is the result's concrete shape and
+    /// `env` binds the dimension symbols.
+    pub fn eval(&self, ins: &[&Tensor], out_shape: &[usize], env: &BTreeMap<String, u64>) -> Tensor {
         let map = |x: &Tensor, dtype: DType, g: &dyn Fn(usize) -> f64| Tensor {
             dtype,
             shape: x.shape.clone(),
@@ -131,6 +203,26 @@ impl Op {
             Op::Broadcast { dims, .. } => structural::broadcast_eval(ins[0], out_shape, dims),
             Op::ReduceSum { axes } => structural::reduce_sum_eval(ins[0], axes),
             Op::Dot => structural::dot_eval(ins[0], ins[1]),
+            Op::StopGradient => ins[0].clone(),
+            Op::DimSize { dim, dtype } => {
+                let n = match dim {
+                    Dim::Const(c) => *c,
+                    Dim::Sym(s) => *env.get(s).expect("dim_size of a bound symbol"),
+                };
+                Tensor::scalar(*dtype, n as f64)
+            }
+            Op::Iota { axis, dtype, .. } => {
+                let n: usize = out_shape.iter().product();
+                let data = (0..n)
+                    .map(|i| crate::tensor::unravel(i, out_shape)[*axis] as f64)
+                    .collect();
+                Tensor::new(*dtype, out_shape.to_vec(), data)
+            }
+            Op::ReduceMax { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Max),
+            Op::ReduceMin { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Min),
+            Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
+            Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
+            Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
         }
     }
 
@@ -151,6 +243,13 @@ impl Op {
             Op::Broadcast { dims, .. } => t[0].map(|t| structural::broadcast_jvp(f, out, dims, t)),
             Op::ReduceSum { axes } => t[0].map(|t| f.reduce_sum(t, axes.clone())),
             Op::Dot => structural::dot_jvp(f, ins[0], ins[1], t[0], t[1]),
+            Op::StopGradient | Op::DimSize { .. } | Op::Iota { .. } => None,
+            Op::ReduceMax { axes } | Op::ReduceMin { axes } => {
+                t[0].map(|t| reduce::reduce_choose_jvp(f, ins[0], out, axes, t))
+            }
+            Op::Transpose { perm } => t[0].map(|t| layout::transpose(f, t, perm.clone())),
+            Op::Reshape { shape } => t[0].map(|t| layout::reshape(f, t, shape.clone())),
+            Op::DotGeneral(d) => dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]),
         }
     }
 
@@ -160,9 +259,20 @@ impl Op {
         match self {
             Op::Unary(op) => op.is_linear(),
             Op::Binary(op) => op.linear_in(i),
-            Op::Cmp(_) | Op::Literal { .. } => false,
+            Op::Cmp(_)
+            | Op::Literal { .. }
+            | Op::DimSize { .. }
+            | Op::Iota { .. }
+            | Op::StopGradient
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. } => false,
             Op::Select => i > 0,
-            Op::Broadcast { .. } | Op::ReduceSum { .. } | Op::Dot => true,
+            Op::Broadcast { .. }
+            | Op::ReduceSum { .. }
+            | Op::Dot
+            | Op::Transpose { .. }
+            | Op::Reshape { .. }
+            | Op::DotGeneral(_) => true,
         }
     }
 
@@ -200,7 +310,27 @@ impl Op {
                 (Some(a), None) => vec![None, Some(structural::dot_transpose(f, a, ct))],
                 _ => panic!("internal error: dot transposed with both or neither operand linear"),
             },
-            Op::Unary(_) | Op::Cmp(_) | Op::Literal { .. } => {
+            Op::Transpose { perm } => vec![Some(layout::transpose_transpose(f, perm, ct))],
+            Op::Reshape { .. } => vec![Some(layout::reshape(f, ct, types[0].shape.clone()))],
+            Op::DotGeneral(d) => match (known[0], known[1]) {
+                (None, Some(b)) => vec![
+                    Some(dot_general::dot_general_transpose(f, d, true, &types[0], b, ct)),
+                    None,
+                ],
+                (Some(a), None) => vec![
+                    None,
+                    Some(dot_general::dot_general_transpose(f, d, false, &types[1], a, ct)),
+                ],
+                _ => panic!("internal error: dot_general transposed with both or neither operand linear"),
+            },
+            Op::Unary(_)
+            | Op::Cmp(_)
+            | Op::Literal { .. }
+            | Op::DimSize { .. }
+            | Op::Iota { .. }
+            | Op::StopGradient
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. } => {
                 panic!("internal error: {self} is not linear")
             }
         }
@@ -210,7 +340,7 @@ impl Op {
     /// axis of size `size`; the result carries it too.
     pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Var {
         match self {
-            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select => {
+            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::StopGradient => {
                 let ins: Vec<Var> = ins
                     .iter()
                     .zip(batched)
@@ -219,22 +349,43 @@ impl Op {
                 f.push(self.clone(), &ins)
                     .expect("internal error: batching an elementwise op")
             }
-            Op::Literal { .. } => panic!("internal error: a literal has no operand to batch"),
+            Op::Literal { .. } | Op::DimSize { .. } | Op::Iota { .. } => {
+                panic!("internal error: {self} has no operand to batch")
+            }
+            Op::ReduceMax { axes } => f
+                .push(Op::ReduceMax { axes: reduce::shift_axes(axes) }, ins)
+                .expect("internal error: batching reduce_max"),
+            Op::ReduceMin { axes } => f
+                .push(Op::ReduceMin { axes: reduce::shift_axes(axes) }, ins)
+                .expect("internal error: batching reduce_min"),
+            Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
+            Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),
+            Op::DotGeneral(d) => dot_general::dot_general_batch(f, ins[0], ins[1], d, batched),
             Op::Broadcast { shape, dims } => {
                 structural::broadcast_batch(f, ins[0], shape, dims, size)
             }
-            Op::ReduceSum { axes } => structural::reduce_sum_batch(f, ins[0], axes),
+            Op::ReduceSum { axes } => f.reduce_sum(ins[0], reduce::shift_axes(axes)),
             Op::Dot => structural::dot_batch(f, ins[0], ins[1], batched, size),
         }
     }
 
     pub fn fusion_kind(&self) -> FusionKind {
         match self {
-            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::Literal { .. } => {
-                FusionKind::Elementwise
-            }
+            Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Cmp(_)
+            | Op::Select
+            | Op::Literal { .. }
+            | Op::StopGradient
+            | Op::DimSize { .. }
+            | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
-            Op::ReduceSum { .. } | Op::Dot => FusionKind::Reduction,
+            Op::Transpose { .. } | Op::Reshape { .. } => FusionKind::Layout,
+            Op::ReduceSum { .. }
+            | Op::ReduceMax { .. }
+            | Op::ReduceMin { .. }
+            | Op::Dot
+            | Op::DotGeneral(_) => FusionKind::Reduction,
         }
     }
 }
@@ -256,6 +407,21 @@ impl fmt::Display for Op {
             Op::Broadcast { dims, .. } => write!(f, "broadcast[{}]", list(dims)),
             Op::ReduceSum { axes } => write!(f, "reduce_sum[{}]", list(axes)),
             Op::Dot => f.write_str("dot"),
+            Op::ReduceMax { axes } => write!(f, "reduce_max[{}]", list(axes)),
+            Op::ReduceMin { axes } => write!(f, "reduce_min[{}]", list(axes)),
+            Op::Transpose { perm } => write!(f, "transpose[{}]", list(perm)),
+            Op::Reshape { .. } => f.write_str("reshape"),
+            Op::DotGeneral(d) => write!(
+                f,
+                "dot_general[{};{};{};{}]",
+                list(&d.lhs_contract),
+                list(&d.rhs_contract),
+                list(&d.lhs_batch),
+                list(&d.rhs_batch)
+            ),
+            Op::StopGradient => f.write_str("stop_gradient"),
+            Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),
+            Op::Iota { axis, .. } => write!(f, "iota[{axis}]"),
         }
     }
 }

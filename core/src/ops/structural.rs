@@ -90,25 +90,7 @@ pub fn broadcast_batch(f: &mut Function, x: Var, shape: &Shape, dims: &[usize], 
 // ---- reduce_sum: sum over the given axes ---------------------------------
 
 pub fn reduce_sum_infer(x: &Type, axes: &[usize]) -> Result<Type, String> {
-    if !x.dtype.is_float() {
-        return Err(format!("reduce_sum needs a float operand, got {x}"));
-    }
-    for (i, a) in axes.iter().enumerate() {
-        if *a >= x.shape.rank() || (i > 0 && axes[i - 1] >= *a) {
-            return Err(format!(
-                "reduce_sum axes {axes:?} must increase and be below the rank of {x}"
-            ));
-        }
-    }
-    let shape = x
-        .shape
-        .0
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !axes.contains(i))
-        .map(|(_, d)| d.clone())
-        .collect();
-    Ok(Type::new(x.dtype, Shape(shape)))
+    super::reduce::reduce_infer("reduce_sum", x, axes)
 }
 
 /// The reference sum: each output is the sum of its terms in `f64`, pairwise
@@ -158,10 +140,6 @@ pub fn reduce_sum_transpose(f: &mut Function, x_ty: &Type, axes: &[usize], ct: V
         .filter(|a| !axes.contains(a))
         .collect();
     f.broadcast(ct, x_ty.shape.clone(), dims)
-}
-
-pub fn reduce_sum_batch(f: &mut Function, x: Var, axes: &[usize]) -> Var {
-    f.reduce_sum(x, axes.iter().map(|a| a + 1).collect())
 }
 
 // ---- dot: inner product of two vectors ------------------------------------

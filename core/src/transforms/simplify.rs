@@ -65,7 +65,7 @@ fn rewrite(g: &mut Function, op: &Op, ins: &[Var]) -> Option<Var> {
                 .map(|(v, x)| Tensor::scalar(g.dtype(*v), *x))
                 .collect();
             let refs: Vec<&Tensor> = ts.iter().collect();
-            let r = op.eval(&refs, &[]);
+            let r = op.eval(&refs, &[], &Default::default());
             let shape = g.shape(ins[ins.len() - 1]).clone();
             return Some(g.full(r.data[0], r.dtype, &shape));
         }

@@ -28,6 +28,14 @@ pub fn vjp(f: &Function) -> Function {
     g
 }
 
+/// The cotangents of the params at `wrt` alone. Params: the primals, then
+/// one cotangent per output; outputs: one cotangent per `wrt` entry.
+pub(crate) fn vjp_wrt(f: &Function, wrt: &[usize]) -> Function {
+    let g = transpose_jvp(f, wrt, Seed::Params, false);
+    debug_verify(&g, "vjp");
+    g
+}
+
 /// Gradient of a function with one scalar float output with respect to the
 /// params at indices `wrt`. Outputs: one gradient per `wrt` entry.
 pub fn grad(f: &Function, wrt: &[usize]) -> Result<Function, String> {

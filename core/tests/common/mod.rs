@@ -253,7 +253,82 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
         vec![f.dot(p[0], p[0])]
     });
     cases.push(case("dot", f, vec![ANY], vec![]));
+    cases.extend(nd_cases(n));
     cases.extend(composites(n));
+    cases
+}
+
+/// The n-dimensional ops: reduce_max/min over axes, transpose and reshape,
+/// and dot_general in its numpy forms and with unsorted and non-leading
+/// contracting and batch axes.
+pub fn nd_cases(n: &Dim) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let (d2, d3, d6) = (Dim::Const(2), Dim::Const(3), Dim::Const(6));
+    let sh = |d: &[&Dim]| Shape(d.iter().map(|d| (*d).clone()).collect());
+    let r3 = sh(&[&d2, n, &d3]);
+    let reductions: Vec<(Shape, Vec<usize>)> = vec![
+        (shape(1, n), vec![0]),
+        (shape(2, n), vec![0]),
+        (shape(2, n), vec![1]),
+        (shape(2, n), vec![0, 1]),
+        (r3.clone(), vec![0, 2]),
+        (r3.clone(), vec![1]),
+    ];
+    for (s, axes) in reductions {
+        let axes_name: Vec<String> = axes.iter().map(|a| a.to_string()).collect();
+        for max in [true, false] {
+            let name = if max { "reduce_max" } else { "reduce_min" };
+            let axes = axes.clone();
+            let f = build(
+                &format!("{name}_r{}_a{}", s.rank(), axes_name.join("")),
+                &[("x", s.clone())],
+                |f, p| {
+                    let op = if max { Op::ReduceMax { axes } } else { Op::ReduceMin { axes } };
+                    vec![f.push(op, &[p[0]]).unwrap()]
+                },
+            );
+            cases.push(case("reduce_max_min", f, vec![ANY], vec![]));
+        }
+    }
+    let layouts: Vec<(&str, Shape, Op)> = vec![
+        ("transpose_10", shape(2, n), Op::Transpose { perm: vec![1, 0] }),
+        ("transpose_201", r3.clone(), Op::Transpose { perm: vec![2, 0, 1] }),
+        ("transpose_102", r3.clone(), Op::Transpose { perm: vec![1, 0, 2] }),
+        ("reshape_n_to_n1", shape(1, n), Op::Reshape { shape: sh(&[n, &Dim::Const(1)]) }),
+        ("reshape_s_to_11", Shape::scalar(), Op::Reshape { shape: sh(&[&Dim::Const(1), &Dim::Const(1)]) }),
+        ("reshape_2n3_to_n6", r3.clone(), Op::Reshape { shape: sh(&[n, &d6]) }),
+        ("reshape_2n3_to_3n2", r3.clone(), Op::Reshape { shape: sh(&[&d3, n, &d2]) }),
+    ];
+    for (name, s, op) in layouts {
+        let f = build(name, &[("x", s)], |f, p| vec![f.push(op, &[p[0]]).unwrap()]);
+        cases.push(case("layout", f, vec![ANY], vec![]));
+    }
+    let dd = |lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]| DotDims {
+        lhs_contract: lc.to_vec(),
+        rhs_contract: rc.to_vec(),
+        lhs_batch: lb.to_vec(),
+        rhs_batch: rb.to_vec(),
+    };
+    let products: Vec<(&str, Shape, Shape, DotDims)> = vec![
+        ("matmul", shape(2, n), sh(&[&d3, &d2]), dd(&[1], &[0], &[], &[])),
+        ("matvec", shape(2, n), sh(&[&d3]), dd(&[1], &[0], &[], &[])),
+        ("vecmat", shape(1, n), shape(2, n), dd(&[0], &[0], &[], &[])),
+        ("outer", shape(1, n), sh(&[&d3]), dd(&[], &[], &[], &[])),
+        ("inner2", shape(2, n), shape(2, n), dd(&[0, 1], &[0, 1], &[], &[])),
+        ("batched", r3.clone(), sh(&[&d2, &d3, n]), dd(&[2], &[1], &[0], &[0])),
+        ("unsorted_contract", r3.clone(), sh(&[&d3, n]), dd(&[2, 1], &[0, 1], &[], &[])),
+        ("trailing_batch", sh(&[n, &d3, &d2]), sh(&[&d2, &d3]), dd(&[1], &[1], &[2], &[0])),
+    ];
+    for (name, a, b, d) in products {
+        let f = build(&format!("dot_general_{name}"), &[("a", a), ("b", b)], |f, p| {
+            vec![f.push(Op::DotGeneral(d), &[p[0], p[1]]).unwrap()]
+        });
+        cases.push(case("dot_general", f, vec![ANY, ANY], vec![]));
+    }
+    let f = build("dot_general_gram", &[("a", shape(2, n))], |f, p| {
+        vec![f.push(Op::DotGeneral(dd(&[0], &[0], &[], &[])), &[p[0], p[0]]).unwrap()]
+    });
+    cases.push(case("dot_general", f, vec![ANY], vec![]));
     cases
 }
 
@@ -599,6 +674,8 @@ pub fn assert_close(ctx: &str, got: &[f64], want: &[f64], rtol: f64) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let ok = if w.is_nan() {
             g.is_nan()
+        } else if g == w {
+            true // also equal infinities
         } else {
             (g - w).abs() <= rtol * w.abs().max(1.0)
         };
@@ -661,6 +738,18 @@ macro_rules! family_tests {
         #[test]
         fn dot() {
             $check("dot");
+        }
+        #[test]
+        fn reduce_max_min() {
+            $check("reduce_max_min");
+        }
+        #[test]
+        fn layout() {
+            $check("layout");
+        }
+        #[test]
+        fn dot_general() {
+            $check("dot_general");
         }
         #[test]
         fn composite_functions() {
