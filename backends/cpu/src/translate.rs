@@ -11,7 +11,14 @@
 //! depend on the innermost coordinate are computed before that loop.
 //!
 //! Reductions sum in fixed blocks whose totals are combined pairwise (see
-//! `Accs`), so the rounding error grows like log n rather than n.
+//! `Accs`), so the rounding error grows like log n rather than n. Max and
+//! min reductions use the same accumulators (starting from -inf / +inf,
+//! combined with the NaN-propagating `min_max`) without blocks: they are
+//! exact in any order.
+//!
+//! `Size` insts are evaluated and converted once at entry; `Index` along an
+//! outer axis converts that loop's counter, along the innermost axis the
+//! element index (in vector loops plus a vector of lane offsets).
 //!
 //! Loops are rotated (one test before, one at the bottom) and their bounds are
 //! computed once at entry. In the innermost loop every load and store has a
@@ -30,7 +37,7 @@ use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId, Linkage, Module};
-use oxla_core::kernel::{InstKind, Kernel};
+use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Size};
 
@@ -129,18 +136,7 @@ fn validate(k: &Kernel) -> Result<(), String> {
             k.domain.len()
         ));
     }
-    let sizes = k
-        .domain
-        .iter()
-        .chain(k.insts.iter().flat_map(|i| match &i.kind {
-            InstKind::Load { strides, .. } => strides.as_slice(),
-            _ => &[],
-        }));
-    for s in sizes {
-        if let Some(sym) = s.syms.iter().find(|sym| !k.sizes.contains(sym)) {
-            return Err(format!("size symbol `{sym}` is not a kernel size"));
-        }
-    }
+    k.check_sizes()?;
     for (i, inst) in k.insts.iter().enumerate() {
         if !matches!(inst.ty, DType::F32 | DType::F64 | DType::Bool) {
             return Err(format!(
@@ -163,6 +159,12 @@ fn validate(k: &Kernel) -> Result<(), String> {
                 vec![]
             }
             InstKind::Const(_) => vec![],
+            InstKind::Size(_) | InstKind::Index(_) => {
+                if inst.ty == DType::Bool {
+                    return Err(format!("v{i}: a size or index as bool"));
+                }
+                vec![]
+            }
             InstKind::Unary(_, a) => vec![*a],
             InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => vec![*a, *b],
             InstKind::Select(c, a, b) => vec![*c, *a, *b],
@@ -316,6 +318,15 @@ struct Body<'a> {
     strides: Vec<Vec<Value>>,
     /// Per axis: element stride of the output index.
     out_strides: Vec<Value>,
+    /// Per inst: the value of a `Size` inst as a scalar float (computed at
+    /// entry).
+    size_vals: Vec<Option<Value>>,
+    /// Per axis: the loop counter of the enclosing loop over it (outer axes;
+    /// set while that loop's body is emitted).
+    coords: Vec<Option<Value>>,
+    /// In an innermost-loop iteration: the loop's element index and the
+    /// offset of the iteration's first element from it.
+    inner_index: Option<(Value, i64)>,
     /// End of the unrolled vector part of the innermost loop (a multiple of
     /// `lanes * unroll`).
     vector_end: Option<Value>,
@@ -381,6 +392,20 @@ impl<'a> Body<'a> {
                 _ => vec![],
             })
             .collect();
+        let size_ints: Vec<Option<Value>> = k
+            .insts
+            .iter()
+            .map(|inst| match &inst.kind {
+                InstKind::Size(s) => Some(eval(s)),
+                _ => None,
+            })
+            .collect();
+        // Loop-invariant: converted once, here (sizes are non-negative i64).
+        let size_vals = size_ints
+            .iter()
+            .zip(&k.insts)
+            .map(|(v, inst)| v.map(|v| b.ins().fcvt_from_sint(scalar_type(inst.ty), v)))
+            .collect();
         let rank = k.domain.len();
         let outer = k.outer_dims();
         let mut out_strides = vec![b.ins().iconst(types::I64, 0); rank];
@@ -414,6 +439,9 @@ impl<'a> Body<'a> {
             extents,
             strides,
             out_strides,
+            size_vals,
+            coords: vec![None; rank],
+            inner_index: None,
             vector_end,
             single_end,
         };
@@ -469,6 +497,7 @@ impl<'a> Body<'a> {
         }
         let zero = self.b.ins().iconst(types::I64, 0);
         self.counted_loop(zero, self.extents[axis], 1, |s, i, _| {
+            s.coords[axis] = Some(i);
             let next: Vec<Value> = (0..bases.len())
                 .map(|l| s.advance(bases[l], l, axis, i))
                 .collect();
@@ -549,6 +578,7 @@ impl<'a> Body<'a> {
             self.blocked_loop(start, end, step, blocks.take(), |s, j, next| {
                 let at = s.row_addresses(&rows, j, next, step);
                 for u in 0..plan.unroll {
+                    s.inner_index = Some((j, u * plan.lanes));
                     s.iteration(&at, u * plan.lanes, &splats, Some(u as usize), accs)?;
                 }
                 Ok(())
@@ -557,6 +587,7 @@ impl<'a> Body<'a> {
             if let Some(single_end) = self.single_end {
                 self.counted_loop(start, single_end, plan.lanes, |s, j, next| {
                     let at = s.row_addresses(&rows, j, next, plan.lanes);
+                    s.inner_index = Some((j, 0));
                     s.iteration(&at, 0, &splats, Some(0), accs)
                 })?;
                 start = single_end;
@@ -564,10 +595,12 @@ impl<'a> Body<'a> {
         }
         self.blocked_loop(start, n, 1, blocks, |s, j, next| {
             let at = s.row_addresses(&rows, j, next, 1);
+            s.inner_index = Some((j, 0));
             s.iteration(&at, 0, &pre, None, accs)
         })?;
+        self.inner_index = None;
         match accs {
-            Some(accs) if k.reduce_dims > 1 => self.end_row(accs, n),
+            Some(accs) if k.reduce_dims > 1 && k.reduce == Reduce::Sum => self.end_row(accs, n),
             _ => {}
         }
         Ok(())
@@ -586,7 +619,8 @@ impl<'a> Body<'a> {
         accs: Option<&Accs>,
         body: impl FnOnce(&mut Self, Value, Value) -> Result<(), String>,
     ) -> Result<(), String> {
-        let Some(accs) = accs else {
+        // Max and min are exact in any order: no blocks.
+        let Some(accs) = accs.filter(|_| self.k.reduce == Reduce::Sum) else {
             return self.counted_loop(start, end, step, body);
         };
         debug_assert_eq!(accs.block % step, 0);
@@ -747,23 +781,26 @@ impl<'a> Body<'a> {
             pending,
             block,
         };
+        let init = k.reduce.identity();
         for st in &k.stores {
             let num = self.num(k.insts[st.value].ty, false);
-            let zero = num.fconst(&mut self.b, 0.0);
+            let zero = num.fconst(&mut self.b, init);
             let var = self.b.declare_var(num.ty);
             self.b.def_var(var, zero);
             accs.scalar.push(var);
-            let bytes = num.ty.bytes();
-            let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
-                ir::StackSlotKind::ExplicitSlot,
-                bytes * CASCADE_DEPTH,
-                bytes.trailing_zeros() as u8,
-            ));
-            accs.stack.push(slot);
+            if k.reduce == Reduce::Sum {
+                let bytes = num.ty.bytes();
+                let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                    ir::StackSlotKind::ExplicitSlot,
+                    bytes * CASCADE_DEPTH,
+                    bytes.trailing_zeros() as u8,
+                ));
+                accs.stack.push(slot);
+            }
             let mut vector = vec![];
             if let Some(plan) = self.plan {
                 for _ in 0..plan.unroll {
-                    let zero = plan.num.fconst(&mut self.b, 0.0);
+                    let zero = plan.num.fconst(&mut self.b, init);
                     let var = self.b.declare_var(plan.num.ty);
                     self.b.def_var(var, zero);
                     vector.push(var);
@@ -776,8 +813,20 @@ impl<'a> Body<'a> {
 
     fn accumulate(&mut self, var: Variable, v: Value) {
         let acc = self.b.use_var(var);
-        let sum = self.b.ins().fadd(acc, v);
+        let sum = self.combine(acc, v);
         self.b.def_var(var, sum);
+    }
+
+    /// The kernel's reduction of two partial results (`acc` first).
+    fn combine(&mut self, acc: Value, v: Value) -> Value {
+        match self.k.reduce {
+            Reduce::Sum => self.b.ins().fadd(acc, v),
+            r => {
+                let ty = self.b.func.dfg.value_type(acc);
+                let num = Num { ty, fma: self.fma };
+                min_max(num, &mut self.b, r.op(), acc, v)
+            }
+        }
     }
 
     /// The sum of store `si`'s accumulators (vectors pairwise, then lanes
@@ -785,23 +834,35 @@ impl<'a> Body<'a> {
     fn block_total(&mut self, accs: &Accs, si: usize) -> Value {
         let scalar = self.b.use_var(accs.scalar[si]);
         let ty = self.k.insts[self.k.stores[si].value].ty;
-        let zero = self.num(ty, false).fconst(&mut self.b, 0.0);
+        let init = self.k.reduce.identity();
+        let zero = self.num(ty, false).fconst(&mut self.b, init);
         self.b.def_var(accs.scalar[si], zero);
         let vectors: Vec<Value> = accs.vector[si].iter().map(|v| self.b.use_var(*v)).collect();
         let Some(plan) = self.plan.filter(|_| !vectors.is_empty()) else {
             return scalar;
         };
-        let vzero = plan.num.fconst(&mut self.b, 0.0);
+        let vzero = plan.num.fconst(&mut self.b, init);
         for v in &accs.vector[si] {
             self.b.def_var(*v, vzero);
         }
-        let b = &mut self.b;
-        let v = pairwise_sum(b, vectors);
+        let v = self.pairwise(vectors);
         let lanes = (0..plan.lanes)
-            .map(|l| b.ins().extractlane(v, l as u8))
+            .map(|l| self.b.ins().extractlane(v, l as u8))
             .collect();
-        let h = pairwise_sum(b, lanes);
-        b.ins().fadd(h, scalar)
+        let h = self.pairwise(lanes);
+        self.combine(h, scalar)
+    }
+
+    /// `xs[0] ⊕ xs[1] ⊕ …` as a balanced tree of the kernel's reduction
+    /// (`xs` not empty).
+    fn pairwise(&mut self, mut xs: Vec<Value>) -> Value {
+        while xs.len() > 1 {
+            xs = xs
+                .chunks(2)
+                .map(|p| p[1..].iter().fold(p[0], |x, &y| self.combine(x, y)))
+                .collect();
+        }
+        xs[0]
     }
 
     /// The address of entry `depth` of cascade `slot` (entries of `bytes`).
@@ -903,7 +964,10 @@ impl<'a> Body<'a> {
         let last: Vec<Value> = (0..accs.scalar.len())
             .map(|si| self.block_total(accs, si))
             .collect();
-        let totals = self.merge_down(accs, &last, None);
+        let totals = match self.k.reduce {
+            Reduce::Sum => self.merge_down(accs, &last, None),
+            _ => last,
+        };
         for (st, total) in self.k.stores.iter().zip(totals) {
             self.store(st.arg, total, self.k.insts[st.value].ty, out, false);
         }
@@ -1078,7 +1142,71 @@ impl<'a> Body<'a> {
                 let y = self.operand(vals, *e, ty, vector);
                 num.select(&mut self.b, cond, x, y)
             }
+            InstKind::Size(_) => {
+                let v = self.size_vals[i].expect("converted at entry");
+                self.widen(v, ty, vector)
+            }
+            InstKind::Index(axis) if axis + 1 < self.k.domain.len() => {
+                let c = self.coords[*axis].expect("inside the loop over the axis");
+                let v = self.b.ins().fcvt_from_sint(scalar_type(ty), c);
+                self.widen(v, ty, vector)
+            }
+            InstKind::Index(_) => {
+                let (j, first) = self.inner_index.expect("inside the innermost loop");
+                if vector {
+                    self.lane_indices(num, j, first)
+                } else {
+                    let j = fold_iadd_imm(&mut self.b, j, first);
+                    self.b.ins().fcvt_from_sint(scalar_type(ty), j)
+                }
+            }
         })
+    }
+
+    /// A scalar float, splat when `vector`.
+    fn widen(&mut self, v: Value, ty: DType, vector: bool) -> Value {
+        match (vector, self.plan) {
+            (true, Some(plan)) => self.splat(v, ty, plan),
+            _ => v,
+        }
+    }
+
+    /// The vector `[j + first, j + first + 1, …]` as floats of `num`, each
+    /// the correctly rounded value of its integer (as the interpreter has
+    /// it). f64 lanes: `j` converts exactly (below 2^53) and adding the small
+    /// offsets is exact. f32 lanes: `j = hi + lo` with `lo = j mod 2^16`;
+    /// `hi` converts exactly (below 2^40), `lo + offset` is exact, and their
+    /// sum rounds once.
+    fn lane_indices(&mut self, num: Num, j: Value, first: i64) -> Value {
+        let lanes = num.ty.lane_count() as i64;
+        let lane = num.ty.lane_type();
+        let offsets: Vec<u8> = (0..lanes)
+            .flat_map(|l| {
+                let x = (first + l) as f64;
+                if num.is_f32() {
+                    (x as f32).to_le_bytes().to_vec()
+                } else {
+                    x.to_le_bytes().to_vec()
+                }
+            })
+            .collect();
+        let handle = self.b.func.dfg.constants.insert(offsets.into());
+        let offsets = self.b.ins().vconst(num.ty, handle);
+        let b = &mut self.b;
+        if !num.is_f32() {
+            let base = b.ins().fcvt_from_sint(lane, j);
+            let base = b.ins().splat(num.ty, base);
+            return b.ins().fadd(base, offsets);
+        }
+        let lo = b.ins().band_imm_s(j, 0xffff);
+        let hi = b.ins().isub(j, lo);
+        let (lo, hi) = (
+            b.ins().fcvt_from_sint(lane, lo),
+            b.ins().fcvt_from_sint(lane, hi),
+        );
+        let (lo, hi) = (b.ins().splat(num.ty, lo), b.ins().splat(num.ty, hi));
+        let small = b.ins().fadd(lo, offsets);
+        b.ins().fadd(hi, small)
     }
 
     /// `a*b + c`, `a*b - c` or `c - a*b` as one `fma` where the ISA has it.
@@ -1236,15 +1364,13 @@ impl<'a> Body<'a> {
     }
 }
 
-/// `xs[0] + xs[1] + …` as a balanced tree of additions (`xs` not empty).
-fn pairwise_sum(b: &mut FunctionBuilder, mut xs: Vec<Value>) -> Value {
-    while xs.len() > 1 {
-        xs = xs
-            .chunks(2)
-            .map(|p| p[1..].iter().fold(p[0], |x, &y| b.ins().fadd(x, y)))
-            .collect();
+/// The scalar Cranelift type of float compute type `ty`.
+fn scalar_type(ty: DType) -> Type {
+    if ty == DType::F64 {
+        types::F64
+    } else {
+        types::F32
     }
-    xs[0]
 }
 
 /// `max(x, y)`: NaN if either is NaN, else `x > y ? x : y` (`min`: `<`).
@@ -1275,7 +1401,8 @@ fn invariant_insts(k: &Kernel) -> Vec<bool> {
     for inst in &k.insts {
         let v = match &inst.kind {
             InstKind::Load { strides, .. } => strides.last().is_none_or(|s| s.is_zero()),
-            InstKind::Const(_) => true,
+            InstKind::Const(_) | InstKind::Size(_) => true,
+            InstKind::Index(axis) => axis + 1 != k.domain.len(),
             InstKind::Unary(_, a) => inv[*a],
             InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => inv[*a] && inv[*b],
             InstKind::Select(c, a, b) => inv[*c] && inv[*a] && inv[*b],
@@ -1321,6 +1448,15 @@ fn iconst_value(b: &FunctionBuilder, v: Value) -> Option<i64> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// `x + c`, without emitting the addition for 0.
+fn fold_iadd_imm(b: &mut FunctionBuilder, x: Value, c: i64) -> Value {
+    if c == 0 {
+        x
+    } else {
+        b.ins().iadd_imm_s(x, c)
     }
 }
 

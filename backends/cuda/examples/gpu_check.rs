@@ -17,6 +17,10 @@
 //! 4. Reductions: `sum_f32` of 2^29 ones (must be exactly 2^29) and of 2^26
 //!    random values, `sum_f64` of 2^26 random values, against host sums
 //!    (compensated f64), as relative errors and in units of u·Σ|x|.
+//! 5. Max and min: `max_f32`, `min_f32`, `max_f64`, `min_f64` over 2^26
+//!    random values (exactly the host's max/min), with one NaN at a random
+//!    place (must give NaN), and all -inf / +inf (the output's -inf/+inf
+//!    fill and the compare-and-swap merge across blocks).
 //!
 //! Without a GPU it prints "no GPU found" and exits 0. With one, the exit
 //! status is 1 if any check failed.
@@ -110,6 +114,10 @@ fn main() {
         (
             "== reductions: sums of 2^29 ones and of random data",
             reductions,
+        ),
+        (
+            "== max and min over 2^26 values: exact, NaN, infinities",
+            choosing,
         ),
     ] {
         println!("{title}");
@@ -410,6 +418,57 @@ fn reductions() -> Result<usize, String> {
                 if signed { "[-1, 1)" } else { "[0, 1)" },
                 err / exact.abs(),
                 err / (u * abs_sum)
+            );
+        }
+    }
+    Ok(failed)
+}
+
+/// Max and min over 2^26 values against the host's, with a NaN and with
+/// infinities; returns the failure count.
+fn choosing() -> Result<usize, String> {
+    use oxla_core::kernel::Reduce;
+    let names = ["max_f32", "min_f32", "max_f64", "min_f64"];
+    let kernels = names
+        .iter()
+        .map(|n| find(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ks = CudaKernels::load(&kernels)?;
+    let mut rng = SmallRng::seed_from_u64(31);
+    let n = 1usize << 26;
+    let mut failed = 0;
+    for (i, k) in kernels.iter().enumerate() {
+        let dtype = k.args[0].dtype;
+        let r = k.reduce;
+        let base: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+        let mut with_nan = base.clone();
+        with_nan[rng.gen_range(0..n)] = f64::NAN;
+        let far = if r == Reduce::Max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        for (what, xs) in [
+            ("random", base),
+            ("one NaN", with_nan),
+            ("all the identity", vec![far; n]),
+            ("all the other infinity", vec![-far; n]),
+        ] {
+            let input = Buffer::from_f64(dtype, &xs);
+            let want = input
+                .to_f64()
+                .into_iter()
+                .fold(r.identity(), |a, x| r.combine(a, x));
+            let sizes = samples::size_values(k, n);
+            let mut bufs = vec![input, Buffer::zeros(dtype, 1)];
+            ks.run(i, &mut bufs, &sizes)?;
+            let got = bufs[1].get(0);
+            let ok = got == want || (got.is_nan() && want.is_nan());
+            failed += usize::from(!ok);
+            println!(
+                "{}  {} of 2^26, {what}: GPU {got:e}, host {want:e}",
+                if ok { "PASS" } else { "FAIL" },
+                k.name
             );
         }
     }

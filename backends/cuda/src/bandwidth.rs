@@ -2,7 +2,7 @@
 //! `sum(x * 2 * y + z)` over f32 arrays, one pass over memory.
 
 use crate::kernels::CudaKernels;
-use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Store};
+use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Reduce, Store};
 use oxla_core::ops::elementwise::BinaryOp;
 use oxla_core::{Buffer, DType, Size};
 use std::time::Instant;
@@ -42,6 +42,7 @@ fn fused_sum() -> Kernel {
             syms: vec!["n".into()],
         }],
         reduce_dims: 1,
+        reduce: Reduce::Sum,
         insts: vec![
             load(0),
             load(1),

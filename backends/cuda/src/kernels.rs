@@ -7,7 +7,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKe
 use cudarc::nvrtc::Ptx;
 use oxla_core::kernel::interp::check_args;
 use oxla_core::{Buffer, DType, Kernel};
-use oxla_ptx::{emit_module, has_work, launch_config, Arch};
+use oxla_ptx::{emit_module, has_work, launch_config, needs_fill, Arch, BLOCK, FILL_ENTRY};
 use std::sync::Arc;
 
 /// A set of kernels loaded on device 0 as one module, with the stream
@@ -15,6 +15,8 @@ use std::sync::Arc;
 pub struct CudaKernels {
     kernels: Vec<Kernel>,
     functions: Vec<CudaFunction>,
+    /// The module's fill entry (`oxla_ptx::FILL_ENTRY`), when it has one.
+    fill: Option<CudaFunction>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     sm_count: u32,
@@ -39,11 +41,11 @@ impl CudaKernels {
         let ptx = emit_module(kernels, arch)?;
         // A program without kernels (it only passes parameters through)
         // still needs the context and stream, but no module.
-        let functions = if kernels.is_empty() {
-            Vec::new()
+        let (functions, fill) = if kernels.is_empty() {
+            (Vec::new(), None)
         } else {
             let module = driver("loading PTX", ctx.load_module(Ptx::from_src(ptx)))?;
-            kernels
+            let functions = kernels
                 .iter()
                 .map(|k| {
                     driver(
@@ -51,12 +53,19 @@ impl CudaKernels {
                         module.load_function(&k.name),
                     )
                 })
-                .collect::<Result<Vec<_>, _>>()?
+                .collect::<Result<Vec<_>, _>>()?;
+            let fill = if needs_fill(kernels) {
+                Some(driver("the fill entry", module.load_function(FILL_ENTRY))?)
+            } else {
+                None
+            };
+            (functions, fill)
         };
         let stream = ctx.default_stream();
         Ok(CudaKernels {
             kernels: kernels.to_vec(),
             functions,
+            fill,
             ctx,
             stream,
             sm_count: sms.max(1) as u32,
@@ -95,6 +104,46 @@ impl CudaKernels {
         let n = (len * dtype.size_bytes()).max(1);
         let bytes = driver("device allocation", self.stream.alloc_zeros::<u8>(n))?;
         Ok(DeviceBuffer { dtype, len, bytes })
+    }
+
+    /// Set the first `len` elements of `d` to `value` (rounded to its
+    /// dtype), queued on the stream: a memset for zero, else the module's
+    /// fill entry (loaded when some kernel is a max or min reduction).
+    pub(crate) fn fill(&self, d: &mut DeviceBuffer, len: usize, value: f64) -> Result<(), String> {
+        let len = len.min(d.len);
+        let width = d.dtype.size_bytes();
+        let bytes = to_bytes(&Buffer::from_f64(d.dtype, &[value]), 1);
+        if len == 0 {
+            return Ok(());
+        }
+        if bytes.iter().all(|b| *b == 0) {
+            let mut view = d.bytes.slice_mut(0..len * width);
+            return driver("zero output", self.stream.memset_zeros(&mut view));
+        }
+        let f = self
+            .fill
+            .as_ref()
+            .ok_or_else(|| "internal error: a fill without the fill entry loaded".to_string())?;
+        let mut pattern = [0u8; 8];
+        pattern[..width].copy_from_slice(&bytes);
+        let (count, width, bits) = (len as u64, width as u64, u64::from_le_bytes(pattern));
+        let blocks = (count.div_ceil(BLOCK as u64)).clamp(1, self.sm_count as u64 * 8) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.stream.launch_builder(f);
+        launch.arg(&mut d.bytes);
+        launch.arg(&count);
+        launch.arg(&width);
+        launch.arg(&bits);
+        // SAFETY: the fill entry takes (dst, count, width, bits) as four u64
+        // (`oxla_ptx::fill`), pushed in that order; it writes `count`
+        // elements of `width` bytes from `dst`, and `count <= d.len`
+        // elements of `d.dtype` (whose size is `width`) are allocated there.
+        unsafe { launch.launch(cfg) }.map_err(|e| format!("launching the fill: {e}"))?;
+        Ok(())
     }
 
     /// A device array whose elements are unspecified until a kernel or a
@@ -160,14 +209,13 @@ impl CudaKernels {
         let k = self.kernel(i)?;
         check_device_args(k, bufs, sizes)?;
         if k.is_reduction() {
-            // The PTX convention: blocks add into zeroed outputs.
-            // Only the elements the kernel writes, like the interpreter.
+            // The PTX convention: blocks combine into outputs holding the
+            // reduction's identity (zeros, -inf or +inf). Only the elements
+            // the kernel writes, like the interpreter.
             let out_len = k.output_len(sizes);
             for (arg, b) in k.args.iter().zip(bufs.iter_mut()) {
-                let n = out_len * arg.dtype.size_bytes();
-                if arg.output && n > 0 {
-                    let mut view = b.bytes.slice_mut(0..n);
-                    driver("zero output", self.stream.memset_zeros(&mut view))?;
+                if arg.output {
+                    self.fill(b, out_len, k.reduce.identity())?;
                 }
             }
         }
@@ -190,7 +238,7 @@ impl CudaKernels {
         // elements the kernel reads or writes; the buffers are distinct
         // (`&mut`), so outputs alias nothing; the block size comes from
         // `launch_config`, matching the entry's `.maxntid`; reduction outputs
-        // were zeroed above on the same stream.
+        // were filled with the identity above on the same stream.
         unsafe { launch.launch(cfg) }.map_err(|e| format!("launching `{}`: {e}", k.name))?;
         Ok(())
     }

@@ -93,13 +93,18 @@ impl CudaProgram {
         let mut owned: Vec<Option<DeviceBuffer>> = Vec::with_capacity(self.schedule.owned.len());
         for (o, slot) in self.schedule.owned.iter().enumerate() {
             let len = bound.lens[slot.buffer];
-            owned.push(Some(if slot.zeroed {
-                // Reduction outputs: blocks add into them (PTX convention).
-                ks.zeros(slot.dtype, len)?
-            } else {
+            owned.push(Some(match slot.fill {
+                // Reduction outputs: blocks combine into them (PTX
+                // convention), from zeros, -inf or +inf.
+                Some(v) if v == 0.0 => ks.zeros(slot.dtype, len)?,
+                Some(v) => {
+                    let mut d = ks.alloc_uninit(slot.dtype, len)?;
+                    ks.fill(&mut d, len, v)?;
+                    d
+                }
                 // Map outputs: the kernel writes every element (or, with no
                 // work, `launch_step` zeroes them).
-                ks.alloc_uninit(slot.dtype, len)?
+                None => ks.alloc_uninit(slot.dtype, len)?,
             }));
             debug_assert_eq!(self.schedule.slot[slot.buffer], Slot::Owned(o));
         }
@@ -150,7 +155,7 @@ impl CudaProgram {
         if !has_work(k, sizes) {
             // Nothing runs; leave no output element unwritten.
             for (o, d) in outs.iter_mut() {
-                if !self.schedule.owned[*o].zeroed && d.num_bytes() > 0 {
+                if self.schedule.owned[*o].fill.is_none() && d.num_bytes() > 0 {
                     let mut view = d.bytes.slice_mut(0..d.num_bytes());
                     ks.stream()
                         .memset_zeros(&mut view)
@@ -203,9 +208,9 @@ impl CudaProgram {
         // reads (`input_extent`) and equals what it writes (`output_len`).
         // Outputs were taken out of `owned` and are written by this launch
         // only (`Schedule::new`), so they alias no input and no other output;
-        // parameters are only read. Reduction outputs were allocated zeroed on
-        // this stream and nothing wrote them since; map kernels write every
-        // output element. The block size comes from `launch_config`, matching
+        // parameters are only read. Reduction outputs were filled with their
+        // reduction's identity on this stream and nothing wrote them since;
+        // map kernels write every output element. The block size comes from `launch_config`, matching
         // the entry's `.maxntid`. Every buffer outlives the launch: intermediates
         // are freed with stream-ordered frees on this same stream.
         unsafe { launch.launch(cfg) }.map_err(|e| format!("launching `{}`: {e}", k.name))?;
@@ -237,9 +242,11 @@ fn internal(msg: String) -> String {
 pub(crate) struct OwnedBuffer {
     pub buffer: usize,
     pub dtype: DType,
-    /// Allocated zero-filled: written by a reduction (which adds into it) or
-    /// by no launch at all.
-    pub zeroed: bool,
+    /// The value it is allocated filled with: the identity of the reduction
+    /// that writes it (0, -inf or +inf: blocks combine into it), or 0 when no
+    /// launch writes it; `None` (uninitialised) when a map kernel writes it
+    /// whole.
+    pub fill: Option<f64>,
 }
 
 /// One launch: the kernel, its buffers in argument order, and for each of
@@ -307,7 +314,7 @@ impl Schedule {
             .map(|(b, info)| OwnedBuffer {
                 buffer: b,
                 dtype: info.dtype,
-                zeroed: true,
+                fill: Some(0.0),
             })
             .collect();
         let mut steps = Vec::with_capacity(p.launches.len());
@@ -317,11 +324,13 @@ impl Schedule {
                 args: launch.args.clone(),
                 sizes: p.launch_sizes(l).to_vec(),
             };
-            // Map outputs are written whole; reductions add into zeros.
-            let reduction = p.kernels[launch.kernel].is_reduction();
+            // Map outputs are written whole; reductions combine into their
+            // identity.
+            let k = &p.kernels[launch.kernel];
+            let fill = k.is_reduction().then(|| k.reduce.identity());
             for b in step.outputs(p) {
                 if let Slot::Owned(o) = slot[b] {
-                    owned[o].zeroed = reduction;
+                    owned[o].fill = fill;
                 }
             }
             steps.push(step);
@@ -402,13 +411,14 @@ mod tests {
     use super::*;
     use oxla_core::kernel::interp;
     use oxla_core::transforms::{grad, vmap};
-    use oxla_core::{Dim, Shape, Tensor, Type};
+    use oxla_core::{Dim, Op, Shape, Tensor, Type};
 
     /// `run_device`'s logic with host buffers and the kernel interpreter,
     /// modelling its memory as the device sees it: buffers it allocates
-    /// uninitialised hold [`poison`], and a reduction adds its result into
-    /// the output (the PTX adds block partial sums atomically), so only the
-    /// zero-filling `run_device` chooses makes a reduction come out right.
+    /// uninitialised hold [`poison`], and a reduction combines its result
+    /// into the output (the PTX adds block partial sums atomically, or takes
+    /// their max/min by compare-and-swap), so only the fill `run_device`
+    /// chooses (0, -inf, +inf) makes a reduction come out right.
     fn run_host(p: &Program, s: &Schedule, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
         let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
         let bound = s.bind(p, &spec)?;
@@ -417,10 +427,9 @@ mod tests {
             .iter()
             .map(|o| {
                 let len = bound.lens[o.buffer];
-                Some(if o.zeroed {
-                    Buffer::zeros(o.dtype, len)
-                } else {
-                    poison(o.dtype, len)
+                Some(match o.fill {
+                    Some(v) => Buffer::from_f64(o.dtype, &vec![v; len]),
+                    None => poison(o.dtype, len),
                 })
             })
             .collect();
@@ -431,7 +440,7 @@ mod tests {
                 // As `launch_step`: nothing runs; non-zeroed outputs are zeroed.
                 for (b, arg) in step.args.iter().zip(&k.args) {
                     if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
-                        if !s.owned[o].zeroed {
+                        if s.owned[o].fill.is_none() {
                             owned[o] = Some(Buffer::zeros(s.owned[o].dtype, bound.lens[*b]));
                         }
                     }
@@ -455,7 +464,7 @@ mod tests {
                     if k.is_reduction() {
                         let before = owned[o].as_ref().expect("present");
                         for j in 0..d.len() {
-                            d.set(j, before.get(j) + d.get(j));
+                            d.set(j, k.reduce.combine(before.get(j), d.get(j)));
                         }
                     }
                     owned[o] = Some(d);
@@ -520,6 +529,22 @@ mod tests {
         f
     }
 
+    /// Max and min reductions (outputs filled with -inf and +inf) next to a
+    /// sum, and a map kernel reading the max.
+    fn choosing() -> Function {
+        let mut f = Function::new("choosing");
+        let x = vec_f64(&mut f, "x");
+        let y = vec_f64(&mut f, "y");
+        let mx = f.push(Op::ReduceMax { axes: vec![0] }, &[x]).unwrap();
+        let xy = f.mul(x, y);
+        let mn = f.push(Op::ReduceMin { axes: vec![0] }, &[xy]).unwrap();
+        let s = f.reduce_sum(x, vec![0]);
+        let mb = f.broadcast(mx, Shape::vector(Dim::sym("n")), vec![]);
+        let d = f.sub(x, mb);
+        f.outs = vec![mx, mn, d, s];
+        f
+    }
+
     /// Run `f` at length `n` through `run_host` with schedule `s` (from
     /// `fuse(f)` unless given) and compare with the reference interpreter.
     fn compare(f: &Function, n: usize, s: Option<Schedule>) -> Result<(), String> {
@@ -581,7 +606,7 @@ mod tests {
     fn schedule_matches_interpreter() {
         let g = grad(&fused_sum(), &[0, 1]).unwrap();
         let v = vmap(&g, &[Some(0), None, Some(0)]).unwrap();
-        for f in [fused_sum(), g, v, mixed()] {
+        for f in [fused_sum(), g, v, mixed(), choosing()] {
             for n in [0, 1, 3, 5, 1001] {
                 check(&f, n);
             }
@@ -592,18 +617,46 @@ mod tests {
     /// uninitialised (with every buffer zero-filled, as it was, it could not).
     #[test]
     fn unzeroed_reduction_outputs_are_caught() {
-        for f in [fused_sum(), mixed()] {
+        for f in [fused_sum(), mixed(), choosing()] {
             let p = fuse(&f).unwrap();
             let mut s = Schedule::new(&p).unwrap();
-            assert!(s.owned.iter().any(|o| o.zeroed), "{}", f.name);
+            assert!(s.owned.iter().any(|o| o.fill.is_some()), "{}", f.name);
             for o in &mut s.owned {
-                o.zeroed = false;
+                o.fill = None;
             }
             for n in [1, 5, 1001] {
                 let e = compare(&f, n, Some(s.clone())).unwrap_err();
                 assert!(e.contains("NaN"), "{e}");
             }
         }
+    }
+
+    /// Max and min outputs are filled with -inf and +inf, sums with zeros,
+    /// map outputs not at all; and filling a max output with zeros instead
+    /// is caught (here, on all-negative inputs, the max would come out 0).
+    #[test]
+    fn choosing_outputs_are_filled_with_their_identity() {
+        let p = fuse(&choosing()).unwrap();
+        let mut s = Schedule::new(&p).unwrap();
+        let mut fills: Vec<Option<f64>> = s.owned.iter().map(|o| o.fill).collect();
+        fills.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(
+            fills,
+            [
+                None,
+                Some(f64::NEG_INFINITY),
+                Some(0.0),
+                Some(f64::INFINITY)
+            ]
+        );
+        for o in &mut s.owned {
+            if o.fill == Some(f64::NEG_INFINITY) {
+                o.fill = Some(0.0);
+            }
+        }
+        let x = Buffer::from_f64(DType::F64, &[-3.0, -1.0, -2.0]);
+        let got = run_host(&p, &s, &[x.clone(), x]).unwrap();
+        assert_eq!(got[0].get(0), 0.0, "the wrong fill shows");
     }
 
     #[test]
@@ -613,7 +666,7 @@ mod tests {
         assert!(matches!(s.outputs[0], Output::Copy(_)));
         assert_eq!(s.outputs[1], Output::Param(0));
         assert!(matches!(s.outputs[3], Output::Move(_)));
-        let reduced = s.owned.iter().filter(|o| o.zeroed).count();
+        let reduced = s.owned.iter().filter(|o| o.fill.is_some()).count();
         assert!(reduced >= 1 && reduced < s.owned.len());
     }
 

@@ -15,9 +15,13 @@ use rand::{Rng, SeedableRng};
 const LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 1001];
 /// The large length, run for the kernels in `LARGE`.
 const LARGE_LEN: usize = (1 << 20) + 3;
-const LARGE: [&str; 8] = [
+const LARGE: [&str; 12] = [
     "sum_f32",
     "sum_f64",
+    "max_f32",
+    "min_f64",
+    "last_positive_index",
+    "mean_by_size_f64",
     "fused_sum_two",
     "row_sum_f64",
     "col_sum_strided",

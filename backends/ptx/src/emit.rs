@@ -37,7 +37,7 @@ use crate::launch::{uses_atomics, BLOCK, MIN_CHUNK, WARPS};
 pub(crate) const LEVELS: usize = 24;
 use crate::ops;
 use crate::values::{self, convert, Ty, Val};
-use oxla_core::kernel::{InstKind, Kernel};
+use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::Size;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -80,6 +80,8 @@ struct Emitter<'k> {
     extents: Vec<String>,
     /// Per instruction, per axis: the load stride in elements (`None` = 0).
     strides: Vec<Vec<Option<String>>>,
+    /// Per instruction: the value of a `Size` inst (computed at entry).
+    size_vals: Vec<Option<Val>>,
 }
 
 impl<'k> Emitter<'k> {
@@ -106,6 +108,7 @@ impl<'k> Emitter<'k> {
             size_cache: HashMap::new(),
             extents: Vec::new(),
             strides: Vec::new(),
+            size_vals: Vec::new(),
         };
         // Extents and strides once, before any loop.
         e.extents = k.domain.iter().map(|d| e.size(d)).collect();
@@ -118,6 +121,25 @@ impl<'k> Emitter<'k> {
                 _ => Vec::new(),
             };
             e.strides.push(per_axis);
+        }
+        // `Size` values once, before any loop.
+        for inst in &k.insts {
+            let v = match &inst.kind {
+                InstKind::Size(s) => {
+                    let ty = Ty::of(inst.ty).expect("validated type");
+                    let v = if s.is_zero() || s.syms.is_empty() {
+                        ops::constant(&mut e.f, ty, s.factor as f64)
+                    } else {
+                        let n = e.size(s);
+                        let d = e.f.reg(ty.class());
+                        e.f.ins(format!("cvt.rn.{}.u64 {d}, {n}", ty.suffix()));
+                        Val { ty, reg: d }
+                    };
+                    Some(values::round_to(&mut e.f, v, inst.ty))
+                }
+                _ => None,
+            };
+            e.size_vals.push(v);
         }
         e
     }
@@ -255,6 +277,18 @@ impl<'k> Emitter<'k> {
                 InstKind::Select(c, a, b) => {
                     ops::select(&mut self.f, &vals[*c], &vals[*a], &vals[*b], ty)
                 }
+                InstKind::Size(_) => self.size_vals[i].clone().expect("computed at entry"),
+                InstKind::Index(axis) => {
+                    let v = match &coords[*axis] {
+                        None => ops::constant(&mut self.f, ty, 0.0),
+                        Some(c) => {
+                            let d = self.f.reg(ty.class());
+                            self.f.ins(format!("cvt.rn.{}.u64 {d}, {c}", ty.suffix()));
+                            Val { ty, reg: d }
+                        }
+                    };
+                    values::round_to(&mut self.f, v, inst.ty)
+                }
             };
             vals.push(v);
         }
@@ -318,15 +352,21 @@ impl<'k> Emitter<'k> {
     /// their elements of the chunk, the block combines them with warp
     /// shuffles and shared memory, and thread 0 adds the result atomically
     /// into the zeroed output (or stores it, when the chunk is everything).
+    /// Max and min combine with the NaN-propagating rule instead of adding,
+    /// with one accumulator per thread (they are exact in any order), and
+    /// thread 0 merges into the output, which the host filled with -inf /
+    /// +inf, by a compare-and-swap loop (`atomic_combine`).
     fn reduction(&mut self) {
         let k = self.k;
+        let sum = k.reduce == Reduce::Sum;
         let (outer, rank) = (k.outer_dims(), k.domain.len());
         let atomics = uses_atomics(k);
         let n_out = self.product(0..outer);
         let n_in = self.product(outer..rank);
         let end = self.f.new_label("done");
         let p = self.f.reg(Class::Pred);
-        // Nothing to add: the host's zeros are the answer.
+        // Nothing to combine: the host's fill (zeros, -inf or +inf) is the
+        // answer.
         self.f.ins(format!("setp.eq.u64 {p}, {n_out}, 0"));
         self.f.ins(format!("@{p} bra {end}"));
         self.f.ins(format!("setp.eq.u64 {p}, {n_in}, 0"));
@@ -419,17 +459,20 @@ impl<'k> Emitter<'k> {
             )
             .collect();
         // Per store: LEVELS pairwise partial sums (binary-counter cascade,
-        // see `cascade_add`), all zero at the start of a unit.
+        // see `cascade_add`), all zero at the start of a unit; max/min: one
+        // accumulator, starting from -inf / +inf.
+        let depth = if sum { LEVELS } else { 1 };
+        let identity = k.reduce.identity();
         let levels: Vec<Vec<String>> = acc_tys
             .iter()
             .map(|t| {
-                (0..LEVELS)
+                (0..depth)
                     .map(|_| {
                         let a = self.f.reg(t.class());
                         self.f.ins(format!(
                             "mov.{} {a}, {}",
                             t.suffix(),
-                            values::float_imm(*t, 0.0)
+                            values::float_imm(*t, identity)
                         ));
                         a
                     })
@@ -468,28 +511,21 @@ impl<'k> Emitter<'k> {
             .iter()
             .enumerate()
             .map(|(s, t)| {
-                let sfx = t.suffix();
                 let (a, b) = (self.f.reg(t.class()), self.f.reg(t.class()));
-                self.f.ins(format!(
-                    "add.rn.{sfx} {a}, {}, {}",
-                    quads[0][s], quads[1][s]
-                ));
-                self.f.ins(format!(
-                    "add.rn.{sfx} {b}, {}, {}",
-                    quads[2][s], quads[3][s]
-                ));
-                self.f.ins(format!("add.rn.{sfx} {a}, {a}, {b}"));
+                self.combine_into(&a, &quads[0][s], &quads[1][s], *t);
+                self.combine_into(&b, &quads[2][s], &quads[3][s], *t);
+                self.combine_into(&a, &a, &b, *t);
                 a
             })
             .collect();
-        self.cascade_add(&sums, &levels, &acc_tys, &trips);
+        self.accumulate(&sums, &levels, &acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {}", 4 * BLOCK));
         self.f.ins(format!("bra {wide_top}"));
         self.f.place_label(&inner_top);
         self.f.ins(format!("setp.ge.u64 {p}, {r}, {stop}"));
         self.f.ins(format!("@{p} bra {inner_end}"));
         let one = self.values_at(&r, &outer_coords, &acc_tys);
-        self.cascade_add(&one, &levels, &acc_tys, &trips);
+        self.accumulate(&one, &levels, &acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {BLOCK}"));
         self.f.ins(format!("bra {inner_top}"));
         self.f.place_label(&inner_end);
@@ -502,7 +538,7 @@ impl<'k> Emitter<'k> {
                 let a = self.f.reg(t.class());
                 self.f.ins(format!("mov.{sfx} {a}, {}", levels[s][0]));
                 for lev in &levels[s][1..] {
-                    self.f.ins(format!("add.rn.{sfx} {a}, {a}, {lev}"));
+                    self.combine_into(&a, &a, lev, *t);
                 }
                 a
             })
@@ -534,7 +570,7 @@ impl<'k> Emitter<'k> {
             self.f.ins(format!(
                 "mov.{} {v}, {}",
                 t.suffix(),
-                values::float_imm(*t, 0.0)
+                values::float_imm(*t, identity)
             ));
             self.f
                 .ins(format!("add.u32 {a}, {tid}, {}", s as u32 * WARPS));
@@ -559,12 +595,16 @@ impl<'k> Emitter<'k> {
                 let dtype = k.args[st.arg].dtype;
                 let base = self.bases[st.arg].clone();
                 let addr = self.address(&base, Some(&o), dtype.size_bytes());
-                let old = self.f.reg(acc_tys[s].class());
-                let sfx = acc_tys[s].suffix();
-                self.f.ins(format!(
-                    "atom.global.add.{sfx} {old}, [{addr}], {}",
-                    total.reg
-                ));
+                if sum {
+                    let old = self.f.reg(acc_tys[s].class());
+                    let sfx = acc_tys[s].suffix();
+                    self.f.ins(format!(
+                        "atom.global.add.{sfx} {old}, [{addr}], {}",
+                        total.reg
+                    ));
+                } else {
+                    self.atomic_combine(&addr, &total);
+                }
             } else {
                 let value_ty = k.insts[st.value].ty;
                 let v = convert(
@@ -582,6 +622,74 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("bra {unit_top}"));
         self.f.place_label(&end);
         self.f.ins("ret");
+    }
+
+    /// `d = a ⊕ b` in float type `t`, ⊕ the kernel's reduction (`d` may be
+    /// `a`): an IEEE addition, or the NaN-propagating max/min of `ops`.
+    fn combine_into(&mut self, d: &str, a: &str, b: &str, t: Ty) {
+        let sfx = t.suffix();
+        match self.k.reduce {
+            Reduce::Sum => self.f.ins(format!("add.rn.{sfx} {d}, {a}, {b}")),
+            r => {
+                let (a, b) = (
+                    Val {
+                        ty: t,
+                        reg: a.to_string(),
+                    },
+                    Val {
+                        ty: t,
+                        reg: b.to_string(),
+                    },
+                );
+                let v = ops::binary(&mut self.f, r.op(), &a, &b, t);
+                self.f.ins(format!("mov.{sfx} {d}, {}", v.reg));
+            }
+        }
+    }
+
+    /// Fold one trip's values into the thread's accumulators: the pairwise
+    /// cascade for sums, one max/min otherwise.
+    fn accumulate(&mut self, vals: &[String], levels: &[Vec<String>], tys: &[Ty], trips: &str) {
+        if self.k.reduce == Reduce::Sum {
+            return self.cascade_add(vals, levels, tys, trips);
+        }
+        for (s, t) in tys.iter().enumerate() {
+            self.combine_into(&levels[s][0], &levels[s][0], &vals[s], *t);
+        }
+    }
+
+    /// `[addr] = [addr] ⊕ v` atomically for max/min, which have no float
+    /// atomic: read the element, combine, and `atom.cas` the bits until no
+    /// other block changed them in between. Skipping the swap when the
+    /// combination leaves the bits unchanged is sound because an element
+    /// only moves up the order -inf < … < +inf < NaN (max; min mirrored), so
+    /// the value read is never past the current one.
+    fn atomic_combine(&mut self, addr: &str, v: &Val) {
+        let t = v.ty;
+        let (class, bits) = match t {
+            Ty::F64 => (Class::B64, "b64"),
+            _ => (Class::B32, "b32"),
+        };
+        let (seen, new_bits, old) = (self.f.reg(class), self.f.reg(class), self.f.reg(class));
+        let (cur, next) = (self.f.reg(t.class()), self.f.reg(t.class()));
+        let p = self.f.reg(Class::Pred);
+        let (top, done) = (self.f.new_label("cas"), self.f.new_label("cas_done"));
+        self.f
+            .ins(format!("ld.volatile.global.{bits} {seen}, [{addr}]"));
+        self.f.place_label(&top);
+        self.f.ins(format!("mov.{bits} {cur}, {seen}"));
+        self.combine_into(&next, &cur, &v.reg, t);
+        self.f.ins(format!("mov.{bits} {new_bits}, {next}"));
+        self.f
+            .ins(format!("setp.eq.{bits} {p}, {new_bits}, {seen}"));
+        self.f.ins(format!("@{p} bra {done}"));
+        self.f.ins(format!(
+            "atom.global.cas.{bits} {old}, [{addr}], {seen}, {new_bits}"
+        ));
+        self.f.ins(format!("setp.ne.{bits} {p}, {old}, {seen}"));
+        self.f.ins(format!("mov.{bits} {seen}, {old}"));
+        self.f.ins(format!("@{p} bra {top}"));
+        self.f.place_label(&done);
     }
 
     /// The stored values at reduced index `r`, in the accumulator types.
@@ -652,8 +760,8 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("add.u64 {trips}, {trips}, 1"));
     }
 
-    /// Sum `v` across the warp into lane 0 (`shfl.sync.down`; an f64 moves
-    /// as two 32-bit halves).
+    /// Combine `v` across the warp into lane 0 (`shfl.sync.down`; an f64
+    /// moves as two 32-bit halves): a sum, or max/min.
     fn warp_sum(&mut self, v: &str, ty: Ty) {
         for off in [16, 8, 4, 2, 1] {
             match ty {
@@ -666,7 +774,7 @@ impl<'k> Emitter<'k> {
                     self.f
                         .ins(format!("shfl.sync.down.b32 {hi}, {hi}, {off}, 31, -1"));
                     self.f.ins(format!("mov.b64 {o}, {{{lo}, {hi}}}"));
-                    self.f.ins(format!("add.rn.f64 {v}, {v}, {o}"));
+                    self.combine_into(v, v, &o, ty);
                 }
                 _ => {
                     let (b, o) = (self.f.reg(Class::B32), self.f.reg(Class::F32));
@@ -674,7 +782,7 @@ impl<'k> Emitter<'k> {
                     self.f
                         .ins(format!("shfl.sync.down.b32 {b}, {b}, {off}, 31, -1"));
                     self.f.ins(format!("mov.b32 {o}, {b}"));
-                    self.f.ins(format!("add.rn.f32 {v}, {v}, {o}"));
+                    self.combine_into(v, v, &o, ty);
                 }
             }
         }

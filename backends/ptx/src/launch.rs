@@ -66,13 +66,15 @@ pub fn launch_config(kernel: &Kernel, sizes: &[i64], sm_count: u32) -> LaunchCon
 }
 
 /// Whether the kernel has any iteration to run under `sizes`. A kernel with
-/// none needs no launch (reduction outputs are then the host's zeros).
+/// none needs no launch (reduction outputs are then the host's fill:
+/// zeros, -inf or +inf).
 pub fn has_work(kernel: &Kernel, sizes: &[i64]) -> bool {
     kernel.domain.iter().all(|d| kernel.eval_size(d, sizes) > 0)
 }
 
 /// Whether a reduction may split its reduced axes across blocks, each adding
-/// its partial sum atomically into the zeroed output. That needs every store
+/// its partial result atomically into the output the host filled (an add
+/// for sums, a compare-and-swap loop for max/min). That needs every store
 /// to accumulate in `f32`/`f64` and write the same type. Otherwise one block
 /// sums each output element whole and stores it with a conversion.
 pub(crate) fn uses_atomics(kernel: &Kernel) -> bool {

@@ -16,9 +16,12 @@
 //! threads (the entry declares `.maxntid` to match) and no dynamic shared
 //! memory. Kernels loop over their work, so any grid size is correct.
 //!
-//! **Outputs of reduction kernels must be zero-filled by the host before
-//! the launch**: blocks add partial sums into them with atomics, and a
-//! reduction with an empty reduced range writes nothing. Map kernels write
+//! **Outputs of reduction kernels must be filled by the host with
+//! `kernel.reduce.identity()` before the launch** (zeros for sums, -inf for
+//! max, +inf for min): blocks combine partial results into them with
+//! atomics, and a reduction with an empty reduced range writes nothing. A
+//! module holding a max or min reduction also holds the entry
+//! [`FILL_ENTRY`] that does that fill (see `fill.rs`). Map kernels write
 //! every output element in `0..kernel.output_len(sizes)`.
 //!
 //! Buffers must not alias (inputs are read through the non-coherent cache).
@@ -36,7 +39,10 @@
 //!   through a binary-counter cascade), `shfl.sync.down.b32` sums each
 //!   warp (an f64 as two halves), shared memory gathers the warps, and thread
 //!   0 adds the block's sum with one `atom.global.add.f32/.f64`. The error
-//!   grows like log n; the bound is in `emit.rs`'s docs. When a store
+//!   grows like log n; the bound is in `emit.rs`'s docs. Max and min
+//!   reductions take the same path with one NaN-propagating accumulator per
+//!   thread and merge into the output with an `atom.global.cas` loop (there
+//!   is no float atomic max). When a store
 //!   is not an f32/f64 value written to a buffer of the same type (e.g. f32
 //!   summed into an f16 output, or a bool "sum"), the kernel uses one unit
 //!   per output element and stores the converted total instead.
@@ -99,6 +105,7 @@
 //! The design does not use vector loads yet; loads are scalar and coalesced.
 
 mod emit;
+mod fill;
 mod func;
 mod launch;
 mod math;
@@ -109,6 +116,7 @@ mod trig;
 mod validate;
 mod values;
 
+pub use fill::{needs_fill, FILL_ENTRY};
 pub use launch::{has_work, launch_config, LaunchConfig, BLOCK};
 
 use oxla_core::Kernel;
@@ -157,6 +165,15 @@ pub fn emit_module(kernels: &[Kernel], arch: Arch) -> Result<String, String> {
         validate::validate(k)?;
         out.push('\n');
         out.push_str(&emit::entry(k));
+    }
+    if needs_fill(kernels) {
+        if !names.insert(FILL_ENTRY) {
+            return Err(format!(
+                "a kernel is named `{FILL_ENTRY}`, the fill entry's name"
+            ));
+        }
+        out.push('\n');
+        out.push_str(&fill::entry());
     }
     Ok(out)
 }

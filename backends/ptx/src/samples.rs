@@ -5,7 +5,7 @@
 //! Size symbols: `n` is the length a test chooses; `m` is fixed at 3 and
 //! `k` at 5 (see [`size_values`]).
 
-use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Store, ValueId};
+use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Reduce, Store, ValueId};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Size};
 
@@ -50,6 +50,7 @@ impl Builder {
                 sizes: sizes.iter().map(|s| s.to_string()).collect(),
                 domain,
                 reduce_dims,
+                reduce: Reduce::Sum,
                 insts: Vec::new(),
                 stores: Vec::new(),
             },
@@ -83,6 +84,22 @@ impl Builder {
 
     pub fn select(&mut self, ty: DType, c: ValueId, a: ValueId, b: ValueId) -> ValueId {
         self.push(ty, InstKind::Select(c, a, b))
+    }
+
+    /// The value of size `s` as a float of type `ty`.
+    pub fn size(&mut self, ty: DType, s: Size) -> ValueId {
+        self.push(ty, InstKind::Size(s))
+    }
+
+    /// The coordinate along domain axis `axis` as a float of type `ty`.
+    pub fn index(&mut self, ty: DType, axis: usize) -> ValueId {
+        self.push(ty, InstKind::Index(axis))
+    }
+
+    /// Make the reduction a max or min (or a sum again).
+    pub fn reduce(&mut self, r: Reduce) -> &mut Builder {
+        self.k.reduce = r;
+        self
     }
 
     pub fn store(&mut self, arg: usize, value: ValueId) -> &mut Builder {
@@ -177,6 +194,141 @@ pub fn all() -> Vec<Kernel> {
     out.extend(shapes());
     out.extend(dtypes());
     out.extend(reductions());
+    out.extend(choosing_reductions());
+    out.extend(sizes_and_indices());
+    out
+}
+
+/// Max and min reductions: both float types, rows, strided columns, two
+/// reduced axes, a converted (non-atomic) store, and a bf16 input.
+fn choosing_reductions() -> Vec<Kernel> {
+    use DType::*;
+    let mut out = Vec::new();
+    for (r, ty) in [
+        (Reduce::Max, F32),
+        (Reduce::Min, F32),
+        (Reduce::Max, F64),
+        (Reduce::Min, F64),
+    ] {
+        let mut b = Builder::new(
+            &format!("{}_{ty}", r.name()),
+            &[(ty, false), (ty, true)],
+            &["n"],
+            vec![n()],
+            1,
+        );
+        let x = b.load(ty, 0, vec![c(1)]);
+        out.push(b.reduce(r).store(1, x).build());
+    }
+    // Row maxima of exp(x) over [m, n] and column minima of a transposed read.
+    let mut b = Builder::new(
+        "row_max_exp_f64",
+        &[(F64, false), (F64, true)],
+        &["m", "n"],
+        vec![sym("m"), n()],
+        1,
+    );
+    let x = b.load(F64, 0, vec![n(), c(1)]);
+    let e = b.unary(F64, UnaryOp::Exp, x);
+    out.push(b.reduce(Reduce::Max).store(1, e).build());
+    let mut b = Builder::new(
+        "col_min_strided",
+        &[(F32, false), (F32, true)],
+        &["m", "n"],
+        vec![sym("m"), n()],
+        1,
+    );
+    let x = b.load(F32, 0, vec![c(1), sym("m")]);
+    out.push(b.reduce(Reduce::Min).store(1, x).build());
+    // Over two axes, two stores (max of x and of -x).
+    let mut b = Builder::new(
+        "max2d_two",
+        &[(F32, false), (F32, true), (F32, true)],
+        &["n"],
+        vec![n(), c(4)],
+        2,
+    );
+    let x = b.load(F32, 0, vec![c(4), c(1)]);
+    let nx = b.unary(F32, UnaryOp::Neg, x);
+    b.store(1, x);
+    out.push(b.reduce(Reduce::Max).store(2, nx).build());
+    // bf16 in, f16 out: one unit per output, a converted store.
+    let mut b = Builder::new(
+        "min_into_f16",
+        &[(BF16, false), (F16, true)],
+        &["n"],
+        vec![n()],
+        1,
+    );
+    let x = b.load(F32, 0, vec![c(1)]);
+    out.push(b.reduce(Reduce::Min).store(1, x).build());
+    out
+}
+
+/// `Size` and `Index` instructions in maps and reductions.
+fn sizes_and_indices() -> Vec<Kernel> {
+    use DType::*;
+    let mut out = Vec::new();
+    // out[i, j] = i * m + j + x[i, j] / (n·m) over [n, m] (f32), and the
+    // row index alone as f64.
+    let mut b = Builder::new(
+        "iota_and_size",
+        &[(F32, false), (F32, true), (F64, true)],
+        &["n", "m"],
+        vec![n(), sym("m")],
+        0,
+    );
+    let x = b.load(F32, 0, vec![sym("m"), c(1)]);
+    let i = b.index(F32, 0);
+    let j = b.index(F32, 1);
+    let m = b.size(F32, sym("m"));
+    let nm = b.size(
+        F32,
+        Size {
+            factor: 1,
+            syms: vec!["m".into(), "n".into()],
+        },
+    );
+    let im = b.binary(F32, BinaryOp::Mul, i, m);
+    let ij = b.binary(F32, BinaryOp::Add, im, j);
+    let xs = b.binary(F32, BinaryOp::Div, x, nm);
+    let y = b.binary(F32, BinaryOp::Add, ij, xs);
+    let i64v = b.index(F64, 0);
+    b.store(1, y);
+    out.push(b.store(2, i64v).build());
+    // mean(x) = sum(x / n) (f64), and the largest index of a positive
+    // element per row of [m, n] (-1 if none).
+    let mut b = Builder::new(
+        "mean_by_size_f64",
+        &[(F64, false), (F64, true)],
+        &["n"],
+        vec![n()],
+        1,
+    );
+    let x = b.load(F64, 0, vec![c(1)]);
+    let len = b.size(F64, n());
+    let q = b.binary(F64, BinaryOp::Div, x, len);
+    out.push(b.store(1, q).build());
+    let mut b = Builder::new(
+        "last_positive_index",
+        &[(F32, false), (F32, true)],
+        &["m", "n"],
+        vec![sym("m"), n()],
+        1,
+    );
+    let x = b.load(F32, 0, vec![n(), c(1)]);
+    let zero = b.constant(F32, 0.0);
+    let none = b.constant(F32, -1.0);
+    let j = b.index(F32, 1);
+    let p = b.cmp(CmpOp::Gt, x, zero);
+    let v = b.select(F32, p, j, none);
+    out.push(b.reduce(Reduce::Max).store(1, v).build());
+    // A constant size and a rank-0 kernel reading one.
+    let mut b = Builder::new("rank0_size", &[(F64, true)], &["n"], vec![], 0);
+    let s = b.size(F64, n());
+    let k5 = b.size(F64, c(5));
+    let y = b.binary(F64, BinaryOp::Mul, s, k5);
+    out.push(b.store(0, y).build());
     out
 }
 

@@ -37,6 +37,20 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
                 Vec::new()
             }
             InstKind::Const(_) => Vec::new(),
+            InstKind::Size(s) => {
+                if !known(s) || inst.ty == oxla_core::DType::Bool {
+                    return err(format!("v{i}: a size over unknown symbols, or as bool"));
+                }
+                Vec::new()
+            }
+            InstKind::Index(axis) => {
+                if *axis >= k.domain.len() || inst.ty == oxla_core::DType::Bool {
+                    return err(format!(
+                        "v{i}: index of axis {axis} past the domain, or as bool"
+                    ));
+                }
+                Vec::new()
+            }
             InstKind::Unary(_, a) => vec![*a],
             InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => vec![*a, *b],
             InstKind::Select(c, a, b) => vec![*c, *a, *b],

@@ -23,7 +23,18 @@ fn params_of(ptx: &str, name: &str) -> Vec<String> {
 fn one_entry_per_kernel_with_buffers_then_sizes_as_u64_params() {
     let kernels = samples::all();
     let ptx = emit_module(&kernels, Arch::Sm90).unwrap();
-    assert_eq!(ptx.matches(".visible .entry ").count(), kernels.len());
+    // Plus the fill entry: the samples hold max/min reductions.
+    assert!(oxla_ptx::needs_fill(&kernels));
+    assert_eq!(ptx.matches(".visible .entry ").count(), kernels.len() + 1);
+    assert_eq!(
+        params_of(&ptx, oxla_ptx::FILL_ENTRY),
+        [
+            ".param .u64 dst",
+            ".param .u64 count",
+            ".param .u64 width",
+            ".param .u64 bits"
+        ]
+    );
     for k in &kernels {
         let params = params_of(&ptx, &k.name);
         let mut expect: Vec<String> = (0..k.args.len())
@@ -156,4 +167,66 @@ fn trig_table_branch_and_nan_aware_max() {
         let ptx = emit_kernel(&find(name), Arch::Sm90).unwrap();
         assert!(ptx.contains("setp.nan."), "{name}");
     }
+}
+
+/// Max and min merge block results by compare-and-swap (no float atomic
+/// max exists), never by an atomic add; a converted store needs neither;
+/// a module with them has the fill entry, one without has none.
+#[test]
+fn max_min_reductions_use_cas_and_the_fill_entry() {
+    let find = |name: &str| samples::all().into_iter().find(|k| k.name == name).unwrap();
+    for (name, bits, stores) in [
+        ("max_f32", "b32", 1),
+        ("min_f64", "b64", 1),
+        ("max2d_two", "b32", 2),
+    ] {
+        let ptx = emit_kernel(&find(name), Arch::Sm80).unwrap();
+        assert_eq!(
+            ptx.matches(&format!("atom.global.cas.{bits}")).count(),
+            stores,
+            "{name}"
+        );
+        assert!(!ptx.contains("atom.global.add"), "{name}");
+        assert!(ptx.contains("shfl.sync.down.b32"), "{name}");
+        assert!(ptx.contains(oxla_ptx::FILL_ENTRY), "{name}");
+    }
+    // -inf and +inf start the accumulators.
+    let max = emit_kernel(&find("max_f32"), Arch::Sm80).unwrap();
+    assert!(max.contains("0fFF800000"));
+    let min = emit_kernel(&find("min_f64"), Arch::Sm80).unwrap();
+    assert!(min.contains("0d7FF0000000000000"));
+    let f16 = emit_kernel(&find("min_into_f16"), Arch::Sm80).unwrap();
+    assert!(!f16.contains("atom."));
+    let sum = emit_kernel(&find("sum_f32"), Arch::Sm80).unwrap();
+    assert!(!sum.contains(oxla_ptx::FILL_ENTRY));
+    // A kernel may not take the fill entry's name.
+    let mut clash = find("max_f32");
+    clash.name = oxla_ptx::FILL_ENTRY.into();
+    assert!(emit_kernel(&clash, Arch::Sm80).is_err());
+}
+
+/// `Size` is converted from the size parameter once, `Index` from the
+/// decoded coordinate; both reject what the kernel does not define.
+#[test]
+fn size_and_index_lower_to_conversions() {
+    let find = |name: &str| samples::all().into_iter().find(|k| k.name == name).unwrap();
+    let ptx = emit_kernel(&find("iota_and_size"), Arch::Sm90).unwrap();
+    assert!(ptx.contains("cvt.rn.f32.u64"));
+    assert!(ptx.contains("cvt.rn.f64.u64"));
+    let mut bad = find("iota_and_size");
+    let i = bad
+        .insts
+        .iter()
+        .position(|i| matches!(i.kind, InstKind::Index(_)))
+        .unwrap();
+    bad.insts[i].kind = InstKind::Index(2);
+    assert!(emit_kernel(&bad, Arch::Sm80).is_err());
+    let mut bad = find("mean_by_size_f64");
+    let i = bad
+        .insts
+        .iter()
+        .position(|i| matches!(i.kind, InstKind::Size(_)))
+        .unwrap();
+    bad.insts[i].kind = InstKind::Size(samples::sym("q"));
+    assert!(emit_kernel(&bad, Arch::Sm80).is_err());
 }

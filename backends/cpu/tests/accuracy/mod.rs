@@ -21,7 +21,7 @@
 //!   reference is zero. No output is skipped.
 #![allow(dead_code)]
 
-use oxla_core::kernel::{Inst, InstKind, KernelArg, Store};
+use oxla_core::kernel::{Inst, InstKind, KernelArg, Reduce, Store};
 use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::{DType, Kernel, Size};
 use oxla_cpu::{IsaLevel, JitModule};
@@ -58,6 +58,7 @@ pub fn unary_kernel(op: UnaryOp, ty: DType) -> Kernel {
         sizes: vec!["n".to_string()],
         domain: vec![n],
         reduce_dims: 0,
+        reduce: Reduce::Sum,
         insts: vec![
             Inst {
                 ty,

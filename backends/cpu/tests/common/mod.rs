@@ -2,7 +2,7 @@
 //! the JIT (host ISA and baseline ISA) against the kernel interpreter.
 #![allow(dead_code)]
 
-use oxla_core::kernel::{interp, Inst, InstKind, KernelArg, Store, ValueId};
+use oxla_core::kernel::{interp, Inst, InstKind, KernelArg, Reduce, Store, ValueId};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{Buffer, DType, Kernel, Size};
 use oxla_cpu::{run_checked, IsaLevel, JitModule};
@@ -38,6 +38,7 @@ impl KernelBuilder {
                 sizes: sizes.iter().map(|s| s.to_string()).collect(),
                 domain,
                 reduce_dims,
+                reduce: Reduce::Sum,
                 insts: vec![],
                 stores: vec![],
             },
@@ -82,6 +83,21 @@ impl KernelBuilder {
     pub fn select(&mut self, c: ValueId, a: ValueId, b: ValueId) -> ValueId {
         let ty = self.k.insts[a].ty;
         self.push(ty, InstKind::Select(c, a, b))
+    }
+
+    /// The value of size `s` as a float of type `ty`.
+    pub fn size(&mut self, ty: DType, s: Size) -> ValueId {
+        self.push(ty, InstKind::Size(s))
+    }
+
+    /// The coordinate along domain axis `axis` as a float of type `ty`.
+    pub fn index(&mut self, ty: DType, axis: usize) -> ValueId {
+        self.push(ty, InstKind::Index(axis))
+    }
+
+    /// Make the reduction a max or min (or a sum again).
+    pub fn reduce(&mut self, r: Reduce) {
+        self.k.reduce = r;
     }
 
     pub fn store(&mut self, arg: usize, value: ValueId) {

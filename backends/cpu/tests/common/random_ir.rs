@@ -687,7 +687,7 @@ pub fn reference(f: &Function, args: &[Tensor]) -> Reference {
             .map(|v| errs[v.index()].as_deref().expect("defined"))
             .collect();
         let shape = concrete(&f.ty(e.out).shape, &env);
-        let r = e.op.eval(&ins, &shape);
+        let r = e.op.eval(&ins, &shape, &Default::default());
         let mut err = match e.op {
             // An operand compared with itself gives the same answer however
             // it was rounded (no NaN here).
@@ -830,14 +830,14 @@ fn propagate(op: &Op, ins: &[&Tensor], errs: &[&[f64]], r: &Tensor, shape: &[usi
             .collect(),
         Op::Broadcast { .. } => {
             let e = f64_tensor(&ins[0].shape, errs[0].to_vec());
-            op.eval(&[&e], shape).data
+            op.eval(&[&e], shape, &Default::default()).data
         }
         Op::ReduceSum { axes } => {
             let len: usize = axes.iter().map(|a| ins[0].shape[*a]).product();
             let e = f64_tensor(&ins[0].shape, errs[0].to_vec());
             let abs = f64_tensor(&ins[0].shape, ins[0].data.iter().map(|v| v.abs()).collect());
-            let se = op.eval(&[&e], shape).data;
-            let sa = op.eval(&[&abs], shape).data;
+            let se = op.eval(&[&e], shape, &Default::default()).data;
+            let sa = op.eval(&[&abs], shape, &Default::default()).data;
             se.iter()
                 .zip(&sa)
                 .map(|(e, a)| e + len as f64 * (eps * a + tiny(dt)))
@@ -854,5 +854,6 @@ fn propagate(op: &Op, ins: &[&Tensor], errs: &[&[f64]], r: &Tensor, shape: &[usi
             }
             vec![se + len as f64 * (eps * sa + tiny(dt))]
         }
+        other => panic!("random programs do not generate {other}"),
     }
 }

@@ -3,9 +3,10 @@
 //! `examples/gpu_check.rs` (included there with `#[path]`).
 #![allow(dead_code)]
 
-use oxla_core::ops::elementwise::UnaryOp;
+use oxla_core::ops::elementwise::{CmpOp, UnaryOp};
+use oxla_core::ops::DotDims;
 use oxla_core::transforms::{grad, vmap};
-use oxla_core::{Buffer, DType, Dim, Function, Shape, Tensor, Type};
+use oxla_core::{Buffer, DType, Dim, Function, Op, Shape, Tensor, Type, Var};
 use oxla_cuda::gpu_available;
 use oxla_ptx::ptxas::{env_flag, record_skip};
 use std::collections::BTreeMap;
@@ -135,6 +136,114 @@ fn row_col_dot() -> Function {
     f
 }
 
+fn push(f: &mut Function, op: Op, ins: &[Var]) -> Var {
+    f.push(op, ins).expect("a well-typed test function")
+}
+
+/// Max and min (f32): row maxima and column minima of `x: [n, 3]`, and the
+/// row maxima of `exp` of its transpose (read through strides).
+fn max_min_transpose() -> Function {
+    let mut f = Function::new("max_min_transpose");
+    let s = Shape(vec![n(), Dim::Const(3)]);
+    let x = f.add_param("x", Type::new(DType::F32, s));
+    let rows = push(&mut f, Op::ReduceMax { axes: vec![1] }, &[x]);
+    let cols = push(&mut f, Op::ReduceMin { axes: vec![0] }, &[x]);
+    let t = push(&mut f, Op::Transpose { perm: vec![1, 0] }, &[x]);
+    let e = f.unary(UnaryOp::Exp, t);
+    let tmax = push(&mut f, Op::ReduceMax { axes: vec![1] }, &[e]);
+    f.outs = vec![rows, cols, tmax];
+    f
+}
+
+/// `exp(x - max x) / sum(exp(x - max x))` and the max (f32).
+fn stable_softmax() -> Function {
+    let mut f = Function::new("stable_softmax");
+    let x = f.add_param("x", vector(DType::F32));
+    let m = push(&mut f, Op::ReduceMax { axes: vec![0] }, &[x]);
+    let mb = f.broadcast(m, Shape::vector(n()), vec![]);
+    let d = f.sub(x, mb);
+    let e = f.unary(UnaryOp::Exp, d);
+    let s = f.reduce_sum(e, vec![0]);
+    let sb = f.broadcast(s, Shape::vector(n()), vec![]);
+    let p = f.div(e, sb);
+    f.outs = vec![p, m];
+    f
+}
+
+fn dot_general(f: &mut Function, a: Var, b: Var, lc: usize, rc: usize, batch: bool) -> Var {
+    let d = DotDims {
+        lhs_contract: vec![lc],
+        rhs_contract: vec![rc],
+        lhs_batch: if batch { vec![0] } else { vec![] },
+        rhs_batch: if batch { vec![0] } else { vec![] },
+    };
+    push(f, Op::DotGeneral(d), &[a, b])
+}
+
+/// A layer `tanh(tanh(x) @ w + b)` (f64, `x: [n, 3]`, `w: [3, 4]`) and the
+/// row-wise products of `x` with `v: [n, 3]` (a batched dot_general).
+fn layer() -> Function {
+    let mut f = Function::new("layer");
+    let xs = Shape(vec![n(), Dim::Const(3)]);
+    let x = f.add_param("x", Type::new(DType::F64, xs.clone()));
+    let w = f.add_param(
+        "w",
+        Type::new(DType::F64, Shape(vec![Dim::Const(3), Dim::Const(4)])),
+    );
+    let b = f.add_param("b", Type::new(DType::F64, Shape::vector(Dim::Const(4))));
+    let v = f.add_param("v", Type::new(DType::F64, xs));
+    let t = f.unary(UnaryOp::Tanh, x);
+    let y = dot_general(&mut f, t, w, 1, 0, false);
+    let ys = f.shape(y).clone();
+    let bb = f.broadcast(b, ys, vec![1]);
+    let z = f.add(y, bb);
+    let out = f.unary(UnaryOp::Tanh, z);
+    let rows = dot_general(&mut f, x, v, 1, 1, true);
+    f.outs = vec![out, rows];
+    f
+}
+
+/// One-hot rows of `labels: [n]` by iota, reshaped to `[4, n]`, and the mean
+/// of `labels` by dim_size (f32).
+fn iota_onehot_mean() -> Function {
+    let mut f = Function::new("iota_onehot_mean");
+    let labels = f.add_param("labels", vector(DType::F32));
+    let s = Shape(vec![n(), Dim::Const(4)]);
+    let cols = push(
+        &mut f,
+        Op::Iota {
+            shape: s.clone(),
+            axis: 1,
+            dtype: DType::F32,
+        },
+        &[],
+    );
+    let lb = f.broadcast(labels, s.clone(), vec![0]);
+    let eq = f.cmp(CmpOp::Eq, cols, lb);
+    let one = f.full(1.0, DType::F32, &s);
+    let zero = f.full(0.0, DType::F32, &s);
+    let onehot = f.select(eq, one, zero);
+    let r = push(
+        &mut f,
+        Op::Reshape {
+            shape: Shape(vec![Dim::Const(4), n()]),
+        },
+        &[onehot],
+    );
+    let total = f.reduce_sum(labels, vec![0]);
+    let len = push(
+        &mut f,
+        Op::DimSize {
+            dim: n(),
+            dtype: DType::F32,
+        },
+        &[],
+    );
+    let mean = f.div(total, len);
+    f.outs = vec![r, mean];
+    f
+}
+
 /// The functions every GPU program check runs.
 pub fn cases() -> Vec<Case> {
     let f32_sum = |n: usize| (1e-5, 1e-5 * (n as f64 + 1.0));
@@ -173,6 +282,26 @@ pub fn cases() -> Vec<Case> {
             name: "row/col sums and dot f64",
             f: row_col_dot(),
             tol: f64_sum,
+        },
+        Case {
+            name: "row max, column min, max of a transpose f32",
+            f: max_min_transpose(),
+            tol: |_| (4e-6, 1e-6),
+        },
+        Case {
+            name: "softmax with the max subtracted f32",
+            f: stable_softmax(),
+            tol: |n| (1e-5 + f32::EPSILON as f64 * (n as f64 + 1.0), 1e-9),
+        },
+        Case {
+            name: "layer tanh(tanh(x) @ w + b), batched dot f64",
+            f: layer(),
+            tol: |_| (1e-13, 1e-13),
+        },
+        Case {
+            name: "iota one-hot, reshape, mean by dim_size f32",
+            f: iota_onehot_mean(),
+            tol: f32_sum,
         },
     ]
 }
