@@ -2,9 +2,11 @@
 //! macros and this file change together.
 
 use crate::runtime::{Compiled, Ready};
-use oxla_core::exec::{FnLauncher, RawArg};
+use ndarray::{Array, ArrayD, ArrayView, Dimension, IxDyn};
+use oxla_core::exec::{ArgDims, FnLauncher, RawArg, MAX_RANK};
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 /// A kernel that the build script compiled ahead of time, in two ISA variants.
@@ -45,35 +47,33 @@ impl CompiledFn {
 
     /// Run on the given arguments (one per IR param, in order) and pass the
     /// outputs to `take`. Panics with a message naming the argument when a
-    /// length does not match.
+    /// shape does not match.
     #[track_caller]
     pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
         let ready = self.ready();
         // Up to 16 arguments stay on the stack.
-        let mut inline = [RawArg {
-            dtype: DType::F32,
-            ptr: std::ptr::null(),
-            len: 0,
-        }; 16];
+        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); 16];
         let heap: Vec<RawArg>;
         let raw: &[RawArg] = if args.len() <= inline.len() {
             for (r, a) in inline.iter_mut().zip(args) {
-                *r = a.raw();
+                *r = a.raw;
             }
             &inline[..args.len()]
         } else {
-            heap = args.iter().map(Arg::raw).collect();
+            heap = args.iter().map(|a| a.raw).collect();
             &heap
         };
-        // SAFETY: every `RawArg` borrows a live slice (`Arg` holds the borrow
-        // for this call) with its exact length; `ready.fns` holds one compiled
-        // function per kernel of `ready.program`, in order; `Compiled::build`
-        // checked the program's schedule.
+        // SAFETY: every `RawArg` points at `len` contiguous elements of its
+        // dtype that stay alive and unchanged for this call: a borrow the
+        // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
+        // `ready.fns` holds one compiled function per kernel of
+        // `ready.program`, in order; `Compiled::build` checked the program's
+        // schedule.
         let result = unsafe {
             ready
                 .program
-                .execute_then(&FnLauncher(&ready.fns), raw, |bufs| {
-                    take(&mut Outputs { bufs })
+                .execute_then(&FnLauncher(&ready.fns), raw, |bufs, dims| {
+                    take(&mut Outputs { bufs, dims })
                 })
         };
         match result {
@@ -88,118 +88,154 @@ impl CompiledFn {
     }
 }
 
-/// One argument: a slice, or a scalar passed as a one-element slice.
-pub enum Arg<'a> {
-    F32(&'a [f32]),
-    F64(&'a [f64]),
+/// One argument of a call: a scalar, a slice, a fixed-size array or an
+/// ndarray view, as contiguous row-major elements with their dimensions.
+/// A view that is not in standard layout (transposed, sliced with a step)
+/// is copied into `copy` first, so kernels always read contiguous memory.
+pub struct Arg<'a> {
+    raw: RawArg,
+    /// Owns the elements `raw` points at when they were copied. Moving the
+    /// `Arg` does not move a `Buffer`'s heap storage.
+    _copy: Option<Buffer>,
+    _borrow: PhantomData<&'a ()>,
 }
 
-impl Arg<'_> {
-    fn raw(&self) -> RawArg {
-        match self {
-            Arg::F32(s) => RawArg {
-                dtype: DType::F32,
-                ptr: s.as_ptr() as *const u8,
-                len: s.len(),
+impl<'a> Arg<'a> {
+    fn borrowed<T: Element>(ptr: *const T, len: usize, dims: &[usize]) -> Arg<'a> {
+        Arg {
+            raw: RawArg {
+                dtype: T::DTYPE,
+                ptr: ptr as *const u8,
+                len,
+                dims: ArgDims::new(dims).expect("at most MAX_RANK axes"),
             },
-            Arg::F64(s) => RawArg {
-                dtype: DType::F64,
-                ptr: s.as_ptr() as *const u8,
-                len: s.len(),
-            },
+            _copy: None,
+            _borrow: PhantomData,
         }
     }
+
+    /// A scalar.
+    pub fn scalar<T: Element>(x: &'a T) -> Arg<'a> {
+        Arg::borrowed(x, 1, &[])
+    }
+
+    /// A slice: an array of rank 1.
+    pub fn slice<T: Element>(x: &'a [T]) -> Arg<'a> {
+        Arg::borrowed(x.as_ptr(), x.len(), &[x.len()])
+    }
+
+    /// An ndarray view of any rank up to `MAX_RANK`.
+    pub fn view<T: Element, D: Dimension>(x: ArrayView<'a, T, D>) -> Arg<'a> {
+        let dims = x.shape().to_vec();
+        if dims.len() > MAX_RANK {
+            panic!("oxla: an array of rank {} has more than {MAX_RANK} axes", dims.len());
+        }
+        if x.is_standard_layout() {
+            return Arg::borrowed(x.as_ptr(), x.len(), &dims);
+        }
+        let copy = T::into_buffer(x.iter().copied().collect());
+        let mut arg = Arg::borrowed(copy.as_ptr() as *const T, x.len(), &dims);
+        arg._copy = Some(copy);
+        arg
+    }
+
+    /// A fixed-size array (`[T; N]`, `[[T; M]; N]`, …): its sizes are the
+    /// parameter's static dimensions.
+    pub fn fixed<A: FixedArray>(x: &'a A) -> Arg<'a> {
+        let dims = A::dims();
+        Arg::borrowed(x as *const A as *const A::Elem, dims.iter().product(), &dims)
+    }
 }
 
-impl<'a> From<&'a [f32]> for Arg<'a> {
-    fn from(s: &'a [f32]) -> Self {
-        Arg::F32(s)
+/// Nested fixed-size arrays of an element type: contiguous and row-major.
+pub trait FixedArray {
+    type Elem: Element;
+    fn dims() -> Vec<usize>;
+}
+impl<T: Element, const N: usize> FixedArray for [T; N] {
+    type Elem = T;
+    fn dims() -> Vec<usize> {
+        vec![N]
     }
 }
-impl<'a> From<&'a [f64]> for Arg<'a> {
-    fn from(s: &'a [f64]) -> Self {
-        Arg::F64(s)
+impl<T: Element, const N: usize, const M: usize> FixedArray for [[T; M]; N] {
+    type Elem = T;
+    fn dims() -> Vec<usize> {
+        vec![N, M]
     }
 }
-impl<'a> From<&'a Vec<f32>> for Arg<'a> {
-    fn from(s: &'a Vec<f32>) -> Self {
-        Arg::F32(s)
-    }
-}
-impl<'a> From<&'a Vec<f64>> for Arg<'a> {
-    fn from(s: &'a Vec<f64>) -> Self {
-        Arg::F64(s)
-    }
-}
-impl<'a> From<&'a f32> for Arg<'a> {
-    fn from(s: &'a f32) -> Self {
-        Arg::F32(std::slice::from_ref(s))
-    }
-}
-impl<'a> From<&'a f64> for Arg<'a> {
-    fn from(s: &'a f64) -> Self {
-        Arg::F64(std::slice::from_ref(s))
+impl<T: Element, const N: usize, const M: usize, const L: usize> FixedArray for [[[T; L]; M]; N] {
+    type Elem = T;
+    fn dims() -> Vec<usize> {
+        vec![N, M, L]
     }
 }
 
 /// The outputs of a call, taken one by one by index.
 pub struct Outputs<'a> {
     bufs: &'a mut [Buffer],
+    dims: &'a [ArgDims],
 }
 
-/// Element types a generated function can return.
-pub trait Element: Copy {
+/// Element types a generated function takes and returns.
+pub trait Element: Copy + 'static {
+    const DTYPE: DType;
     fn take(buf: Buffer) -> Vec<Self>;
     fn first(buf: &Buffer) -> Self;
-}
-impl Element for f32 {
-    fn first(buf: &Buffer) -> f32 {
-        match buf {
-            Buffer::F32(v) => v[0],
-            other => panic!(
-                "internal error: expected an f32 output, got {}",
-                other.dtype()
-            ),
-        }
-    }
-    fn take(buf: Buffer) -> Vec<f32> {
-        match buf {
-            Buffer::F32(v) => v,
-            other => panic!(
-                "internal error: expected an f32 output, got {}",
-                other.dtype()
-            ),
-        }
-    }
-}
-impl Element for f64 {
-    fn first(buf: &Buffer) -> f64 {
-        match buf {
-            Buffer::F64(v) => v[0],
-            other => panic!(
-                "internal error: expected an f64 output, got {}",
-                other.dtype()
-            ),
-        }
-    }
-    fn take(buf: Buffer) -> Vec<f64> {
-        match buf {
-            Buffer::F64(v) => v,
-            other => panic!(
-                "internal error: expected an f64 output, got {}",
-                other.dtype()
-            ),
-        }
-    }
+    fn into_buffer(v: Vec<Self>) -> Buffer;
 }
 
+macro_rules! element {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn first(buf: &Buffer) -> $t {
+                match buf {
+                    Buffer::$variant(v) => v[0],
+                    other => panic!(
+                        "internal error: expected a {} output, got {}",
+                        DType::$variant,
+                        other.dtype()
+                    ),
+                }
+            }
+            fn take(buf: Buffer) -> Vec<$t> {
+                match buf {
+                    Buffer::$variant(v) => v,
+                    other => panic!(
+                        "internal error: expected a {} output, got {}",
+                        DType::$variant,
+                        other.dtype()
+                    ),
+                }
+            }
+            fn into_buffer(v: Vec<$t>) -> Buffer {
+                Buffer::$variant(v)
+            }
+        }
+    };
+}
+element!(f32, F32);
+element!(f64, F64);
+element!(half::f16, F16);
+element!(half::bf16, BF16);
+
 impl Outputs<'_> {
-    /// Output `i` as a vector.
+    /// Output `i` as a vector (its elements in row-major order).
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
         T::take(oxla_core::exec::take_buffer(&mut self.bufs[i]))
     }
     /// Output `i`, a scalar (its buffer stays for reuse by the next call).
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {
         T::first(&self.bufs[i])
+    }
+    /// Output `i` as an array of dimensionality `D`.
+    pub fn array<T: Element, D: Dimension>(&mut self, i: usize) -> Array<T, D> {
+        let dims = self.dims[i].get().expect("results have dimensions").to_vec();
+        let v = self.vec::<T>(i);
+        match ArrayD::from_shape_vec(IxDyn(&dims), v).map(|a| a.into_dimensionality::<D>()) {
+            Ok(Ok(a)) => a,
+            _ => panic!("internal error: output {i} does not have shape {dims:?} of rank {:?}", D::NDIM),
+        }
     }
 }

@@ -23,11 +23,71 @@
 //! Each generated function `name` comes with `NAME_IR`, its IR text; see
 //! [`Inspect`] to read its kernels, Cranelift IR and PTX, or set
 //! `OXLA_DUMP=ir,kernels,clif,ptx`.
+//!
+//! - `#[jacfwd(name, wrt = x)]`, `#[jacrev(..)]`, `#[hessian(..)]`: full
+//!   Jacobians and Hessians, shaped as in JAX (result axes, then `x`'s).
+//!
+//! # Arrays
+//!
+//! Parameters are floats (`f32`, `f64`, `f16`, `bf16`), slices `&[T]`,
+//! [`ndarray`] views and references (`ArrayView2<T>`, `&Array2<T>`, ranks
+//! 1–6) and fixed-size arrays (`[[T; 3]; 2]`, whose sizes are static);
+//! results are floats, `Vec<T>` and `Array1<T>`…`Array6<T>`. Views in any
+//! layout are accepted (a transposed or stepped view is copied to a
+//! contiguous buffer first). The sizes are checked at each call; a mismatch
+//! panics with a message naming the argument, the axis, and the argument
+//! axis whose size it had to equal.
+//!
+//! ```
+//! use oxla::ndarray::{array, Array1, ArrayView1, ArrayView2};
+//!
+//! #[oxla::value_and_grad(loss_and_grad, wrt = w)]
+//! fn loss(w: ArrayView1<f64>, x: ArrayView2<f64>, y: ArrayView1<f64>) -> f64 {
+//!     let err = x.dot(&w) - y;
+//!     (err * err).mean()
+//! }
+//! let x = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+//! let y = array![1.0, 2.0, 3.0];
+//! let (value, g): (f64, Array1<f64>) = loss_and_grad(&array![0.0, 0.5], &x, &y);
+//! assert!(value < 1.0 && g.len() == 2);
+//! ```
+//!
+//! # The vocabulary
+//!
+//! Inside an annotated function, arrays combine with `+ - * /` under numpy
+//! broadcasting (trailing axes aligned, a size-1 axis stretched), and:
+//!
+//! | written | meaning | derivative |
+//! |---|---|---|
+//! | `x.exp()` `.ln()` `.sin()` `.cos()` `.tanh()` `.sqrt()` `.powi(n)` | elementwise | the usual one; `powi(0)` is 0 in every order |
+//! | `a.max(b)`, `a.min(b)` | elementwise, NaN from either operand (JAX's `maximum`) | a tie splits 0.5/0.5 |
+//! | `if a < b { x } else { y }` | elementwise select | through the chosen branch |
+//! | `a.dot(&b)`, `dot(a, b)` | ndarray's product: vector·vector, matrix·vector, vector·matrix, matrix·matrix (one `dot_general`) | bilinear: `da·b + a·db` |
+//! | `matmul(a, b)` | numpy's `matmul`: stacks of matrices over leading axes | bilinear |
+//! | `x.t()`, `x.reversed_axes()`, `x.permuted_axes([1, 0, 2])` | transpose | transposed back |
+//! | `x.insert_axis(Axis(k))`, `x.remove_axis(Axis(k))` (a size-1 axis) | reshape | reshaped back |
+//! | `x.sum()`, `sum(x)`, `x.sum_axis(Axis(k))` | sum | broadcast back |
+//! | `x.mean()`, `mean(x)`, `x.mean_axis(Axis(k))` | mean | broadcast back over n |
+//! | `x.max()`, `max(x)`, `x.max_axis(Axis(k))` (and `min`) | max / min, NaN propagating; -inf / +inf when empty | shared equally by the elements equal to the result (JAX) |
+//! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
+//! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
+//! | `stop_gradient(x)` | the identity | zero |
+//!
+//! Matrix products run on the `gemm` crate on the CPU; everything around
+//! them (a bias, an activation, the reductions that follow) is fused into
+//! kernels that make one pass over memory.
 
-pub use oxla_macros::{grad, jit, jvp, value_and_grad, vjp, vmap};
+pub use oxla_macros::{grad, hessian, jacfwd, jacrev, jit, jvp, value_and_grad, vjp, vmap};
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
-pub use oxla_core as core;
+pub use oxla_core;
+
+/// The n-dimensional arrays oxla functions take and return (the version
+/// oxla is built with: use it, or the same version, in your crate).
+pub use ndarray;
+
+/// `f16` and `bf16`, the half-precision element types oxla functions take.
+pub use half;
 
 mod inspect;
 mod runtime;

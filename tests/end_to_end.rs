@@ -3,7 +3,7 @@
 //! against the reference interpreter on the same IR and against finite
 //! differences.
 
-use oxla::core::{interp, text, DType, Tensor};
+use oxla::oxla_core::{interp, text, DType, Tensor};
 use oxla::{grad, jit, jvp, value_and_grad, vjp, vmap};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -195,10 +195,12 @@ fn vmap_matches_a_loop() {
     let ys: Vec<f64> = (0..b)
         .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
         .collect();
-    let batched = per_example(&w, &xs, &ys);
+    let x2 = oxla::ndarray::ArrayView2::from_shape((b, d), &xs).unwrap();
+    let batched = per_example(&w, x2, &ys);
+    assert_eq!(batched.dim(), (b, d));
     for i in 0..b {
         let single = loss_grad(&w, &xs[i * d..(i + 1) * d], ys[i]);
-        for (g, s) in batched[i * d..(i + 1) * d].iter().zip(&single) {
+        for (g, s) in batched.row(i).iter().zip(&single) {
             assert!(close(*g, *s, 1e-14), "example {i}: {g} vs {s}");
         }
     }

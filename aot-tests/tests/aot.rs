@@ -3,7 +3,7 @@
 //! level picked for this CPU and, in a second process, at the baseline level;
 //! each result equals the reference interpreter's on the same IR.
 
-use oxla::core::{interp, text, DType, Tensor};
+use oxla::oxla_core::{interp, text, DType, Tensor};
 use oxla::{compile_log, CompiledBy, IsaLevel, ISA_ENV};
 use oxla_aot_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -275,7 +275,10 @@ fn vmap_of_grad_matches_interpreter_and_a_loop() {
         let ys: Vec<f64> = (0..b)
             .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
             .collect();
-        let got = per_example_grads(&w, &xs, &ys);
+        let x2 = oxla::ndarray::ArrayView2::from_shape((b, d), &xs).unwrap();
+        let got = per_example_grads(&w, x2, &ys);
+        assert_eq!(got.dim(), (b, d));
+        let got = got.into_raw_vec_and_offset().0;
         let want = reference(
             PER_EXAMPLE_GRADS_IR,
             vec![

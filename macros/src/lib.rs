@@ -131,3 +131,26 @@ pub fn vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn vmap(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(TransformKind::Vmap, attr, item)
 }
+
+/// `#[jacfwd(name, wrt = x)]`: generate `name`, the full Jacobian of a
+/// function with one result with respect to `x` (default: the first
+/// parameter), by forward mode. Its shape is the result's shape followed by
+/// `x`'s, as in JAX.
+#[proc_macro_attribute]
+pub fn jacfwd(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(TransformKind::Jacfwd, attr, item)
+}
+
+/// `#[jacrev(name, wrt = x)]`: the same Jacobian as `#[jacfwd]`, by reverse
+/// mode (cheaper when the result is smaller than `x`).
+#[proc_macro_attribute]
+pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(TransformKind::Jacrev, attr, item)
+}
+
+/// `#[hessian(name, wrt = x)]`: the Hessian of a scalar function with respect
+/// to `x`, of shape `x`'s shape twice (`jacfwd(jacrev(f))`).
+#[proc_macro_attribute]
+pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(TransformKind::Hessian, attr, item)
+}

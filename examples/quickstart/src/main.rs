@@ -110,17 +110,19 @@ fn main() {
     println!("vmap(square) over 1..=10 = {:?}", square_all(&xs));
 
     let w = [0.5, -0.25, 1.0];
-    let batch_x = [1.0, 2.0, 3.0, -1.0, 0.5, 2.0];
+    // A batched slice parameter becomes a matrix: one row per example.
+    let batch_x = oxla::ndarray::array![[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]];
     let batch_y = [1.0, -1.0];
     let grads = per_example_grads(&w, &batch_x, &batch_y);
     println!("per-example gradients of the logistic loss (2 examples, 3 features):");
-    for (i, row) in grads.chunks(3).enumerate() {
+    for (i, row) in grads.rows().into_iter().enumerate() {
         println!(
             "  example {i}: [{:.6}, {:.6}, {:.6}]",
             row[0], row[1], row[2]
         );
-        let single = loss_grad(&w, &batch_x[3 * i..3 * i + 3], batch_y[i]);
-        assert_eq!(single, row, "vmap of grad equals grad per example");
+        let x_i = batch_x.row(i).to_vec();
+        let single = loss_grad(&w, &x_i, batch_y[i]);
+        assert_eq!(single, row.to_vec(), "vmap of grad equals grad per example");
     }
 
     let (x0, y0) = (0.7, -1.3);

@@ -25,7 +25,15 @@ pub(crate) fn live_eqns(f: &Function) -> Vec<usize> {
 /// Whether the macro emits `f` as straight-line Rust: every parameter,
 /// output and live value is a scalar. Such functions need no kernels.
 pub fn is_straight_line(f: &Function) -> bool {
-    f.is_scalar_only()
+    // Half-precision scalars compute in f32 inside kernels; Rust has no
+    // arithmetic of its own for them.
+    let full_precision = f
+        .params
+        .iter()
+        .chain(&f.outs)
+        .all(|v| matches!(f.dtype(*v), oxla_core::DType::F32 | oxla_core::DType::F64));
+    full_precision
+        && f.is_scalar_only()
         && live_eqns(f)
             .iter()
             .all(|&i| f.shape(f.eqns[i].out).is_scalar())

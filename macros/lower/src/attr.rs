@@ -5,7 +5,8 @@
 //! #[grad(name)]     #[grad(name, wrt = x)]     #[grad(name, wrt = (x, y))]
 //! #[value_and_grad(name)]    #[value_and_grad(name, wrt = …)]
 //! #[jvp(name)]      #[vjp(name)]
-//! #[vmap(name)]     #[vmap(name, in_axes = (0, None, 0))]   (or `in_axes = 0`)
+//! #[vmap(name)]     #[vmap(name, in_axes = (0, None, 1), out_axes = 0)]   (or `in_axes = 0`)
+//! #[jacfwd(name, wrt = x)]   #[jacrev(name, wrt = x)]   #[hessian(name, wrt = x)]
 //! ```
 //!
 //! Each may be written as a path (`oxla::grad`, `::oxla::grad`).
@@ -25,16 +26,22 @@ pub enum TransformKind {
     Jvp,
     Vjp,
     Vmap,
+    Jacfwd,
+    Jacrev,
+    Hessian,
 }
 
 impl TransformKind {
-    pub const ALL: [TransformKind; 6] = [
+    pub const ALL: [TransformKind; 9] = [
         TransformKind::Jit,
         TransformKind::Grad,
         TransformKind::ValueAndGrad,
         TransformKind::Jvp,
         TransformKind::Vjp,
         TransformKind::Vmap,
+        TransformKind::Jacfwd,
+        TransformKind::Jacrev,
+        TransformKind::Hessian,
     ];
 
     /// The attribute's name.
@@ -46,6 +53,9 @@ impl TransformKind {
             TransformKind::Jvp => "jvp",
             TransformKind::Vjp => "vjp",
             TransformKind::Vmap => "vmap",
+            TransformKind::Jacfwd => "jacfwd",
+            TransformKind::Jacrev => "jacrev",
+            TransformKind::Hessian => "hessian",
         }
     }
 
@@ -59,7 +69,13 @@ impl TransformKind {
             TransformKind::Grad | TransformKind::ValueAndGrad => {
                 &[("wrt", "`wrt = x` or `wrt = (x, y)`")]
             }
-            TransformKind::Vmap => &[("in_axes", "`in_axes = (0, None, …)`")],
+            TransformKind::Vmap => &[
+                ("in_axes", "`in_axes = (0, None, …)`"),
+                ("out_axes", "`out_axes = 1` or `out_axes = (0, 1)`"),
+            ],
+            TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
+                &[("wrt", "`wrt = x`")]
+            }
             TransformKind::Jit | TransformKind::Jvp | TransformKind::Vjp => &[],
         }
     }
@@ -72,15 +88,19 @@ impl TransformKind {
                 format!("`#[{n}(name)]`, `#[{n}(name, wrt = x)]` or `#[{n}(name, wrt = (x, y))]`")
             }
             TransformKind::Vmap => {
-                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …))]`".to_string()
+                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …), out_axes = …)]`".to_string()
+            }
+            TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
+                format!("`#[{n}(name)]` or `#[{n}(name, wrt = x)]`")
             }
             TransformKind::Jvp | TransformKind::Vjp => format!("`#[{n}(name)]`"),
         }
     }
 }
 
-/// `in_axes`: per parameter, `Some(0)` batched along the leading axis or
-/// `None` shared by every example.
+/// `in_axes`: per parameter, `Some(k)` batched along axis `k` or `None`
+/// shared by every example; `out_axes`: per result, the axis the batch goes
+/// to, or `None` for a result the same for every example.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InAxes {
     /// `in_axes = 0` or `in_axes = None`: the same for every parameter.
@@ -99,6 +119,8 @@ pub struct TransformAttr {
     pub wrt: Option<Vec<Ident>>,
     /// `in_axes = …`, with the span of its value.
     pub in_axes: Option<(InAxes, Span)>,
+    /// `out_axes = …`, with the span of its value (every entry `Some`).
+    pub out_axes: Option<(InAxes, Span)>,
     /// Where errors about the attribute as a whole point.
     pub span: Span,
 }
@@ -131,6 +153,7 @@ pub fn parse_args(
         name: None,
         wrt: None,
         in_axes: None,
+        out_axes: None,
         span,
     };
     let parser = |input: ParseStream| -> syn::Result<()> {
@@ -240,12 +263,18 @@ fn parse_args_inner(input: ParseStream, attr: &mut TransformAttr, errors: &mut E
                 errors.at(key.span(), "`wrt` is given twice");
             }
             attr.wrt = parse_wrt(value, errors);
-        } else {
+        } else if key == "in_axes" {
             if attr.in_axes.is_some() {
                 errors.at(key.span(), "`in_axes` is given twice");
             }
             let span = value.span();
-            attr.in_axes = parse_in_axes(value, errors).map(|a| (a, span));
+            attr.in_axes = parse_axes(value, "in_axes", true, errors).map(|a| (a, span));
+        } else {
+            if attr.out_axes.is_some() {
+                errors.at(key.span(), "`out_axes` is given twice");
+            }
+            let span = value.span();
+            attr.out_axes = parse_axes(value, "out_axes", true, errors).map(|a| (a, span));
         }
         if !input.is_empty() && input.parse::<Token![,]>().is_err() {
             let _ = input.parse::<TokenStream>();
@@ -298,16 +327,20 @@ fn tuple_items(expr: &syn::Expr) -> Vec<&syn::Expr> {
     }
 }
 
-/// `0`, `None`, or a tuple of them.
-fn parse_in_axes(value: TokenStream, errors: &mut Errors) -> Option<InAxes> {
-    const SUPPORTED: &str =
-        "only 0 (batched along the leading axis) and None (shared by every example) are supported";
+/// An axis (`0`, `1`, …), `None` where `allow_none`, or a tuple of them.
+fn parse_axes(value: TokenStream, key: &str, allow_none: bool, errors: &mut Errors) -> Option<InAxes> {
+    let supported = if key == "in_axes" {
+        "each entry is an axis (0, 1, …: that axis of the argument is batched) or None (shared by every example)"
+    } else {
+        "each entry is the axis (0, 1, …) of the result that the batch becomes, or None (a result that is the same for every example)"
+    };
+    let example = "(0, None, …)";
     let expr: syn::Expr = match syn::parse2(value.clone()) {
         Ok(e) => e,
         Err(_) => {
             errors.spanned(
                 value,
-                format!("bad `in_axes`: write `in_axes = (0, None, …)`; {SUPPORTED}"),
+                format!("bad `{key}`: write `{key} = {example}`; {supported}"),
             );
             return None;
         }
@@ -320,13 +353,15 @@ fn parse_in_axes(value: TokenStream, errors: &mut Errors) -> Option<InAxes> {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),
                 ..
-            }) if i.base10_digits() == "0" && i.suffix().is_empty() => out.push(Some(0)),
-            syn::Expr::Path(p) if p.path.is_ident("None") => out.push(None),
+            }) if i.suffix().is_empty() && i.base10_parse::<usize>().is_ok() => {
+                out.push(i.base10_parse::<usize>().ok())
+            }
+            syn::Expr::Path(p) if allow_none && p.path.is_ident("None") => out.push(None),
             other => {
                 let shown = quote::quote!(#other).to_string();
                 errors.spanned(
                     other,
-                    format!("unsupported in_axes entry `{shown}`: {SUPPORTED}"),
+                    format!("unsupported {key} entry `{shown}`: {supported}"),
                 );
                 ok = false;
             }

@@ -21,9 +21,13 @@ pub mod errors;
 pub mod lower;
 mod paths;
 pub mod stack;
+pub mod types;
+mod vocab;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_nd;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, TransformAttr, TransformKind};
@@ -32,7 +36,7 @@ pub use codegen::{
     MANIFEST_NO_OBJECTS,
 };
 pub use errors::Errors;
-pub use lower::{length_symbol, lower_fn};
+pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
 
@@ -86,7 +90,20 @@ pub fn expand_attribute_with(
         Err(e) => errors.extend(e),
     }
     let errs = errors.to_compile_errors();
+    let item = without_body(item);
     quote!(#item #markers #errs)
+}
+
+/// The function as written, for the IDE and for its callers to type-check
+/// against, but with a body that cannot fail to compile: rustc would
+/// otherwise add its own errors about the very code oxla just reported
+/// (`cannot multiply ArrayView2 by f32` after an oxla error in that line).
+fn without_body(mut item: syn::ItemFn) -> syn::ItemFn {
+    item.attrs.push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
+    item.block = Box::new(syn::parse_quote!({
+        ::core::panic!("oxla: this function did not compile; see the errors above")
+    }));
+    item
 }
 
 /// The argument that marks an attribute already handled by the stack.

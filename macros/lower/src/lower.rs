@@ -5,6 +5,8 @@
 //! lowers to `None`) so that one expansion reports all of them.
 
 use crate::errors::Errors;
+pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
+use crate::types::{float_of, param_ty, result_ty, strip_group, vec_of, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
 use proc_macro2::Span;
@@ -12,121 +14,12 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Stmt};
 
-pub(crate) const SUPPORTED_PARAMS: &str = "supported parameter types: f32, f64, &[f32], &[f64]";
-pub(crate) const SUPPORTED_RETURNS: &str =
-    "supported return types: f32, f64, Vec<f32>, Vec<f64>, or a tuple of these";
 pub(crate) const SUPPORTED_METHODS: &str =
     "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e)";
 pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
 pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
      `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
      cos, tanh, sqrt, powi, max, min, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
-pub(crate) const PURE: &str = "oxla functions must be pure";
-
-/// What a parameter or result is on the Rust side.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum RustTy {
-    /// `f32` / `f64`.
-    Scalar(DType),
-    /// `&[f32]` as a parameter, `Vec<f32>` as a result.
-    Array(DType),
-}
-
-impl RustTy {
-    pub fn dtype(self) -> DType {
-        match self {
-            RustTy::Scalar(d) | RustTy::Array(d) => d,
-        }
-    }
-    pub fn is_array(self) -> bool {
-        matches!(self, RustTy::Array(_))
-    }
-}
-
-/// `f32` / `f64` (as a plain path, or `core::primitive::f32` etc.).
-fn float_of(ty: &syn::Type) -> Option<DType> {
-    let syn::Type::Path(p) = strip_group(ty) else {
-        return None;
-    };
-    if p.qself.is_some() {
-        return None;
-    }
-    let last = p.path.segments.last()?;
-    if !last.arguments.is_none() {
-        return None;
-    }
-    let prefix_ok = p.path.segments.len() == 1
-        || p.path
-            .segments
-            .iter()
-            .rev()
-            .skip(1)
-            .all(|s| ["core", "std", "primitive"].contains(&&*s.ident.to_string()));
-    if !prefix_ok {
-        return None;
-    }
-    match last.ident.to_string().as_str() {
-        "f32" => Some(DType::F32),
-        "f64" => Some(DType::F64),
-        _ => None,
-    }
-}
-
-fn strip_group(ty: &syn::Type) -> &syn::Type {
-    match ty {
-        syn::Type::Group(g) => strip_group(&g.elem),
-        syn::Type::Paren(p) => strip_group(&p.elem),
-        t => t,
-    }
-}
-
-/// A parameter type: `f32`, `f64`, `&[f32]`, `&[f64]`.
-pub(crate) fn param_ty(ty: &syn::Type) -> Result<RustTy, String> {
-    if let Some(d) = float_of(ty) {
-        return Ok(RustTy::Scalar(d));
-    }
-    if let syn::Type::Reference(r) = strip_group(ty) {
-        if let syn::Type::Slice(s) = strip_group(&r.elem) {
-            if let Some(d) = float_of(&s.elem) {
-                if r.mutability.is_some() {
-                    return Err(format!(
-                        "`&mut` parameters are not supported ({PURE}); {SUPPORTED_PARAMS}"
-                    ));
-                }
-                return Ok(RustTy::Array(d));
-            }
-        }
-    }
-    let shown = ty.to_token_stream().to_string();
-    Err(format!(
-        "unsupported parameter type `{shown}`: {SUPPORTED_PARAMS}"
-    ))
-}
-
-/// `Vec<f32>` / `Vec<f64>` (also `std::vec::Vec<…>`).
-fn vec_of(ty: &syn::Type) -> Option<DType> {
-    let syn::Type::Path(p) = strip_group(ty) else {
-        return None;
-    };
-    let last = p.path.segments.last()?;
-    if last.ident != "Vec" || p.qself.is_some() {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
-        return None;
-    };
-    match a.args.iter().collect::<Vec<_>>().as_slice() {
-        [syn::GenericArgument::Type(t)] => float_of(t),
-        _ => None,
-    }
-}
-
-/// One result type: a float or a `Vec` of floats.
-fn result_ty(ty: &syn::Type) -> Option<RustTy> {
-    float_of(ty)
-        .map(RustTy::Scalar)
-        .or_else(|| vec_of(ty).map(RustTy::Array))
-}
 
 /// The declared results: their types, and whether they form a tuple.
 pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
@@ -140,33 +33,43 @@ pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), 
         let mut out = Vec::new();
         for e in &t.elems {
             match result_ty(e) {
-                Some(r) => out.push((r, e.span())),
-                None => {
-                    let shown = e.to_token_stream().to_string();
-                    return Err(syn::Error::new_spanned(
-                        e,
-                        format!("unsupported return type `{shown}`: {SUPPORTED_RETURNS}"),
-                    ));
-                }
+                Ok(r) => out.push((r, e.span())),
+                Err(msg) => return Err(syn::Error::new_spanned(e, msg)),
             }
         }
         return Ok((out, true));
     }
     match result_ty(ty) {
-        Some(r) => Ok((vec![(r, ty.span())], false)),
-        None => {
-            let shown = ty.to_token_stream().to_string();
-            Err(syn::Error::new_spanned(
-                ty,
-                format!("unsupported return type `{shown}`: {SUPPORTED_RETURNS}"),
-            ))
-        }
+        Ok(r) => Ok((vec![(r, ty.span())], false)),
+        Err(msg) => Err(syn::Error::new_spanned(ty, msg)),
     }
 }
 
 /// The length symbol of slice parameter `name`.
 pub fn length_symbol(name: &str) -> String {
     format!("n_{name}")
+}
+
+/// The symbol of axis `axis` of parameter `name`, of rank `rank`: `n_x` for
+/// a vector (its length), `x_0`, `x_1`, … otherwise.
+pub fn dim_symbol(name: &str, axis: usize, rank: usize) -> String {
+    if rank == 1 {
+        length_symbol(name)
+    } else {
+        format!("{name}_{axis}")
+    }
+}
+
+/// The IR type of a parameter of Rust type `t` named `name`.
+pub(crate) fn param_ir_type(name: &str, t: &RustTy, dtype: DType) -> Type {
+    let dims = match t {
+        RustTy::Fixed { dims, .. } => dims.iter().map(|d| Dim::Const(*d)).collect(),
+        t => {
+            let r = t.rank();
+            (0..r).map(|a| Dim::sym(&dim_symbol(name, a, r))).collect()
+        }
+    };
+    Type::new(dtype, Shape(dims))
 }
 
 /// Lower `item` to an IR function named after it. All problems are reported
@@ -216,10 +119,16 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
             "`extern` functions are not supported: oxla functions are plain `fn`s",
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    // Lifetimes (of views) are fine; type and const generics are not.
+    let only_lifetimes = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !only_lifetimes || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
-            "generic functions are not supported: use f32 or f64 and slices of them",
+            "generic functions are not supported: use one float type (f32, f64, f16 or bf16) and arrays of it",
         );
     }
     if let Some(v) = &sig.variadic {
@@ -232,6 +141,7 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
     // Parameter and result types, and the one float type.
     let mut floats: Vec<(DType, Span, String)> = Vec::new();
     let mut params: Vec<(String, RustTy, Span)> = Vec::new();
+    let mut unbound: Vec<String> = Vec::new();
     for input in &sig.inputs {
         match input {
             syn::FnArg::Receiver(r) => errors.spanned(
@@ -257,6 +167,11 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
                             floats.push((t.dtype(), pt.ty.span(), format!("parameter `{name}`")));
                             params.push((name, t, pt.ty.span()));
                         }
+                    }
+                    Err(msg) if name.is_some() => {
+                        errors.spanned(&pt.ty, msg);
+                        // Uses of the parameter are not reported again.
+                        unbound.push(name.unwrap_or_default());
                     }
                     Err(msg) => errors.spanned(&pt.ty, msg),
                 }
@@ -286,7 +201,7 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
                 errors.at(
                     *span,
                     format!(
-                        "mixed float types: {what} is {d} but {first} is {dtype}; all parameters and results of an oxla function use one float type (f32 or f64)"
+                        "mixed float types: {what} is {d} but {first} is {dtype}; all parameters and results of an oxla function use one float type (f32, f64, f16 or bf16)"
                     ),
                 );
             }
@@ -300,12 +215,11 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
         errors,
     };
     for (name, t, _) in &params {
-        let ty = match t {
-            RustTy::Scalar(_) => Type::scalar(dtype),
-            RustTy::Array(_) => Type::new(dtype, Shape::vector(Dim::sym(&length_symbol(name)))),
-        };
-        let v = lw.f.add_param(name, ty);
+        let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
         lw.bind(name.clone(), Some(v));
+    }
+    for name in unbound {
+        lw.bind(name, None);
     }
     let outs = lw.lower_body(&item.block);
     let mut f = lw.f;
@@ -326,15 +240,20 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
         return None;
     }
     for (v, (r, span)) in outs.iter().zip(&rets) {
-        let rank = f.shape(*v).rank();
-        match (r, rank) {
-            (RustTy::Scalar(_), 0) | (RustTy::Array(_), 1) => {}
-            (RustTy::Scalar(_), _) => {
-                errors.at(*span, "the declared result is a scalar but the function computes an array here; return `Vec<…>` or reduce it with `sum`/`dot`")
-            }
-            (RustTy::Array(_), _) => errors.at(
+        let shape = f.shape(*v).clone();
+        match (r, shape.rank()) {
+            (r, rank) if r.rank() == rank => {}
+            (RustTy::Scalar(_), _) => errors.at(
                 *span,
-                "the declared result is a `Vec` but the function computes a scalar here; declare a float result",
+                format!("the declared result is a scalar but the function computes an array of shape {shape} here; reduce it (`sum`, `mean`, …) or declare an array result"),
+            ),
+            (_, 0) => errors.at(
+                *span,
+                "the declared result is an array but the function computes a scalar here; declare a float result",
+            ),
+            (r, rank) => errors.at(
+                *span,
+                format!("the declared result has rank {} but the function computes an array of rank {rank} (shape {shape}) here", r.rank()),
             ),
         }
     }
@@ -342,14 +261,14 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
     errors.is_empty().then_some(f)
 }
 
-struct Lowerer<'e> {
-    f: Function,
-    dtype: DType,
+pub(crate) struct Lowerer<'e> {
+    pub(crate) f: Function,
+    pub(crate) dtype: DType,
     /// Innermost last; each scope lists its bindings in order (later shadow
     /// earlier). `None` marks a `let` whose value had errors: its uses are
     /// not reported again.
     scopes: Vec<Vec<(String, Option<Var>)>>,
-    errors: &'e mut Errors,
+    pub(crate) errors: &'e mut Errors,
 }
 
 /// The tuple result of a block: its values and the span of the expression.
@@ -524,7 +443,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn push(&mut self, op: Op, ins: &[Var], span: Span) -> Option<Var> {
+    pub(crate) fn push(&mut self, op: Op, ins: &[Var], span: Span) -> Option<Var> {
         match self.f.push(op, ins) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -538,7 +457,7 @@ impl Lowerer<'_> {
         self.f.literal(value, self.dtype)
     }
 
-    fn lower_expr(&mut self, e: &Expr) -> Option<Var> {
+    pub(crate) fn lower_expr(&mut self, e: &Expr) -> Option<Var> {
         match e {
             Expr::Lit(l) => self.lower_lit(&l.lit, false),
             Expr::Paren(p) => self.lower_expr(&p.expr),
@@ -589,6 +508,9 @@ impl Lowerer<'_> {
             Expr::If(i) => self.lower_if(i),
             Expr::Block(b) if b.label.is_none() => self.lower_block(&b.block),
             Expr::MethodCall(m) => self.lower_method(m),
+            // `&x` (as in `x.dot(&w)`): values are immutable, so a shared
+            // reference is the value itself.
+            Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr),
             Expr::Call(c) => self.lower_call(c),
             Expr::Macro(m) => {
                 self.errors.spanned(
@@ -760,6 +682,9 @@ impl Lowerer<'_> {
                 .spanned(t, "type arguments are not supported on methods");
             return None;
         }
+        if let Some(v) = self.lower_array_method(m) {
+            return v;
+        }
         let unary = match name.as_str() {
             "exp" => Some(UnaryOp::Exp),
             "ln" => Some(UnaryOp::Log),
@@ -776,7 +701,10 @@ impl Lowerer<'_> {
                 };
                 self.errors.spanned(
                     &m.method,
-                    format!("unknown method `{name}`{hint}: {SUPPORTED_METHODS}"),
+                    format!(
+                        "unknown method `{name}`{hint}: {SUPPORTED_METHODS}; on arrays also {}",
+                        crate::vocab::ARRAY_METHODS
+                    ),
                 );
                 // Still check the receiver and arguments for errors.
                 self.lower_expr(&m.receiver);
@@ -848,8 +776,10 @@ impl Lowerer<'_> {
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
-        const SUPPORTED_FNS: &str =
-            "supported functions are `sum(x)` and `dot(x, y)` (also as `oxla::sum`, `oxla::dot`)";
+        let supported_fns = format!(
+            "supported functions are {} (also as `oxla::…`)",
+            crate::vocab::ARRAY_FUNCTIONS
+        );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
                 let segs: Vec<String> = p
@@ -867,12 +797,17 @@ impl Lowerer<'_> {
             }
             _ => None,
         };
+        if let Some(n) = &name {
+            if let Some(v) = self.lower_array_call(n, c) {
+                return v;
+            }
+        }
         let name = name.filter(|n| n == "sum" || n == "dot");
         let Some(name) = name else {
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
             self.errors.spanned(
                 &c.func,
-                format!("unknown function `{shown}`: {SUPPORTED_FNS}"),
+                format!("unknown function `{shown}`: {supported_fns}"),
             );
             for a in &c.args {
                 self.lower_expr(a);
@@ -911,7 +846,7 @@ impl Lowerer<'_> {
             );
         }
         for (a, e) in args.iter().zip(&c.args) {
-            if self.f.shape(*a).rank() != 1 {
+            if self.f.shape(*a).rank() == 0 {
                 self.errors.spanned(
                     e,
                     "`dot` takes two arrays (slice parameters or expressions of them)",
@@ -919,63 +854,18 @@ impl Lowerer<'_> {
                 return None;
             }
         }
-        let mut vs = [args[0], args[1]];
-        self.coerce(&mut vs, c.span())?;
-        self.push(Op::Dot, &vs, c.span())
+        self.ndarray_dot(args[0], args[1], c.span())
     }
 
-    /// Bring `vs` to one shape: arrays of the same rank have their length
-    /// symbols unified (so the runtime checks they match), and scalars are
-    /// broadcast to the arrays' shape.
+    /// Bring `vs` to one shape, broadcasting as numpy does (see
+    /// `vocab::broadcast_all`).
     fn coerce(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
-        let arrays: Vec<Var> = vs
-            .iter()
-            .copied()
-            .filter(|v| !self.f.shape(*v).is_scalar())
-            .collect();
-        let Some(&first) = arrays.first() else {
-            return Some(());
-        };
-        for &v in &arrays[1..] {
-            let (rank_a, rank_b) = (self.f.shape(first).rank(), self.f.shape(v).rank());
-            if rank_a != rank_b {
-                let (a, b) = (self.f.shape(first).clone(), self.f.shape(v).clone());
-                self.errors
-                    .at(span, format!("cannot combine arrays of shapes {a} and {b}"));
-                return None;
-            }
-            for i in 0..rank_a {
-                // Re-read each time: a substitution renames symbols everywhere.
-                let a = self.f.shape(first).0[i].clone();
-                let b = self.f.shape(v).0[i].clone();
-                if !self.unify(&a, &b) {
-                    self.errors.at(
-                        span,
-                        format!("cannot combine arrays of lengths {a} and {b}"),
-                    );
-                    return None;
-                }
-            }
-        }
-        let target = self.f.shape(first).clone();
-        for v in vs.iter_mut() {
-            if self.f.shape(*v).is_scalar() {
-                *v = self.push(
-                    Op::Broadcast {
-                        shape: target.clone(),
-                        dims: Vec::new(),
-                    },
-                    &[*v],
-                    span,
-                )?;
-            }
-        }
-        Some(())
+        self.broadcast_all(vs, span)
     }
 
     /// Make two dimensions equal by substituting a symbol everywhere in the
     /// function; `false` when both are different constants.
-    fn unify(&mut self, a: &Dim, b: &Dim) -> bool {
+    pub(crate) fn unify(&mut self, a: &Dim, b: &Dim) -> bool {
         if a == b {
             return true;
         }

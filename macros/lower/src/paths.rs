@@ -19,11 +19,30 @@ pub fn arg() -> TokenStream {
     quote!(::oxla::__private::Arg)
 }
 
-/// `::core::primitive::<float>`: a float type that a user type alias cannot shadow.
+/// A float type that a user type alias cannot shadow:
+/// `::core::primitive::f32`, `::oxla::half::f16`, ….
 pub fn float(dtype: oxla_core::DType) -> TokenStream {
     match dtype {
         oxla_core::DType::F64 => quote!(::core::primitive::f64),
+        oxla_core::DType::F16 => quote!(::oxla::half::f16),
+        oxla_core::DType::BF16 => quote!(::oxla::half::bf16),
         _ => quote!(::core::primitive::f32),
+    }
+}
+
+/// `::oxla::ndarray`: the ndarray crate oxla is built with.
+pub fn ndarray() -> TokenStream {
+    quote!(::oxla::ndarray)
+}
+
+/// ndarray's dimension type of rank `rank` (`Ix2`; `IxDyn` above `Ix6`).
+pub fn ix(rank: usize) -> TokenStream {
+    let nd = ndarray();
+    if rank <= crate::types::MAX_NAMED_RANK {
+        let id = quote::format_ident!("Ix{}", rank);
+        quote!(#nd::#id)
+    } else {
+        quote!(#nd::IxDyn)
     }
 }
 

@@ -176,7 +176,69 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                     axes.clone()
                 }
             };
-            guard(what, span, || transforms::vmap(input, &axes))?
+            if let Some((_, s)) = &attr.in_axes {
+                for ((p, name), a) in input.params.iter().zip(&input.param_names).zip(&axes) {
+                    let rank = input.shape(*p).rank();
+                    if let Some(a) = a.filter(|a| *a > rank) {
+                        return Err(syn::Error::new(
+                            *s,
+                            format!(
+                                "in_axes entry {a} for `{name}` is out of range: `{name}` has rank {rank}, so its batch axis is one of 0..={rank} (or None)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            let outs = input.outs.len();
+            let out_axes = match &attr.out_axes {
+                None => vec![Some(0); outs],
+                Some((InAxes::All(a), _)) => vec![*a; outs],
+                Some((InAxes::Each(axes), s)) => {
+                    if axes.len() != outs {
+                        return Err(syn::Error::new(
+                            *s,
+                            format!(
+                                "`out_axes` has {} entries but `{input_name}` has {outs} results",
+                                axes.len()
+                            ),
+                        ));
+                    }
+                    axes.clone()
+                }
+            };
+            guard(what, span, || transforms::vmap_axes(input, &axes, &out_axes))?
+        }
+        TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
+            let wrt = match wrt_indices(attr, input, input_name)?.as_slice() {
+                _ if attr.wrt.is_none() => 0,
+                [i] => *i,
+                _ => {
+                    return Err(syn::Error::new(
+                        span,
+                        format!("`#[{what}]` differentiates with respect to one parameter: write `wrt = x`"),
+                    ))
+                }
+            };
+            if input.params.is_empty() {
+                return Err(syn::Error::new(span, format!("`#[{what}]` needs a parameter to differentiate with respect to")));
+            }
+            if input.outs.len() != 1 {
+                return Err(syn::Error::new(
+                    span,
+                    format!("`#[{what}]` needs a function with one result, but `{input_name}` returns {}", describe_outs(input)),
+                ));
+            }
+            if attr.kind == TransformKind::Hessian && !input.shape(input.outs[0]).is_scalar() {
+                return Err(syn::Error::new(
+                    span,
+                    format!("`#[hessian]` needs a function that returns one scalar, but `{input_name}` returns {}", describe_outs(input)),
+                ));
+            }
+            match attr.kind {
+                TransformKind::Jacfwd => guard(what, span, || transforms::jacfwd(input, wrt))?,
+                TransformKind::Jacrev => guard(what, span, || transforms::jacrev(input, wrt))?,
+                _ => guard(what, span, || transforms::hessian(input, wrt))?,
+            }
         }
     };
     simplify(&f, span)

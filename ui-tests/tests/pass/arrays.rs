@@ -26,11 +26,12 @@ fn main() {
     assert_eq!(square_all(&[1.0, 2.0, 3.0]), vec![1.0, 4.0, 9.0]);
 
     let w = [1.0, -1.0];
-    let xs = [1.0, 2.0, 3.0, 5.0]; // two examples of length 2, row-major
+    // Two examples of length 2: the batched slice parameter is a matrix.
+    let xs = oxla::ndarray::array![[1.0, 2.0], [3.0, 5.0]];
     let ys = [0.0, 1.0];
     let g = per_example(&w, &xs, &ys);
-    assert_eq!(&g[0..2], &loss_grad(&w, &xs[0..2], 0.0)[..]);
-    assert_eq!(&g[2..4], &loss_grad(&w, &xs[2..4], 1.0)[..]);
+    assert_eq!(g.row(0).to_vec(), loss_grad(&w, &[1.0, 2.0], 0.0));
+    assert_eq!(g.row(1).to_vec(), loss_grad(&w, &[3.0, 5.0], 1.0));
     // d/dw (w.x - y)^2 = 2 (w.x - y) x
     assert_eq!(loss_grad(&w, &[1.0, 2.0], 0.0), vec![-2.0, -4.0]);
     assert!(PER_EXAMPLE_IR.contains("fn per_example("));

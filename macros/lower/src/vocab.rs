@@ -1,0 +1,553 @@
+//! The array vocabulary: the methods and functions on n-d arrays, under the
+//! names an ndarray / jax.numpy user would guess, each lowered to IR ops.
+//!
+//! | written | IR |
+//! |---|---|
+//! | `x.t()`, `x.reversed_axes()`, `x.permuted_axes([..])` | `transpose` |
+//! | `a.dot(&b)`, `dot(a, b)` (ndarray: 1·1, 2·1, 1·2, 2·2) | `dot_general` (1·1: `dot`) |
+//! | `matmul(a, b)` (numpy: batched over leading axes) | `dot_general` (+ `transpose`) |
+//! | `x.sum()`, `sum(x)`, `x.sum_axis(Axis(k))` | `reduce_sum` |
+//! | `x.mean()`, `mean(x)`, `x.mean_axis(Axis(k))` | `reduce_sum` / `dim_size` |
+//! | `x.max()`, `max(x)`, `x.max_axis(Axis(k))` (and min) | `reduce_max` / `reduce_min` |
+//! | `x.insert_axis(Axis(k))`, `x.remove_axis(Axis(k))` (a size-1 axis) | `reshape` |
+//! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | max, exp, sum, log with `stop_gradient` on the max |
+//! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
+//! | `stop_gradient(x)` | `stop_gradient` |
+//!
+//! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
+
+use crate::lower::Lowerer;
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{Dim, DotDims, Op, Shape, Var};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+/// The array methods handled here (for error messages).
+pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), dot(&y), \
+     sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
+     min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k))";
+
+/// The functions handled here (for error messages).
+pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
+     logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x)";
+
+/// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
+fn axis_arg(e: &Expr) -> Option<usize> {
+    let Expr::Call(c) = strip(e) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    if p.path.segments.last()?.ident != "Axis" || c.args.len() != 1 {
+        return None;
+    }
+    match strip(&c.args[0]) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        _ => None,
+    }
+}
+
+/// `[1, 0, 2]` or `(1, 0, 2)` of integer literals.
+fn axes_list(e: &Expr) -> Option<Vec<usize>> {
+    let elems: Vec<&Expr> = match strip(e) {
+        Expr::Array(a) => a.elems.iter().collect(),
+        Expr::Tuple(t) => t.elems.iter().collect(),
+        _ => return None,
+    };
+    elems
+        .into_iter()
+        .map(|x| match strip(x) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse().ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+        e => e,
+    }
+}
+
+/// Which reduction a name asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+impl Reduction {
+    fn of(name: &str) -> Option<(Reduction, bool)> {
+        Some(match name {
+            "sum" => (Reduction::Sum, false),
+            "mean" => (Reduction::Mean, false),
+            "max" => (Reduction::Max, false),
+            "min" => (Reduction::Min, false),
+            "sum_axis" => (Reduction::Sum, true),
+            "mean_axis" => (Reduction::Mean, true),
+            "max_axis" => (Reduction::Max, true),
+            "min_axis" => (Reduction::Min, true),
+            _ => return None,
+        })
+    }
+}
+
+impl Lowerer<'_> {
+    /// An array method, if `m` is one (else `None`: the caller handles it).
+    pub(crate) fn lower_array_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+        let name = m.method.to_string();
+        let span = m.span();
+        let args: Vec<&Expr> = m.args.iter().collect();
+        // `x.max(y)` / `x.min(y)` are elementwise; `x.max()` reduces.
+        if matches!(name.as_str(), "max" | "min") && !args.is_empty() {
+            return None;
+        }
+        let handled = matches!(
+            name.as_str(),
+            "t" | "reversed_axes" | "permuted_axes" | "dot" | "insert_axis" | "remove_axis"
+        ) || Reduction::of(&name).is_some();
+        if !handled {
+            return None;
+        }
+        let x = self.lower_expr(&m.receiver);
+        Some(self.array_method(&name, x, &args, span, m))
+    }
+
+    fn array_method(
+        &mut self,
+        name: &str,
+        x: Option<Var>,
+        args: &[&Expr],
+        span: Span,
+        m: &syn::ExprMethodCall,
+    ) -> Option<Var> {
+        let want = match name {
+            "t" | "reversed_axes" | "sum" | "mean" | "max" | "min" => 0,
+            _ => 1,
+        };
+        if args.len() != want {
+            let what = if want == 0 { "no arguments" } else { "one argument" };
+            self.errors
+                .at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
+            return None;
+        }
+        if name == "dot" {
+            let y = self.lower_expr(args[0]);
+            return self.ndarray_dot(x?, y?, span);
+        }
+        let x = x?;
+        let rank = self.f.shape(x).rank();
+        match name {
+            "t" | "reversed_axes" => {
+                let perm = (0..rank).rev().collect();
+                self.push(Op::Transpose { perm }, &[x], span)
+            }
+            "permuted_axes" => {
+                let Some(perm) = axes_list(args[0]) else {
+                    self.errors.spanned(
+                        args[0],
+                        "`permuted_axes` takes the new order of the axes as integer literals, like `[1, 0, 2]`",
+                    );
+                    return None;
+                };
+                self.push(Op::Transpose { perm }, &[x], span)
+            }
+            "insert_axis" | "remove_axis" => {
+                let axis = self.axis(args[0], name)?;
+                let mut dims = self.f.shape(x).0.clone();
+                let limit = if name == "insert_axis" { rank } else { rank.saturating_sub(1) };
+                if axis > limit || (name == "remove_axis" && rank == 0) {
+                    self.errors.spanned(
+                        args[0],
+                        format!("axis {axis} is out of range for an array of rank {rank}"),
+                    );
+                    return None;
+                }
+                if name == "insert_axis" {
+                    dims.insert(axis, Dim::Const(1));
+                } else {
+                    if dims[axis] != Dim::Const(1) {
+                        self.errors.spanned(
+                            args[0],
+                            format!(
+                                "`remove_axis` removes an axis of size 1, but axis {axis} has size {}",
+                                dims[axis]
+                            ),
+                        );
+                        return None;
+                    }
+                    dims.remove(axis);
+                }
+                self.push(Op::Reshape { shape: Shape(dims) }, &[x], span)
+            }
+            _ => {
+                let (kind, with_axis) = Reduction::of(name)?;
+                let axes = if with_axis {
+                    let a = self.axis(args[0], name)?;
+                    if a >= rank {
+                        self.errors.spanned(
+                            args[0],
+                            format!("axis {a} is out of range for an array of rank {rank}"),
+                        );
+                        return None;
+                    }
+                    vec![a]
+                } else {
+                    (0..rank).collect()
+                };
+                self.reduce(kind, x, axes, span)
+            }
+        }
+    }
+
+    fn axis(&mut self, e: &Expr, name: &str) -> Option<usize> {
+        let a = axis_arg(e);
+        if a.is_none() {
+            self.errors.spanned(
+                e,
+                format!("`{name}` takes an axis as `Axis(k)` with an integer literal k"),
+            );
+        }
+        a
+    }
+
+    fn reduce(&mut self, kind: Reduction, x: Var, axes: Vec<usize>, span: Span) -> Option<Var> {
+        if self.f.shape(x).is_scalar() && !axes.is_empty() {
+            return Some(x);
+        }
+        match kind {
+            Reduction::Sum => self.push(Op::ReduceSum { axes }, &[x], span),
+            Reduction::Max => self.push(Op::ReduceMax { axes }, &[x], span),
+            Reduction::Min => self.push(Op::ReduceMin { axes }, &[x], span),
+            Reduction::Mean => {
+                let dims: Vec<Dim> = axes.iter().map(|a| self.f.shape(x).0[*a].clone()).collect();
+                let s = self.push(Op::ReduceSum { axes }, &[x], span)?;
+                let mut count = None;
+                for d in dims {
+                    let n = self.push(Op::DimSize { dim: d, dtype: self.dtype }, &[], span)?;
+                    count = Some(match count {
+                        None => n,
+                        Some(c) => self.push(Op::Binary(BinaryOp::Mul), &[c, n], span)?,
+                    });
+                }
+                let Some(count) = count else { return Some(s) };
+                let mut vs = [s, count];
+                self.broadcast_all(&mut vs, span)?;
+                self.push(Op::Binary(BinaryOp::Div), &vs, span)
+            }
+        }
+    }
+
+    /// `a.dot(&b)` with ndarray's meaning: vector·vector (a scalar),
+    /// matrix·vector, vector·matrix, matrix·matrix.
+    pub(crate) fn ndarray_dot(&mut self, a: Var, b: Var, span: Span) -> Option<Var> {
+        let (ra, rb) = (self.f.shape(a).rank(), self.f.shape(b).rank());
+        if !(1..=2).contains(&ra) || !(1..=2).contains(&rb) {
+            self.errors.at(
+                span,
+                format!(
+                    "`dot` takes vectors and matrices, got arrays of shapes {} and {}; use `matmul` for batched products",
+                    self.f.shape(a),
+                    self.f.shape(b)
+                ),
+            );
+            return None;
+        }
+        self.contract(a, b, ra - 1, 0, span)
+    }
+
+    /// A product contracting axis `ka` of `a` with axis `kb` of `b`, their
+    /// sizes unified; vector·vector stays the `dot` op.
+    fn contract(&mut self, a: Var, b: Var, ka: usize, kb: usize, span: Span) -> Option<Var> {
+        let (da, db) = (self.f.shape(a).0[ka].clone(), self.f.shape(b).0[kb].clone());
+        if !self.unify(&da, &db) {
+            self.errors.at(
+                span,
+                format!(
+                    "cannot multiply arrays of shapes {} and {}: the contracted axes have sizes {da} and {db}",
+                    self.f.shape(a),
+                    self.f.shape(b)
+                ),
+            );
+            return None;
+        }
+        if self.f.shape(a).rank() == 1 && self.f.shape(b).rank() == 1 {
+            return self.push(Op::Dot, &[a, b], span);
+        }
+        let dims = DotDims {
+            lhs_contract: vec![ka],
+            rhs_contract: vec![kb],
+            ..DotDims::default()
+        };
+        self.push(Op::DotGeneral(dims), &[a, b], span)
+    }
+
+    /// numpy's `matmul`: vectors as in `dot`; arrays of rank ≥ 3 are stacks of
+    /// matrices over their leading axes (equal in both, or one operand a
+    /// single matrix).
+    fn matmul(&mut self, a: Var, b: Var, span: Span) -> Option<Var> {
+        let (ra, rb) = (self.f.shape(a).rank(), self.f.shape(b).rank());
+        if ra == 0 || rb == 0 {
+            self.errors
+                .at(span, "`matmul` takes arrays, not scalars: use `*` to scale");
+            return None;
+        }
+        if ra <= 2 && rb <= 2 {
+            return self.ndarray_dot(a, b, span);
+        }
+        let ka = ra - 1;
+        let kb = if rb == 1 { 0 } else { rb - 2 };
+        if ra == rb {
+            // Batched over the leading ra - 2 axes.
+            let nb = ra - 2;
+            for i in 0..nb {
+                let (x, y) = (self.f.shape(a).0[i].clone(), self.f.shape(b).0[i].clone());
+                if !self.unify(&x, &y) {
+                    self.errors.at(
+                        span,
+                        format!("cannot multiply stacks of shapes {} and {}: batch axis {i} has sizes {x} and {y}", self.f.shape(a), self.f.shape(b)),
+                    );
+                    return None;
+                }
+            }
+            let (dx, dy) = (self.f.shape(a).0[ka].clone(), self.f.shape(b).0[kb].clone());
+            if !self.unify(&dx, &dy) {
+                self.errors.at(span, format!("cannot multiply stacks of shapes {} and {}: the contracted axes have sizes {dx} and {dy}", self.f.shape(a), self.f.shape(b)));
+                return None;
+            }
+            let dims = DotDims {
+                lhs_contract: vec![ka],
+                rhs_contract: vec![kb],
+                lhs_batch: (0..nb).collect(),
+                rhs_batch: (0..nb).collect(),
+            };
+            return self.push(Op::DotGeneral(dims), &[a, b], span);
+        }
+        if rb <= 2 {
+            // A stack times one matrix (or vector): the stack's axes lead.
+            return self.contract(a, b, ka, kb, span);
+        }
+        if ra <= 2 {
+            // One matrix (or vector) times a stack: the result's axes come
+            // out as [a's free, b's stack…, b's n]; move the stack first.
+            let p = self.contract(a, b, ka, kb, span)?;
+            let r = self.f.shape(p).rank();
+            let free_a = ra - 1;
+            let stack = rb - 2;
+            let mut perm: Vec<usize> = (free_a..free_a + stack).collect();
+            perm.extend(0..free_a);
+            perm.extend(free_a + stack..r);
+            return self.push(Op::Transpose { perm }, &[p], span);
+        }
+        self.errors.at(
+            span,
+            format!(
+                "`matmul` of stacks of different ranks ({} and {}) is not supported: give both the same leading axes",
+                self.f.shape(a),
+                self.f.shape(b)
+            ),
+        );
+        None
+    }
+
+    /// An array function, if `name` is one (else `None`).
+    pub(crate) fn lower_array_call(
+        &mut self,
+        name: &str,
+        c: &syn::ExprCall,
+    ) -> Option<Option<Var>> {
+        let span = c.span();
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let arity = |n: &str| -> Option<(usize, usize)> {
+            Some(match n {
+                "mean" | "max" | "min" | "stop_gradient" => (1, 1),
+                "matmul" => (2, 2),
+                "logsumexp" => (1, 2),
+                "softmax" | "log_softmax" => (2, 2),
+                _ => return None,
+            })
+        };
+        let (lo, hi) = arity(name)?;
+        if args.len() < lo || args.len() > hi {
+            let what = match (lo, hi) {
+                (1, 1) => "one argument".to_string(),
+                (2, 2) if name == "matmul" => "two arguments".to_string(),
+                (2, 2) => "an array and an axis: `(x, Axis(k))`".to_string(),
+                _ => "an array and optionally an axis: `(x)` or `(x, Axis(k))`".to_string(),
+            };
+            self.errors
+                .at(c.paren_token.span.join(), format!("`{name}` takes {what}"));
+            return Some(None);
+        }
+        let x = self.lower_expr(args[0]);
+        Some(self.array_call(name, x, &args, span))
+    }
+
+    fn array_call(&mut self, name: &str, x: Option<Var>, args: &[&Expr], span: Span) -> Option<Var> {
+        if name == "matmul" {
+            let y = self.lower_expr(args[1]);
+            return self.matmul(x?, y?, span);
+        }
+        let x = x?;
+        let rank = self.f.shape(x).rank();
+        let axes = match args.get(1) {
+            Some(e) => {
+                let a = self.axis(e, name)?;
+                if a >= rank {
+                    self.errors.spanned(
+                        e,
+                        format!("axis {a} is out of range for an array of rank {rank}"),
+                    );
+                    return None;
+                }
+                vec![a]
+            }
+            None => (0..rank).collect(),
+        };
+        match name {
+            "mean" => self.reduce(Reduction::Mean, x, axes, span),
+            "max" => self.reduce(Reduction::Max, x, axes, span),
+            "min" => self.reduce(Reduction::Min, x, axes, span),
+            "stop_gradient" => self.push(Op::StopGradient, &[x], span),
+            "logsumexp" => {
+                let (shifted, m) = self.shift_by_max(x, &axes, span)?;
+                let e = self.push(Op::Unary(UnaryOp::Exp), &[shifted], span)?;
+                let s = self.push(Op::ReduceSum { axes }, &[e], span)?;
+                let l = self.push(Op::Unary(UnaryOp::Log), &[s], span)?;
+                self.push(Op::Binary(BinaryOp::Add), &[l, m], span)
+            }
+            _ => {
+                // softmax / log_softmax along `axes`, kept as a broadcast.
+                let (shifted, _) = self.shift_by_max(x, &axes, span)?;
+                let e = self.push(Op::Unary(UnaryOp::Exp), &[shifted], span)?;
+                let s = self.push(Op::ReduceSum { axes: axes.clone() }, &[e], span)?;
+                let s = self.keep_axes(s, x, &axes, span)?;
+                if name == "softmax" {
+                    self.push(Op::Binary(BinaryOp::Div), &[e, s], span)
+                } else {
+                    let l = self.push(Op::Unary(UnaryOp::Log), &[s], span)?;
+                    self.push(Op::Binary(BinaryOp::Sub), &[shifted, l], span)
+                }
+            }
+        }
+    }
+
+    /// `x - stop_gradient(max(x, axes))` (broadcast back) and the max itself
+    /// (reduced shape), as JAX's logsumexp and softmax shift for stability;
+    /// an infinite max shifts by 0 instead, as JAX's does, so a row of -inf
+    /// gives -inf and a row holding +inf gives +inf (logsumexp), not NaN.
+    fn shift_by_max(&mut self, x: Var, axes: &[usize], span: Span) -> Option<(Var, Var)> {
+        let m = self.push(Op::ReduceMax { axes: axes.to_vec() }, &[x], span)?;
+        let mut m = self.push(Op::StopGradient, &[m], span)?;
+        for inf in [f64::NEG_INFINITY, f64::INFINITY] {
+            let inf = self.f.full_like(inf, m);
+            let is_inf = self.push(Op::Cmp(CmpOp::Eq), &[m, inf], span)?;
+            let zero = self.f.zeros_like(m);
+            m = self.push(Op::Select, &[is_inf, zero, m], span)?;
+        }
+        let mb = self.keep_axes(m, x, axes, span)?;
+        let shifted = self.push(Op::Binary(BinaryOp::Sub), &[x, mb], span)?;
+        Some((shifted, m))
+    }
+
+    /// Broadcast `r`, a reduction of `like` over `axes`, back to `like`'s shape.
+    fn keep_axes(&mut self, r: Var, like: Var, axes: &[usize], span: Span) -> Option<Var> {
+        let shape = self.f.shape(like).clone();
+        let dims = (0..shape.rank()).filter(|a| !axes.contains(a)).collect();
+        self.push(Op::Broadcast { shape, dims }, &[r], span)
+    }
+
+    /// Bring `vs` to one shape as numpy broadcasts: shapes are aligned at
+    /// their trailing axes; an axis of size 1 (or a missing one) stretches to
+    /// the others' size; symbolic sizes at one position are unified (so the
+    /// call checks they match). A size-1 axis is only known statically: an
+    /// axis whose size is a symbol is never stretched.
+    pub(crate) fn broadcast_all(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
+        let rank = vs.iter().map(|v| self.f.shape(*v).rank()).max().unwrap_or(0);
+        for pos in 0..rank {
+            // The non-1 sizes at this position (counted from the end).
+            let mut target: Option<Dim> = None;
+            for k in 0..vs.len() {
+                let shape = self.f.shape(vs[k]).clone();
+                let Some(i) = (shape.rank() + pos).checked_sub(rank) else {
+                    continue;
+                };
+                let d = shape.0[i].clone();
+                if d == Dim::Const(1) {
+                    continue;
+                }
+                match &target {
+                    None => target = Some(d),
+                    Some(t) => {
+                        let t = t.clone();
+                        if !self.unify(&t, &d) {
+                            let shapes: Vec<String> =
+                                vs.iter().map(|v| self.f.shape(*v).to_string()).collect();
+                            self.errors.at(
+                                span,
+                                format!(
+                                    "cannot broadcast arrays of shapes {} together: sizes {t} and {d} at one axis",
+                                    shapes.join(" and ")
+                                ),
+                            );
+                            return None;
+                        }
+                        // A substitution may have renamed `t`.
+                        target = Some(self.f.shape(vs[k]).0[i].clone());
+                    }
+                }
+            }
+        }
+        // The common shape (re-read after unification).
+        let mut common = vec![Dim::Const(1); rank];
+        for v in vs.iter() {
+            let shape = self.f.shape(*v);
+            let off = rank - shape.rank();
+            for (i, d) in shape.0.iter().enumerate() {
+                if *d != Dim::Const(1) {
+                    common[off + i] = d.clone();
+                }
+            }
+        }
+        let common = Shape(common);
+        for v in vs.iter_mut() {
+            if *self.f.shape(*v) == common {
+                continue;
+            }
+            let shape = self.f.shape(*v).clone();
+            let off = rank - shape.rank();
+            // Drop the size-1 axes that stretch, then broadcast the rest.
+            let kept: Vec<usize> = (0..shape.rank())
+                .filter(|i| shape.0[*i] == common.0[off + i])
+                .collect();
+            let mut x = *v;
+            if kept.len() != shape.rank() {
+                let squeezed = Shape(kept.iter().map(|i| shape.0[*i].clone()).collect());
+                x = self.push(Op::Reshape { shape: squeezed }, &[x], span)?;
+            }
+            let dims = kept.iter().map(|i| off + i).collect();
+            *v = self.push(
+                Op::Broadcast {
+                    shape: common.clone(),
+                    dims,
+                },
+                &[x],
+                span,
+            )?;
+        }
+        Some(())
+    }
+}
