@@ -3,7 +3,8 @@
 
 use crate::runtime::{Compiled, Ready};
 use ndarray::{Array, ArrayD, ArrayView, Dimension, IxDyn};
-use oxla_core::exec::{ArgDims, FnLauncher, RawArg, MAX_RANK};
+use oxla_core::exec::{ArgDims, RawArg, MAX_RANK};
+use oxla_cpu::CpuLauncher;
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
 use std::marker::PhantomData;
@@ -67,12 +68,13 @@ impl CompiledFn {
         // dtype that stay alive and unchanged for this call: a borrow the
         // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
         // `ready.fns` holds one compiled function per kernel of
-        // `ready.program`, in order; `Compiled::build` checked the program's
-        // schedule.
+        // `ready.program`, in order, and `ready.plans` one plan per kernel
+        // (a plan reads and writes only what its kernel does);
+        // `Compiled::build` checked the program's schedule.
         let result = unsafe {
             ready
                 .program
-                .execute_then(&FnLauncher(&ready.fns), raw, |bufs, dims| {
+                .execute_then(&CpuLauncher { fns: &ready.fns, plans: &ready.plans }, raw, |bufs, dims| {
                     take(&mut Outputs { bufs, dims })
                 })
         };

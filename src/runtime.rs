@@ -5,7 +5,7 @@ use crate::__private::AotKernel;
 use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::KernelFn;
-use oxla_cpu::{IsaLevel, JitModule};
+use oxla_cpu::{matmul_plans, IsaLevel, JitModule, MatmulPlan};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Ready {
     pub program: Program,
     pub fns: Vec<KernelFn>,
+    /// The kernels that are matrix products, run on `gemm`.
+    pub plans: Vec<Option<MatmulPlan>>,
     /// Whether every kernel came from the build script.
     pub aot: bool,
     /// The ISA level the kernels were compiled for (`None`: the host's).
@@ -98,6 +100,7 @@ impl Compiled {
         match linked {
             Some(fns) => Ok(Ready {
                 aot: !fns.is_empty(),
+                plans: matmul_plans(&program.kernels),
                 isa: Some(if v3 {
                     IsaLevel::X86_64V3
                 } else {
@@ -116,6 +119,7 @@ impl Compiled {
                     .map(|i| jit.function(i))
                     .collect();
                 Ok(Ready {
+                    plans: matmul_plans(&program.kernels),
                     program,
                     fns,
                     aot: false,

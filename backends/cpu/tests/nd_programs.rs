@@ -1,6 +1,7 @@
 //! Whole programs with the n-dimensional ops (reduce_max/min, transpose,
 //! reshape, dot_general, stop_gradient, dim_size, iota) fused, compiled for
-//! the host and for baseline SSE2, and run by the executor, against the
+//! the host and for baseline SSE2, and run by the executor (also with the
+//! matrix products on `gemm`, as the `oxla` crate runs them), against the
 //! reference interpreter on the unfused function: exactly where the result
 //! is exact (max/min, layout, iota), within a summation bound elsewhere.
 
@@ -9,7 +10,7 @@ use oxla_core::kernel::fusion::fuse;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::ops::DotDims;
 use oxla_core::{interp, Buffer, DType, Dim, Function, KernelFn, Op, Shape, Tensor, Type, Var};
-use oxla_cpu::{IsaLevel, JitModule};
+use oxla_cpu::{matmul_plans, CpuLauncher, IsaLevel, JitModule};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -106,10 +107,16 @@ fn check(f: &Function, specials: bool, tol: Tol) {
     let base = JitModule::compile_at(&p.kernels, IsaLevel::Baseline).expect("baseline");
     let host_fns: Vec<KernelFn> = (0..host.len()).map(|i| host.function(i)).collect();
     let base_fns: Vec<KernelFn> = (0..base.len()).map(|i| base.function(i)).collect();
-    let launchers: [(&str, &dyn Launcher); 3] = [
+    let plans = matmul_plans(&p.kernels);
+    let with_gemm = CpuLauncher {
+        fns: &host_fns,
+        plans: &plans,
+    };
+    let launchers: [(&str, &dyn Launcher); 4] = [
         ("kernel interpreter", &InterpLauncher(&p.kernels)),
         ("JIT host", &FnLauncher(&host_fns)),
         ("JIT baseline", &FnLauncher(&base_fns)),
+        ("JIT host, products on gemm", &with_gemm),
     ];
     let mut envs: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new()];
     for s in f.symbols() {
