@@ -1,6 +1,8 @@
 //! Kernels under benchmark, each beside hand-written Rust baselines.
 //! The oxla versions are compiled ahead of time by `build.rs`.
 
+pub mod models;
+
 /// `sum(x * 2 * y + z)`: one fused oxla kernel.
 #[oxla::jit]
 pub fn fused_sum(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
