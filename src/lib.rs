@@ -72,6 +72,15 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |
+//! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
+//! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
+//! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
+//!
+//! Not yet: integer and bool parameters (labels as indices; today they are
+//! one-hot float arrays), `as` casts, indexing and slicing, gather and
+//! scatter, argmax/argmin, `prod`, concatenate/stack, constructors
+//! (`zeros`, `ones`, `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`,
+//! rounding, and `&mut` outputs.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -685,6 +685,9 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_array_method(m) {
             return v;
         }
+        if let Some(v) = self.lower_elementwise_method(m) {
+            return v;
+        }
         let unary = match name.as_str() {
             "exp" => Some(UnaryOp::Exp),
             "ln" => Some(UnaryOp::Log),
@@ -702,7 +705,8 @@ impl Lowerer<'_> {
                 self.errors.spanned(
                     &m.method,
                     format!(
-                        "unknown method `{name}`{hint}: {SUPPORTED_METHODS}; on arrays also {}",
+                        "unknown method `{name}`{hint}: {SUPPORTED_METHODS}, {}; on arrays also {}",
+                        crate::elementwise::ELEMENTWISE_METHODS,
                         crate::vocab::ARRAY_METHODS
                     ),
                 );
@@ -777,8 +781,9 @@ impl Lowerer<'_> {
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
         let supported_fns = format!(
-            "supported functions are {} (also as `oxla::…`)",
-            crate::vocab::ARRAY_FUNCTIONS
+            "supported functions are {}, {} (also as `oxla::…`)",
+            crate::vocab::ARRAY_FUNCTIONS,
+            crate::elementwise::ELEMENTWISE_FUNCTIONS
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
@@ -799,6 +804,9 @@ impl Lowerer<'_> {
         };
         if let Some(n) = &name {
             if let Some(v) = self.lower_array_call(n, c) {
+                return v;
+            }
+            if let Some(v) = self.lower_elementwise_call(n, c) {
                 return v;
             }
         }

@@ -1,0 +1,152 @@
+//! Elementwise functions built from the IR's primitives, with the numerics
+//! JAX gives them (the derivative follows from the composition, so every
+//! transform goes through them without new rules):
+//!
+//! | written | as | derivative |
+//! |---|---|---|
+//! | `x.abs()` | `x < 0 ? -x : (x == 0 ? 0 : x)` (`abs(-0.0)` = 0) | sign(x), 0 at 0 (JAX) |
+//! | `x.square()`, `x.recip()` | `x * x`, `1 / x` | the usual |
+//! | `x.clamp(lo, hi)` | `min(max(x, lo), hi)` | 1 inside, 0 outside, ½ at a bound |
+//! | `x.ln_1p()`, `log1p(x)` | Kahan's `ln(u)·x / (u - 1)`, `u = 1 + x` (exact for tiny `x`) | `1 / (1 + x)` |
+//! | `sigmoid(x)` | `1/(1+e)` or `e/(1+e)` with `e = exp(-|x|)` | `σ(1-σ)`, finite everywhere |
+//! | `relu(x)` | `x <= 0 ? 0 : x` (NaN stays NaN) | 0 at 0 (JAX) |
+//! | `softplus(x)` | `(x >= 0 ? x : 0) + log1p(exp(-|x|))` (JAX's `logaddexp(x, 0)`) | `sigmoid(x)` |
+//!
+//! Where a formula has a branch whose value or derivative is not finite,
+//! the branch's inputs are kept finite (`exp(-|x|)` ≤ 1, a divisor of 1
+//! where it would be 0), so a cotangent of zero through the branch not
+//! taken stays zero instead of becoming `0 · ∞ = NaN`.
+
+use crate::lower::Lowerer;
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::{Op, Var};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// The elementwise methods handled here (for error messages).
+pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi), ln_1p";
+
+/// The elementwise functions handled here (for error messages).
+pub(crate) const ELEMENTWISE_FUNCTIONS: &str = "sigmoid(x), relu(x), softplus(x), log1p(x)";
+
+impl Lowerer<'_> {
+    /// An elementwise method, if `m` is one (else `None`).
+    pub(crate) fn lower_elementwise_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+        let name = m.method.to_string();
+        let want = match name.as_str() {
+            "abs" | "square" | "recip" | "ln_1p" => 0,
+            "clamp" => 2,
+            _ => return None,
+        };
+        let x = self.lower_expr(&m.receiver);
+        let args: Vec<Option<Var>> = m.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != want {
+            let what = if want == 0 { "no arguments" } else { "two arguments: `clamp(lo, hi)`" };
+            self.errors.at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
+            return Some(None);
+        }
+        let x = match x {
+            Some(x) => x,
+            None => return Some(None),
+        };
+        let span = m.span();
+        Some(match name.as_str() {
+            "abs" => self.abs(x, span),
+            "square" => self.push(Op::Binary(BinaryOp::Mul), &[x, x], span),
+            "recip" => {
+                let one = self.f.full_like(1.0, x);
+                self.push(Op::Binary(BinaryOp::Div), &[one, x], span)
+            }
+            "ln_1p" => self.log1p(x, span),
+            _ => (|| {
+                let mut vs = [x, args[0]?, args[1]?];
+                self.broadcast_all(&mut vs, span)?;
+                let lo = self.push(Op::Binary(BinaryOp::Max), &[vs[0], vs[1]], span)?;
+                self.push(Op::Binary(BinaryOp::Min), &[lo, vs[2]], span)
+            })(),
+        })
+    }
+
+    /// An elementwise function call `name(x)`, if `name` is one.
+    pub(crate) fn lower_elementwise_call(&mut self, name: &str, c: &syn::ExprCall) -> Option<Option<Var>> {
+        if !matches!(name, "sigmoid" | "relu" | "softplus" | "log1p") {
+            return None;
+        }
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != 1 {
+            self.errors.at(c.paren_token.span.join(), format!("`{name}` takes one argument"));
+            return Some(None);
+        }
+        let x = args[0]?;
+        let span = c.span();
+        Some(match name {
+            "sigmoid" => self.sigmoid(x, span),
+            "relu" => {
+                let zero = self.f.zeros_like(x);
+                let p = self.push(Op::Cmp(CmpOp::Le), &[x, zero], span)?;
+                self.push(Op::Select, &[p, zero, x], span)
+            }
+            "softplus" => (|| {
+                let zero = self.f.zeros_like(x);
+                let p = self.push(Op::Cmp(CmpOp::Ge), &[x, zero], span)?;
+                let pos = self.push(Op::Select, &[p, x, zero], span)?;
+                let e = self.exp_neg_abs(x, span)?;
+                let l = self.log1p(e, span)?;
+                self.push(Op::Binary(BinaryOp::Add), &[pos, l], span)
+            })(),
+            _ => self.log1p(x, span),
+        })
+    }
+
+    fn abs(&mut self, x: Var, span: Span) -> Option<Var> {
+        let zero = self.f.zeros_like(x);
+        let neg = self.push(Op::Cmp(CmpOp::Lt), &[x, zero], span)?;
+        let is_zero = self.push(Op::Cmp(CmpOp::Eq), &[x, zero], span)?;
+        let minus = self.push(Op::Unary(UnaryOp::Neg), &[x], span)?;
+        let rest = self.push(Op::Select, &[is_zero, zero, x], span)?;
+        self.push(Op::Select, &[neg, minus, rest], span)
+    }
+
+    /// `exp(-|x|)`, in (0, 1] (NaN for NaN), as `exp(x >= 0 ? -x : x)`: at 0
+    /// its derivative is that of `exp(-x)`, the side the callers' formulas
+    /// take there (through `abs`, whose derivative at 0 is 0, it would be 0).
+    fn exp_neg_abs(&mut self, x: Var, span: Span) -> Option<Var> {
+        let zero = self.f.zeros_like(x);
+        let p = self.push(Op::Cmp(CmpOp::Ge), &[x, zero], span)?;
+        let minus = self.push(Op::Unary(UnaryOp::Neg), &[x], span)?;
+        let m = self.push(Op::Select, &[p, minus, x], span)?;
+        self.push(Op::Unary(UnaryOp::Exp), &[m], span)
+    }
+
+    fn sigmoid(&mut self, x: Var, span: Span) -> Option<Var> {
+        let e = self.exp_neg_abs(x, span)?;
+        let one = self.f.full_like(1.0, x);
+        let d = self.push(Op::Binary(BinaryOp::Add), &[one, e], span)?;
+        let pos = self.push(Op::Binary(BinaryOp::Div), &[one, d], span)?;
+        let neg = self.push(Op::Binary(BinaryOp::Div), &[e, d], span)?;
+        let zero = self.f.zeros_like(x);
+        let p = self.push(Op::Cmp(CmpOp::Ge), &[x, zero], span)?;
+        self.push(Op::Select, &[p, pos, neg], span)
+    }
+
+    /// `ln(1 + x)` to full precision for small `x` (Kahan): with `u = 1 + x`
+    /// rounded, `ln(u) · x / (u - 1)`, or `x` where `u` rounds to 1; +inf
+    /// where `u` is.
+    fn log1p(&mut self, x: Var, span: Span) -> Option<Var> {
+        let one = self.f.full_like(1.0, x);
+        let inf = self.f.full_like(f64::INFINITY, x);
+        let u = self.push(Op::Binary(BinaryOp::Add), &[one, x], span)?;
+        let u_is_one = self.push(Op::Cmp(CmpOp::Eq), &[u, one], span)?;
+        let u_is_inf = self.push(Op::Cmp(CmpOp::Eq), &[u, inf], span)?;
+        let um1 = self.push(Op::Binary(BinaryOp::Sub), &[u, one], span)?;
+        // A finite, nonzero divisor and argument in the branches not taken.
+        let den = self.push(Op::Select, &[u_is_one, one, um1], span)?;
+        let den = self.push(Op::Select, &[u_is_inf, one, den], span)?;
+        let arg = self.push(Op::Select, &[u_is_inf, one, u], span)?;
+        let l = self.push(Op::Unary(UnaryOp::Log), &[arg], span)?;
+        let lx = self.push(Op::Binary(BinaryOp::Mul), &[l, x], span)?;
+        let q = self.push(Op::Binary(BinaryOp::Div), &[lx, den], span)?;
+        let q = self.push(Op::Select, &[u_is_one, x, q], span)?;
+        self.push(Op::Select, &[u_is_inf, inf, q], span)
+    }
+}
