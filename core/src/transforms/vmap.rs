@@ -122,27 +122,19 @@ fn check_axes(f: &Function, in_axes: &[Option<usize>], out_axes: &[Option<usize>
             f.name
         ));
     }
-    for (i, (p, a)) in f.params.iter().zip(in_axes).enumerate() {
-        let rank = f.shape(*p).rank();
-        if let Some(a) = a {
-            if *a > rank {
-                return Err(format!(
-                    "vmap of `{}`: in_axes entry {a} for `{}` is out of range: its examples have rank {rank}, so the batch axis is 0..={rank}",
-                    f.name, f.param_names[i]
-                ));
-            }
-        }
+    // A batch axis may be any of 0..=rank of the example's value.
+    let in_range = |kind: &str, what: String, axis: &Option<usize>, rank: usize| match axis {
+        Some(a) if *a > rank => Err(format!(
+            "vmap of `{}`: {kind} entry {a} for {what} is out of range: it has rank {rank}, so the batch axis is 0..={rank}",
+            f.name
+        )),
+        _ => Ok(()),
+    };
+    for ((p, name), a) in f.params.iter().zip(&f.param_names).zip(in_axes) {
+        in_range("in_axes", format!("`{name}`"), a, f.shape(*p).rank())?;
     }
     for (j, (o, a)) in f.outs.iter().zip(out_axes).enumerate() {
-        let rank = f.shape(*o).rank();
-        if let Some(a) = a {
-            if *a > rank {
-                return Err(format!(
-                    "vmap of `{}`: out_axes entry {a} for result {j} is out of range: it has rank {rank}, so the batch axis is 0..={rank}",
-                    f.name
-                ));
-            }
-        }
+        in_range("out_axes", format!("result {j}"), a, f.shape(*o).rank())?;
     }
     Ok(())
 }
