@@ -221,6 +221,8 @@ element!(f32, F32);
 element!(f64, F64);
 element!(half::f16, F16);
 element!(half::bf16, BF16);
+element!(i32, I32);
+element!(i64, I64);
 
 impl Outputs<'_> {
     /// Output `i` as a vector (its elements in row-major order).

@@ -72,15 +72,21 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |
+//! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
 //!
-//! Not yet: integer and bool parameters (labels as indices; today they are
-//! one-hot float arrays), `as` casts, indexing and slicing, gather and
-//! scatter, argmax/argmin, `prod`, concatenate/stack, constructors
-//! (`zeros`, `ones`, `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`,
-//! rounding, and `&mut` outputs.
+//! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) are parameters for labels
+//! and indices: they take no part in arithmetic and carry no derivative
+//! (`wrt` refuses them; by default a gradient is taken with respect to every
+//! float parameter).
+//!
+//! Not yet: integer scalars, integer and bool results, `as` casts, indexing
+//! and slicing, general gather/scatter (beyond `take_along_axis`),
+//! argmax/argmin, `prod`, concatenate/stack, constructors (`zeros`, `ones`,
+//! `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`, rounding, and `&mut`
+//! outputs.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -223,6 +223,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
             shape: out.shape.clone(),
         },
         "stop_gradient" => Op::StopGradient,
+        "convert" => Op::Convert { dtype: out.dtype },
         "dot_general" => {
             let parts: Vec<&str> = arg.unwrap_or("").split(';').collect();
             let [lc, rc, lb, rb] = parts[..] else {

@@ -42,6 +42,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             param: Some(i),
         });
     }
+    check_kernel_types(&f, &materialized)?;
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut launches = Vec::new();
     for e in &f.eqns {
@@ -133,6 +134,31 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
     m
 }
 
+/// Integer values exist in kernels only as buffers converted to floats
+/// (labels, indices); a kernel cannot compute, convert to or store one yet.
+fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String> {
+    use crate::dtype::DType;
+    let int = |d: DType| matches!(d, DType::I32 | DType::I64);
+    let defs = f.definitions();
+    for e in &f.eqns {
+        let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out));
+        if let Op::Convert { dtype } = e.op {
+            let from = from.expect("one operand");
+            if from != dtype && !crate::ops::convert::kernel_supported(from, dtype) {
+                return Err(format!("converting {from} to {dtype} inside a kernel is not supported yet"));
+            }
+            if int(from) && !is_plain(f, &defs, materialized, e.ins[0]) {
+                return Err(format!(
+                    "converting a computed {from} value to {dtype} is not supported yet: only integer parameters convert"
+                ));
+            }
+        } else if int(to) && materialized[e.out.index()] {
+            return Err(format!("an integer result ({}) is not supported in kernels yet", f.ty(e.out)));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `v` is read inside a kernel as one load (or a constant): a
 /// materialized value, or a transpose, broadcast, reshape or stop_gradient
 /// of a plain value, or a literal.
@@ -189,6 +215,8 @@ struct KernelBuilder<'a> {
     /// Materialized values read, in arg order.
     inputs: Vec<Var>,
     memo: HashMap<(Var, Vec<usize>), ValueId>,
+    /// Inside a `convert` to a float: integer buffers load widened to it.
+    widen_to: Option<crate::dtype::DType>,
 }
 
 impl<'a> KernelBuilder<'a> {
@@ -203,6 +231,7 @@ impl<'a> KernelBuilder<'a> {
             insts: Vec::new(),
             inputs: Vec::new(),
             memo: HashMap::new(),
+            widen_to: None,
         }
     }
 
@@ -312,6 +341,18 @@ impl<'a> KernelBuilder<'a> {
                 self.inst(dtype, InstKind::Select(c, a, b))
             }
             Op::StopGradient => self.value(e.ins[0], cmap),
+            Op::Convert { dtype: to } if self.f.dtype(e.ins[0]) == crate::dtype::DType::Bool => {
+                let c = self.value(e.ins[0], cmap);
+                let (one, zero) = (self.inst(*to, InstKind::Const(1.0)), self.inst(*to, InstKind::Const(0.0)));
+                self.inst(*to, InstKind::Select(c, one, zero))
+            }
+            Op::Convert { dtype: to } => {
+                // An integer operand is a buffer (`fuse` checked), read as `to`.
+                let outer = self.widen_to.replace(*to);
+                let a = self.value(e.ins[0], cmap);
+                self.widen_to = outer;
+                a
+            }
             Op::Transpose { perm } => {
                 // Result axis i is operand axis perm[i].
                 let mut inner = vec![ZERO; perm.len()];
@@ -377,7 +418,11 @@ impl<'a> KernelBuilder<'a> {
                 }
             })
             .collect();
-        self.inst(self.f.dtype(v), InstKind::Load { arg, strides })
+        let dtype = match self.widen_to {
+            Some(to) if !self.f.dtype(v).is_float() => to,
+            _ => self.f.dtype(v),
+        };
+        self.inst(dtype, InstKind::Load { arg, strides })
     }
 
     fn finish(self, value: ValueId, out_dtype: crate::dtype::DType) -> (Kernel, Vec<Var>) {

@@ -2,6 +2,7 @@
 //! miss a rule; the rules themselves live beside each other in the family
 //! files (`elementwise`, `structural`).
 
+pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
 pub mod layout;
@@ -77,6 +78,10 @@ pub enum Op {
         axis: usize,
         dtype: DType,
     },
+    /// A cast to `dtype` with Rust's `as` semantics (see `convert`).
+    Convert {
+        dtype: DType,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -104,7 +109,8 @@ impl Op {
             | Op::ReduceMin { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
-            | Op::StopGradient => 1,
+            | Op::StopGradient
+            | Op::Convert { .. } => 1,
             Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) => 2,
             Op::Select => 3,
         }
@@ -159,6 +165,7 @@ impl Op {
             Op::Reshape { shape } => layout::reshape_infer(ins[0], shape),
             Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
             Op::StopGradient => Ok(ins[0].clone()),
+            Op::Convert { dtype } => convert::convert_infer(ins[0], *dtype),
             Op::DimSize { dtype, .. } => {
                 if !dtype.is_float() {
                     return Err(format!("dim_size needs a float type, got {dtype}"));
@@ -204,6 +211,7 @@ impl Op {
             Op::ReduceSum { axes } => structural::reduce_sum_eval(ins[0], axes),
             Op::Dot => structural::dot_eval(ins[0], ins[1]),
             Op::StopGradient => ins[0].clone(),
+            Op::Convert { dtype } => convert::convert_eval(ins[0], *dtype),
             Op::DimSize { dim, dtype } => {
                 let n = match dim {
                     Dim::Const(c) => *c,
@@ -244,6 +252,7 @@ impl Op {
             Op::ReduceSum { axes } => t[0].map(|t| f.reduce_sum(t, axes.clone())),
             Op::Dot => structural::dot_jvp(f, ins[0], ins[1], t[0], t[1]),
             Op::StopGradient | Op::DimSize { .. } | Op::Iota { .. } => None,
+            Op::Convert { dtype } => t[0].and_then(|t| convert::convert_jvp(f, ins[0], *dtype, t)),
             Op::ReduceMax { axes } | Op::ReduceMin { axes } => {
                 t[0].map(|t| reduce::reduce_choose_jvp(f, ins[0], out, axes, t))
             }
@@ -272,7 +281,8 @@ impl Op {
             | Op::Dot
             | Op::Transpose { .. }
             | Op::Reshape { .. }
-            | Op::DotGeneral(_) => true,
+            | Op::DotGeneral(_)
+            | Op::Convert { .. } => true,
         }
     }
 
@@ -312,6 +322,7 @@ impl Op {
             },
             Op::Transpose { perm } => vec![Some(layout::transpose_transpose(f, perm, ct))],
             Op::Reshape { .. } => vec![Some(layout::reshape(f, ct, types[0].shape.clone()))],
+            Op::Convert { .. } => vec![Some(convert::convert_transpose(f, &types[0], ct))],
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
                     Some(dot_general::dot_general_transpose(f, d, true, &types[0], b, ct)),
@@ -340,7 +351,12 @@ impl Op {
     /// axis of size `size`; the result carries it too.
     pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Var {
         match self {
-            Op::Unary(_) | Op::Binary(_) | Op::Cmp(_) | Op::Select | Op::StopGradient => {
+            Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Cmp(_)
+            | Op::Select
+            | Op::StopGradient
+            | Op::Convert { .. } => {
                 let ins: Vec<Var> = ins
                     .iter()
                     .zip(batched)
@@ -377,6 +393,7 @@ impl Op {
             | Op::Select
             | Op::Literal { .. }
             | Op::StopGradient
+            | Op::Convert { .. }
             | Op::DimSize { .. }
             | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
@@ -420,6 +437,7 @@ impl fmt::Display for Op {
                 list(&d.rhs_batch)
             ),
             Op::StopGradient => f.write_str("stop_gradient"),
+            Op::Convert { .. } => f.write_str("convert"),
             Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),
             Op::Iota { axis, .. } => write!(f, "iota[{axis}]"),
         }

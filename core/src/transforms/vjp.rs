@@ -20,9 +20,11 @@ enum Seed {
 
 /// Reverse mode. Params: the primals, then one cotangent per output (`ct`, or
 /// `ct0`, `ct1`, … with several outputs). Outputs: the primal outputs, then one
-/// cotangent per param.
+/// cotangent per float param (integers carry none).
 pub fn vjp(f: &Function) -> Function {
-    let all: Vec<usize> = (0..f.params.len()).collect();
+    let all: Vec<usize> = (0..f.params.len())
+        .filter(|i| f.dtype(f.params[*i]).is_float())
+        .collect();
     let g = transpose_jvp(f, &all, Seed::Params, true);
     debug_verify(&g, "vjp");
     g

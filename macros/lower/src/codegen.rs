@@ -398,6 +398,15 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                 let (x, y) = (&ins[0], &ins[1]);
                 quote!(#x * #y)
             }
+            // Rust's `as` is the op's semantics (see `ops::convert`).
+            Op::Convert { .. } if f.dtype(e.ins[0]) == DType::Bool => {
+                let x = &ins[0];
+                quote!((#x as u8) as #ty)
+            }
+            Op::Convert { .. } => {
+                let x = &ins[0];
+                quote!(#x as #ty)
+            }
             // A scalar-only function has no dimension symbols.
             Op::DimSize {
                 dim: oxla_core::Dim::Const(c),
@@ -459,11 +468,15 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
     }
     let nd_style = declared_params.iter().chain(&declared_results).any(RustTy::is_ndarray);
     let f = &g.function;
-    let by_rank = |v: &Var, result: bool| match f.shape(*v).rank() {
-        0 => RustTy::Scalar(dtype),
-        1 if !nd_style && result => RustTy::Vec(dtype),
-        1 if !nd_style => RustTy::Slice(dtype),
-        r => RustTy::NdArray(dtype, r),
+    let by_rank = |v: &Var, result: bool| {
+        // Integer parameters keep their element type; floats take the function's.
+        let dtype = if f.dtype(*v).is_float() { dtype } else { f.dtype(*v) };
+        match f.shape(*v).rank() {
+            0 => RustTy::Scalar(dtype),
+            1 if !nd_style && result => RustTy::Vec(dtype),
+            1 if !nd_style => RustTy::Slice(dtype),
+            r => RustTy::NdArray(dtype, r),
+        }
     };
     (
         f.params.iter().map(|v| by_rank(v, false)).collect(),

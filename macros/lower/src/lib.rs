@@ -81,7 +81,8 @@ pub fn expand_attribute_with(
             .collect();
     let (inner, paths) = attr::take_oxla_attrs_with_paths(&mut item.attrs, &mut errors);
     stack.extend(inner);
-    let markers = stacked_markers(&item, &paths);
+    let mut markers = stacked_markers(&item, &paths);
+    markers.extend(axis_uses(&item));
     match expand_stack(&item, &stack) {
         Ok(gens) if errors.is_empty() => match generate(&item, &gens, opts) {
             Ok(ts) => return quote!(#ts #markers),
@@ -129,5 +130,31 @@ fn stacked_markers(item: &syn::ItemFn, paths: &[syn::Path]) -> TokenStream {
     paths
         .iter()
         .map(|path| quote!(#(#cfgs)* #[#path(#marker)] const _: () = ();))
+        .collect()
+}
+
+/// The body is lowered, not emitted, so the compiler would call the user's
+/// `use ndarray::Axis;` unused: each `Axis` path the body names is
+/// re-emitted in an empty constant, which counts as a use.
+fn axis_uses(item: &syn::ItemFn) -> TokenStream {
+    struct Paths(Vec<syn::Path>);
+    impl<'ast> syn::visit::Visit<'ast> for Paths {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func {
+                let is_axis = p.path.segments.last().is_some_and(|s| s.ident == "Axis");
+                if is_axis && p.qself.is_none() && !self.0.contains(&p.path) {
+                    self.0.push(p.path.clone());
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let mut found = Paths(Vec::new());
+    syn::visit::Visit::visit_block(&mut found, &item.block);
+    let cfgs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    found
+        .0
+        .iter()
+        .map(|path| quote!(#(#cfgs)* const _: () = { let _ = #path; };))
         .collect()
 }

@@ -69,6 +69,8 @@ pub(crate) fn param_ir_type(name: &str, t: &RustTy, dtype: DType) -> Type {
             (0..r).map(|a| Dim::sym(&dim_symbol(name, a, r))).collect()
         }
     };
+    // Integer parameters keep their type; floats take the function's.
+    let dtype = if t.dtype().is_float() { dtype } else { t.dtype() };
     Type::new(dtype, Shape(dims))
 }
 
@@ -164,7 +166,9 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
                 match param_ty(&pt.ty) {
                     Ok(t) => {
                         if let Some(name) = name {
-                            floats.push((t.dtype(), pt.ty.span(), format!("parameter `{name}`")));
+                            if t.dtype().is_float() {
+                                floats.push((t.dtype(), pt.ty.span(), format!("parameter `{name}`")));
+                            }
                             params.push((name, t, pt.ty.span()));
                         }
                     }
@@ -447,7 +451,13 @@ impl Lowerer<'_> {
         match self.f.push(op, ins) {
             Ok(v) => Some(v),
             Err(e) => {
-                self.errors.at(span, format!("type error: {e}"));
+                let int = ins.iter().any(|v| matches!(self.f.dtype(*v), DType::I32 | DType::I64));
+                let hint = if int {
+                    "; integer arrays are labels and indices: pick with them (`take_along_axis`), they do not take part in arithmetic"
+                } else {
+                    ""
+                };
+                self.errors.at(span, format!("type error: {e}{hint}"));
                 None
             }
         }

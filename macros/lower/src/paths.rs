@@ -26,6 +26,8 @@ pub fn float(dtype: oxla_core::DType) -> TokenStream {
         oxla_core::DType::F64 => quote!(::core::primitive::f64),
         oxla_core::DType::F16 => quote!(::oxla::half::f16),
         oxla_core::DType::BF16 => quote!(::oxla::half::bf16),
+        oxla_core::DType::I32 => quote!(::core::primitive::i32),
+        oxla_core::DType::I64 => quote!(::core::primitive::i64),
         _ => quote!(::core::primitive::f32),
     }
 }

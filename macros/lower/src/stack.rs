@@ -300,8 +300,11 @@ fn wrt_indices(
     input: &Function,
     input_name: &str,
 ) -> Result<Vec<usize>, syn::Error> {
+    // By default every float parameter: integers carry no derivative.
     let Some(wrt) = &attr.wrt else {
-        return Ok((0..input.params.len()).collect());
+        return Ok((0..input.params.len())
+            .filter(|i| input.dtype(input.params[*i]).is_float())
+            .collect());
     };
     let mut out = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -313,6 +316,13 @@ fn wrt_indices(
         let name = ident_name(id);
         match input.param_names.iter().position(|p| *p == name) {
             Some(i) if out.contains(&i) => add(syn::Error::new(id.span(), format!("`{name}` is named twice in `wrt`"))),
+            Some(i) if !input.dtype(input.params[i]).is_float() => add(syn::Error::new(
+                id.span(),
+                format!(
+                    "`wrt` names `{name}`, an integer parameter ({}): integers have no derivative; differentiate with respect to a float parameter",
+                    input.ty(input.params[i])
+                ),
+            )),
             Some(i) => out.push(i),
             None => add(syn::Error::new(
                 id.span(),

@@ -327,7 +327,7 @@ fn error_parameter_and_return_types() {
     let m = lower_errors(quote! { fn f(a: i32, b: &mut [f32], c: Vec<f32>) -> f32 { 1.0 } });
     assert_one(
         &m,
-        "unsupported parameter type `i32`: supported parameter types: a float (f32, f64, f16, bf16), a slice",
+        "an integer scalar parameter (`i32`) is not supported yet: integers come as arrays of i32 or i64",
     );
     assert_one(&m, "`&mut` parameters are not supported");
     assert_one(&m, "unsupported parameter type `Vec < f32 >`");

@@ -103,8 +103,10 @@ fn unsupported_array_types_are_named() {
     assert_error(&m, "`ArrayViewD` has a rank known only at run time");
     let m = errors(quote::quote! { fn f(x: Array2<f32>) -> f32 { sum(x) } });
     assert_error(&m, "an owned array parameter is not supported: take a view (`ArrayView2<T>`)");
-    let m = errors(quote::quote! { fn f(x: ArrayView2<i32>) -> f32 { 1.0 } });
-    assert_error(&m, "unsupported element type `i32`");
+    let m = errors(quote::quote! { fn f(x: ArrayView2<u8>) -> f32 { 1.0 } });
+    assert_error(&m, "`u8` elements are not supported: integer arrays hold i32 or i64");
+    let m = errors(quote::quote! { fn f(x: ArrayView2<String>) -> f32 { 1.0 } });
+    assert_error(&m, "unsupported element type `String`");
     let m = errors(quote::quote! { fn f(x: [f32; N]) -> f32 { 1.0 } });
     assert_error(&m, "must be an integer literal");
     let m = errors(quote::quote! { fn f(x: ArrayView2<f32>) -> Array1<f32> { x * 2.0 } });

@@ -18,7 +18,8 @@ pub const MAX_NAMED_RANK: usize = 6;
 
 pub(crate) const SUPPORTED_PARAMS: &str = "supported parameter types: a float (f32, f64, f16, bf16), \
      a slice `&[T]`, an ndarray view `ArrayView1<T>`…`ArrayView6<T>` or reference `&Array1<T>`…`&Array6<T>`, \
-     or a fixed-size array `[T; N]`, `[[T; M]; N]`, `[[[T; L]; M]; N]` (or a reference to one)";
+     or a fixed-size array `[T; N]`, `[[T; M]; N]`, `[[[T; L]; M]; N]` (or a reference to one), \
+     where T is f32, f64, f16 or bf16, or i32/i64 for an array of labels or indices";
 pub(crate) const SUPPORTED_RETURNS: &str = "supported return types: a float, `Vec<T>`, \
      `Array1<T>`…`Array6<T>`, or a tuple of these";
 pub(crate) const PURE: &str = "oxla functions must be pure";
@@ -114,6 +115,26 @@ pub(crate) fn float_of(ty: &syn::Type) -> Option<DType> {
     }
 }
 
+/// An array element type: a float, or `i32` / `i64` (indices and labels).
+pub(crate) fn elem_of(ty: &syn::Type) -> Option<DType> {
+    float_of(ty).or_else(|| {
+        let last = last_segment(ty, &["core", "std", "primitive"])?;
+        match (last.arguments.is_none(), last.ident.to_string().as_str()) {
+            (true, "i32") => Some(DType::I32),
+            (true, "i64") => Some(DType::I64),
+            _ => None,
+        }
+    })
+}
+
+/// Why an element or parameter type is refused, when it is a near miss.
+fn integer_hint(ty: &syn::Type) -> Option<String> {
+    let last = last_segment(ty, &["core", "std", "primitive"])?;
+    let name = last.ident.to_string();
+    matches!(name.as_str(), "usize" | "isize" | "u32" | "u64" | "i8" | "i16" | "u8" | "u16")
+        .then(|| format!("`{name}` elements are not supported: integer arrays hold i32 or i64 (labels, indices)"))
+}
+
 /// The generic type arguments of a path segment (lifetimes skipped).
 fn type_args(seg: &syn::PathSegment) -> Option<Vec<&syn::Type>> {
     let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
@@ -161,12 +182,14 @@ fn ndarray_of(ty: &syn::Type, base: &str) -> Option<Result<(DType, usize), Strin
         }
         _ => return None,
     };
-    Some(match float_of(elem) {
+    Some(match elem_of(elem) {
         Some(d) => Ok((d, rank)),
-        None => Err(format!(
-            "unsupported element type `{}`: arrays hold f32, f64, f16 or bf16",
-            elem.to_token_stream()
-        )),
+        None => Err(integer_hint(elem).unwrap_or_else(|| {
+            format!(
+                "unsupported element type `{}`: arrays hold f32, f64, f16, bf16, or i32/i64 (parameters only)",
+                elem.to_token_stream()
+            )
+        })),
     })
 }
 
@@ -188,7 +211,7 @@ fn fixed_of(ty: &syn::Type) -> Option<Result<(DType, Vec<u64>), String>> {
             a.len.to_token_stream()
         )));
     };
-    if let Some(d) = float_of(&a.elem) {
+    if let Some(d) = elem_of(&a.elem) {
         return Some(Ok((d, vec![len])));
     }
     match fixed_of(&a.elem)? {
@@ -205,6 +228,12 @@ pub(crate) fn param_ty(ty: &syn::Type) -> Result<RustTy, String> {
     if let Some(d) = float_of(ty) {
         return Ok(RustTy::Scalar(d));
     }
+    if elem_of(ty).is_some() || integer_hint(ty).is_some() {
+        let shown = ty.to_token_stream().to_string();
+        return Err(format!(
+            "an integer scalar parameter (`{shown}`) is not supported yet: integers come as arrays of i32 or i64 (`ArrayView1<i32>`, `&[i64]`), for labels and indices"
+        ));
+    }
     if let Some(r) = ndarray_of(ty, "ArrayView") {
         return r.map(|(d, rank)| RustTy::NdArray(d, rank));
     }
@@ -218,7 +247,11 @@ pub(crate) fn param_ty(ty: &syn::Type) -> Result<RustTy, String> {
     if let syn::Type::Reference(r) = strip_group(ty) {
         let inner = strip_group(&r.elem);
         let known = match inner {
-            syn::Type::Slice(s) => float_of(&s.elem).map(|d| Ok(RustTy::Slice(d))),
+            syn::Type::Slice(s) => match (elem_of(&s.elem), integer_hint(&s.elem)) {
+                (Some(d), _) => Some(Ok(RustTy::Slice(d))),
+                (None, Some(hint)) => Some(Err(hint)),
+                (None, None) => None,
+            },
             _ => ndarray_of(inner, "Array")
                 .map(|r| r.map(|(d, rank)| RustTy::NdArray(d, rank)))
                 .or_else(|| {

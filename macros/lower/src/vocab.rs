@@ -13,6 +13,7 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | max, exp, sum, log with `stop_gradient` on the max |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
 //! | `stop_gradient(x)` | `stop_gradient` |
+//! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `convert`, `iota`, `select`, `reduce_sum` |
 //!
 //! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
 
@@ -30,7 +31,8 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
-     logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x)";
+     logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
+     take_along_axis(x, &idx, Axis(k))";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
 fn axis_arg(e: &Expr) -> Option<usize> {
@@ -377,6 +379,7 @@ impl Lowerer<'_> {
                 "matmul" => (2, 2),
                 "logsumexp" => (1, 2),
                 "softmax" | "log_softmax" => (2, 2),
+                "take_along_axis" => (3, 3),
                 _ => return None,
             })
         };
@@ -385,6 +388,7 @@ impl Lowerer<'_> {
             let what = match (lo, hi) {
                 (1, 1) => "one argument".to_string(),
                 (2, 2) if name == "matmul" => "two arguments".to_string(),
+                (3, 3) => "an array, integer indices and an axis: `(x, &labels, Axis(k))`".to_string(),
                 (2, 2) => "an array and an axis: `(x, Axis(k))`".to_string(),
                 _ => "an array and optionally an axis: `(x)` or `(x, Axis(k))`".to_string(),
             };
@@ -393,7 +397,63 @@ impl Lowerer<'_> {
             return Some(None);
         }
         let x = self.lower_expr(args[0]);
+        if name == "take_along_axis" {
+            let idx = self.lower_expr(args[1]);
+            let axis = self.axis(args[2], name);
+            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+                return Some(None);
+            };
+            return Some(self.take_along_axis(x, idx, axis, &args, span));
+        }
         Some(self.array_call(name, x, &args, span))
+    }
+
+    /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
+    /// one index per lane along axis `k` (`idx` has `x`'s shape without
+    /// axis `k`), as `jnp.take_along_axis(x, idx[..., None], k)[..., 0]`: each
+    /// row's label. Lowered as a one-hot mask (an iota along `k` equal to the
+    /// index) and a sum along `k`, so its transpose is the scatter-add of the
+    /// cotangent into the chosen positions. An index out of range picks
+    /// nothing (0), where JAX clamps it.
+    fn take_along_axis(&mut self, x: Var, idx: Var, axis: usize, args: &[&Expr], span: Span) -> Option<Var> {
+        let (xt, it) = (self.f.ty(x).clone(), self.f.ty(idx).clone());
+        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) {
+            self.errors.spanned(args[1], format!("`take_along_axis` takes integer indices (i32 or i64), got {it}"));
+            return None;
+        }
+        if !xt.dtype.is_float() {
+            self.errors.spanned(args[0], format!("`take_along_axis` takes a float array, got {xt}"));
+            return None;
+        }
+        let rank = xt.shape.rank();
+        if axis >= rank {
+            self.errors.spanned(args[2], format!("axis {axis} is out of range for an array of rank {rank}"));
+            return None;
+        }
+        let kept: Vec<usize> = (0..rank).filter(|a| *a != axis).collect();
+        if it.shape.rank() != kept.len() {
+            self.errors.spanned(
+                args[1],
+                format!("`take_along_axis` needs one index per lane: indices of shape {} (x's shape {} without axis {axis}), got {}", Shape(kept.iter().map(|a| xt.shape.0[*a].clone()).collect()), xt.shape, it.shape),
+            );
+            return None;
+        }
+        for (k, a) in kept.iter().enumerate() {
+            let (d, e) = (self.f.shape(x).0[*a].clone(), self.f.shape(idx).0[k].clone());
+            if !self.unify(&d, &e) {
+                self.errors.spanned(args[1], format!("`take_along_axis`: index axis {k} has size {e}, but x's axis {a} has {d}"));
+                return None;
+            }
+        }
+        let dtype = xt.dtype;
+        let shape = self.f.shape(x).clone();
+        let idx = self.push(Op::Convert { dtype }, &[idx], span)?;
+        let idx = self.push(Op::Broadcast { shape: shape.clone(), dims: kept }, &[idx], span)?;
+        let at = self.push(Op::Iota { shape, axis, dtype }, &[], span)?;
+        let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, idx], span)?;
+        let zero = self.f.zeros_like(x);
+        let picked = self.push(Op::Select, &[hit, x, zero], span)?;
+        self.push(Op::ReduceSum { axes: vec![axis] }, &[picked], span)
     }
 
     fn array_call(&mut self, name: &str, x: Option<Var>, args: &[&Expr], span: Span) -> Option<Var> {
