@@ -494,6 +494,24 @@ fn dtypes() -> Vec<Kernel> {
     let p = b.cmp(CmpOp::Ne, x, x);
     b.store(1, x);
     out.push(b.store(2, p).build());
+    // Integer labels loaded widened to floats, picking one element of each
+    // row (`take_along_axis`): i32 into f32, i64 into f64.
+    for (int, ty) in [(I32, F32), (I64, F64)] {
+        let mut b = Builder::new(
+            &format!("labels_{int}_{ty}"),
+            &[(ty, false), (int, false), (ty, true)],
+            &["n"],
+            vec![n(), c(5)],
+            1,
+        );
+        let x = b.load(ty, 0, vec![c(5), c(1)]);
+        let label = b.load(ty, 1, vec![c(1), c(0)]);
+        let at = b.index(ty, 1);
+        let hit = b.cmp(CmpOp::Eq, at, label);
+        let zero = b.constant(ty, 0.0);
+        let picked = b.select(ty, hit, x, zero);
+        out.push(b.store(2, picked).build());
+    }
     out
 }
 
