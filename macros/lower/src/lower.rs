@@ -522,6 +522,7 @@ impl Lowerer<'_> {
             // reference is the value itself.
             Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr),
             Expr::Call(c) => self.lower_call(c),
+            Expr::Index(i) => self.lower_index(i),
             Expr::Macro(m) => {
                 self.errors.spanned(
                     &m.mac,
@@ -997,7 +998,6 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
         Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),
         Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Index(_) => "indexing is not supported: use whole-array arithmetic, `sum` and `dot`".into(),
         Expr::Cast(_) => "casts (`as`) are not supported: an oxla function uses one float type, and integer literals become floats".into(),
         Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
         Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),

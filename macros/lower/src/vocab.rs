@@ -408,6 +408,58 @@ impl Lowerer<'_> {
         Some(self.array_call(name, x, &args, span))
     }
 
+    /// `x[k]` or `x[[i, j]]` with integer literals, on axes whose size is
+    /// static (a fixed-size array's): the leading axes fixed, as in Rust and
+    /// ndarray. Lowered as a one-hot select and a sum over each indexed axis
+    /// (its transpose puts the cotangent back at the index). An axis of
+    /// run-time size is refused: its bound could only be checked at the call.
+    pub(crate) fn lower_index(&mut self, i: &syn::ExprIndex) -> Option<Var> {
+        let lit = |e: &Expr| match strip(e) {
+            Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
+            _ => None,
+        };
+        let ks: Option<Vec<u64>> = match strip(&i.index) {
+            Expr::Array(a) => a.elems.iter().map(lit).collect(),
+            e => lit(e).map(|k| vec![k]),
+        };
+        let x = self.lower_expr(&i.expr);
+        let Some(ks) = ks else {
+            self.errors.spanned(
+                &i.index,
+                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slicing and run-time indices are not supported yet",
+            );
+            return None;
+        };
+        let mut x = x?;
+        let span = i.span();
+        if ks.len() > self.f.shape(x).rank() {
+            self.errors.spanned(&i.index, format!("{} indices for an array of rank {}", ks.len(), self.f.shape(x).rank()));
+            return None;
+        }
+        for k in ks {
+            let shape = self.f.shape(x).clone();
+            let Dim::Const(len) = shape.0[0] else {
+                self.errors.spanned(
+                    &i.index,
+                    format!("indexing is supported on axes of static size (a fixed-size array parameter, `[f64; 3]`); this axis has the run-time size `{}`", shape.0[0]),
+                );
+                return None;
+            };
+            if k >= len {
+                self.errors.spanned(&i.index, format!("index {k} is out of range for an axis of size {len}"));
+                return None;
+            }
+            let dtype = self.f.dtype(x);
+            let at = self.push(Op::Iota { shape: shape.clone(), axis: 0, dtype }, &[], span)?;
+            let kv = self.f.full(k as f64, dtype, &shape);
+            let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, kv], span)?;
+            let zero = self.f.zeros_like(x);
+            let picked = self.push(Op::Select, &[hit, x, zero], span)?;
+            x = self.push(Op::ReduceSum { axes: vec![0] }, &[picked], span)?;
+        }
+        Some(x)
+    }
+
     /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
     /// one index per lane along axis `k` (`idx` has `x`'s shape without
     /// axis `k`), as `jnp.take_along_axis(x, idx[..., None], k)[..., 0]`: each
