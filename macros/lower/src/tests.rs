@@ -380,7 +380,7 @@ fn error_other_expressions() {
             y
         }
     });
-    assert_one(&m, "indexing is not supported");
+    assert_one(&m, "indexing is supported on axes of static size");
     assert_one(&m, "casts (`as`) are not supported");
     assert_one(&m, "unsupported `if` condition");
     assert_one(&m, "`if` without `else` is not supported");
