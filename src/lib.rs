@@ -72,6 +72,7 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |
+//! | `zeros_like(x)`, `ones_like(x)`, `full_like(x, v)` | constants of `x`'s shape (`v` broadcast) | none to `x`; `full_like` passes `v`'s |
 //! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size) | the element or sub-array | put back at the index |
 //! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |

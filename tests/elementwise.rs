@@ -153,3 +153,18 @@ fn scalar_functions_agree_with_the_array_path() {
         assert!((scalar_softplus_d(x) - want_d).abs() <= 1e-15, "derivative at {x}");
     }
 }
+
+#[oxla::grad(fill_grad)]
+fn fill(x: ArrayView1<f64>, v: f64) -> f64 {
+    (zeros_like(x) + ones_like(x) * 2.0 + full_like(x, v * v) * x).sum()
+}
+
+#[test]
+fn constants_shaped_like_an_array() {
+    let x = Array1::from(vec![1.0, -2.0, 0.5]);
+    let v = 1.5;
+    assert_eq!(fill(x.view(), v), 3.0 * 2.0 + v * v * x.sum());
+    let (gx, gv) = fill_grad(&x, v);
+    assert_eq!(gx.to_vec(), vec![v * v; 3]);
+    assert_eq!(gv, 2.0 * v * x.sum());
+}

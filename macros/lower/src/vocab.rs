@@ -32,7 +32,7 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k))";
+     take_along_axis(x, &idx, Axis(k)), zeros_like(x), ones_like(x), full_like(x, v)";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
 fn axis_arg(e: &Expr) -> Option<usize> {
@@ -375,7 +375,8 @@ impl Lowerer<'_> {
         let args: Vec<&Expr> = c.args.iter().collect();
         let arity = |n: &str| -> Option<(usize, usize)> {
             Some(match n {
-                "mean" | "max" | "min" | "stop_gradient" => (1, 1),
+                "mean" | "max" | "min" | "stop_gradient" | "zeros_like" | "ones_like" => (1, 1),
+                "full_like" => (2, 2),
                 "matmul" => (2, 2),
                 "logsumexp" => (1, 2),
                 "softmax" | "log_softmax" => (2, 2),
@@ -388,6 +389,7 @@ impl Lowerer<'_> {
             let what = match (lo, hi) {
                 (1, 1) => "one argument".to_string(),
                 (2, 2) if name == "matmul" => "two arguments".to_string(),
+                (2, 2) if name == "full_like" => "an array and a value: `(x, v)`".to_string(),
                 (3, 3) => "an array, integer indices and an axis: `(x, &labels, Axis(k))`".to_string(),
                 (2, 2) => "an array and an axis: `(x, Axis(k))`".to_string(),
                 _ => "an array and optionally an axis: `(x)` or `(x, Axis(k))`".to_string(),
@@ -512,6 +514,22 @@ impl Lowerer<'_> {
         if name == "matmul" {
             let y = self.lower_expr(args[1]);
             return self.matmul(x?, y?, span);
+        }
+        if let Some(fill) = match name {
+            "zeros_like" => Some(0.0),
+            "ones_like" => Some(1.0),
+            _ => None,
+        } {
+            return Some(self.f.full_like(fill, x?));
+        }
+        if name == "full_like" {
+            // `v` broadcast to `x`'s shape (numpy's `full_like`); no
+            // derivative flows to `x`, only to `v`.
+            let v = self.lower_expr(args[1])?;
+            let x = x?;
+            let mut vs = [x, v];
+            self.broadcast_all(&mut vs, span)?;
+            return Some(vs[1]);
         }
         let x = x?;
         let rank = self.f.shape(x).rank();
