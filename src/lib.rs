@@ -72,6 +72,7 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |
+//! | `argmax(x)`, `argmax(x, Axis(k))` (and `argmin`) | `i64` index: the first max (min) or the first NaN, row-major over all axes without `Axis`; `i64::MAX` for an empty axis | none (an integer) |
 //! | `zeros_like(x)`, `ones_like(x)`, `full_like(x, v)` | constants of `x`'s shape (`v` broadcast) | none to `x`; `full_like` passes `v`'s |
 //! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size) | the element or sub-array | put back at the index |
 //! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
@@ -84,9 +85,12 @@
 //! (`wrt` refuses them; by default a gradient is taken with respect to every
 //! float parameter).
 //!
-//! Not yet: integer scalars, integer and bool results, `as` casts, slicing
+//! Results can be `i64`/`i32` (scalars, `Vec`, arrays) where the function
+//! computes indices (`argmax`).
+//!
+//! Not yet: integer scalar parameters, bool results, `as` casts, slicing
 //! and indexing on axes of run-time size, general gather/scatter (beyond `take_along_axis`),
-//! argmax/argmin, `prod`, concatenate/stack, constructors (`zeros`, `ones`,
+//! `prod`, concatenate/stack, constructors (`zeros`, `ones`,
 //! `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`, rounding, and `&mut`
 //! outputs.
 //!

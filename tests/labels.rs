@@ -85,3 +85,43 @@ fn take_along_axis_picks_and_scatters() {
     let got = pick(Array2::<f32>::ones((1, 3)).view(), &[7]);
     assert_eq!(got.to_vec(), vec![0.0]);
 }
+
+#[jit]
+fn predictions(scores: ArrayView2<f32>) -> Array1<i64> {
+    argmax(scores, Axis(1))
+}
+
+#[jit]
+fn flat_argmin(x: ArrayView2<f64>) -> i64 {
+    argmin(x)
+}
+
+/// jnp.argmax's answer along a row: the first NaN, else the first max.
+fn first_argmax(row: &[f32]) -> i64 {
+    if let Some(i) = row.iter().position(|v| v.is_nan()) {
+        return i as i64;
+    }
+    let m = row.iter().fold(f32::NEG_INFINITY, |a, b| a.max(*b));
+    row.iter().position(|v| *v == m).unwrap() as i64
+}
+
+#[test]
+fn argmax_and_argmin_as_jax_computes_them() {
+    let mut rng = StdRng::seed_from_u64(9);
+    for (n, c) in [(1, 1), (7, 3), (40, 10), (3, 300)] {
+        // Few distinct values, so ties are common.
+        let mut s = Array2::from_shape_fn((n, c), |_| rng.gen_range(0..4) as f32);
+        if n > 2 {
+            s[[2, c / 2]] = f32::NAN;
+        }
+        let got = predictions(s.view());
+        for i in 0..n {
+            assert_eq!(got[i], first_argmax(s.row(i).to_slice().unwrap()), "row {i} of {n}×{c}");
+        }
+    }
+    let x = Array2::from_shape_fn((4, 5), |(i, j)| ((i * 5 + j) as f64 - 7.3).abs());
+    assert_eq!(flat_argmin(x.view()), 7);
+    // Empty rows have no argmax: i64::MAX (JAX raises).
+    let none = predictions(Array2::<f32>::zeros((2, 0)).view());
+    assert_eq!(none.to_vec(), vec![i64::MAX; 2]);
+}

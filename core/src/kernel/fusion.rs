@@ -144,7 +144,10 @@ fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String>
         let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out));
         if let Op::Convert { dtype } = e.op {
             let from = from.expect("one operand");
-            if from != dtype && !crate::ops::convert::kernel_supported(from, dtype) {
+            // A float converted to an integer is a kernel's result: the
+            // store converts (truncating and saturating, as `as` does).
+            let stored = from.is_float() && int(dtype) && materialized[e.out.index()];
+            if from != dtype && !stored && !crate::ops::convert::kernel_supported(from, dtype) {
                 return Err(format!("converting {from} to {dtype} inside a kernel is not supported yet"));
             }
             if int(from) && !is_plain(f, &defs, materialized, e.ins[0]) {
@@ -346,6 +349,9 @@ impl<'a> KernelBuilder<'a> {
                 let (one, zero) = (self.inst(*to, InstKind::Const(1.0)), self.inst(*to, InstKind::Const(0.0)));
                 self.inst(*to, InstKind::Select(c, one, zero))
             }
+            // To an integer: the kernel's result (`fuse` checked), which the
+            // store to the integer buffer converts.
+            Op::Convert { dtype: to } if !to.is_float() => self.value(e.ins[0], cmap),
             Op::Convert { dtype: to } => {
                 // An integer operand is a buffer (`fuse` checked), read as `to`.
                 let outer = self.widen_to.replace(*to);

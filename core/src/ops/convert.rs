@@ -8,9 +8,10 @@
 //! derivative is zero, as in JAX, where integer values carry no tangent.
 //!
 //! In the kernel IR an integer or bool *buffer* converted to a float is a
-//! load that widens (as half-precision loads do), and a bool value converted
-//! to a float is a select of 1 and 0; `fusion` refuses the other
-//! conversions inside a kernel (see `kernel_supported`).
+//! load that widens (as half-precision loads do), a bool value converted
+//! to a float is a select of 1 and 0, and a float converted to an integer
+//! as a kernel's result is the store's conversion; `fusion` refuses the
+//! other conversions inside a kernel (see `kernel_supported`).
 
 use crate::dtype::DType;
 use crate::ir::{Function, Type, Var};

@@ -10,13 +10,19 @@
 //! labels are `i32`. Run with `cargo run --release -p softmax_ce`.
 
 use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
-use oxla::value_and_grad;
+use oxla::{jit, value_and_grad};
 
 /// Mean cross-entropy of the linear classifier `x·w + b` against `labels`.
 #[value_and_grad(loss_and_grad, wrt = (w, b))]
 fn loss(w: ArrayView2<f32>, b: ArrayView1<f32>, x: ArrayView2<f32>, labels: ArrayView1<i32>) -> f32 {
     let logp = log_softmax(x.dot(&w) + b, Axis(1));
     -take_along_axis(logp, &labels, Axis(1)).mean()
+}
+
+/// The predicted class of each point.
+#[jit]
+fn predict(w: ArrayView2<f32>, b: ArrayView1<f32>, x: ArrayView2<f32>) -> Array1<i64> {
+    argmax(x.dot(&w) + b, Axis(1))
 }
 
 /// Uniform values in [-1, 1) from a fixed seed (a 64-bit LCG).
@@ -77,15 +83,7 @@ fn main() {
         w.scaled_add(-lr, &gw);
         b.scaled_add(-lr, &gb);
     }
-    let scores = x.dot(&w) + &b;
-    let correct = scores
-        .rows()
-        .into_iter()
-        .zip(&labels)
-        .filter(|(row, &label)| {
-            let best = (0..classes).max_by(|a, c| row[*a].total_cmp(&row[*c])).unwrap();
-            best == label as usize
-        })
-        .count();
+    let predicted = predict(w.view(), b.view(), x.view());
+    let correct = predicted.iter().zip(&labels).filter(|(p, l)| **p == **l as i64).count();
     println!("training accuracy: {correct}/{n}");
 }

@@ -190,7 +190,7 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
         ),
         syn::ReturnType::Type(_, ty) => match return_tys(ty) {
             Ok((rs, tuple)) => {
-                for (r, span) in &rs {
+                for (r, span) in rs.iter().filter(|(r, _)| r.dtype().is_float()) {
                     floats.push((r.dtype(), *span, "the return type".to_string()));
                 }
                 returns = Some((rs, tuple));
@@ -245,6 +245,13 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
     }
     for (v, (r, span)) in outs.iter().zip(&rets) {
         let shape = f.shape(*v).clone();
+        let computed = f.dtype(*v);
+        if r.dtype().is_float() != computed.is_float() || (!computed.is_float() && computed != r.dtype()) {
+            let declared = r.dtype();
+            let want = if computed.is_float() { "a float".to_string() } else { format!("`{computed}`") };
+            errors.at(*span, format!("the declared result holds {declared} but the function computes {computed} values here; declare {want}"));
+            continue;
+        }
         match (r, shape.rank()) {
             (r, rank) if r.rank() == rank => {}
             (RustTy::Scalar(_), _) => errors.at(

@@ -334,7 +334,12 @@ fn error_parameter_and_return_types() {
     let m = lower_errors(quote! { fn f(x: f32) -> i32 { x } });
     assert_one(
         &m,
-        "unsupported return type `i32`: supported return types: a float, `Vec<T>`, `Array1<T>`",
+        "the declared result holds i32 but the function computes f32 values here; declare a float",
+    );
+    let m = lower_errors(quote! { fn f(x: f32) -> u8 { x } });
+    assert_one(
+        &m,
+        "unsupported return type `u8`: supported return types: a float, `Vec<T>`, `Array1<T>`",
     );
     let m = lower_errors(quote! { fn f(x: f32) { x } });
     assert_one(&m, "must return a value");

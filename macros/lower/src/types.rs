@@ -21,7 +21,7 @@ pub(crate) const SUPPORTED_PARAMS: &str = "supported parameter types: a float (f
      or a fixed-size array `[T; N]`, `[[T; M]; N]`, `[[[T; L]; M]; N]` (or a reference to one), \
      where T is f32, f64, f16 or bf16, or i32/i64 for an array of labels or indices";
 pub(crate) const SUPPORTED_RETURNS: &str = "supported return types: a float, `Vec<T>`, \
-     `Array1<T>`…`Array6<T>`, or a tuple of these";
+     `Array1<T>`…`Array6<T>`, or a tuple of these (T a float type, or i32/i64 for indices such as `argmax`)";
 pub(crate) const PURE: &str = "oxla functions must be pure";
 
 /// What a parameter or result is on the Rust side.
@@ -295,14 +295,14 @@ pub(crate) fn vec_of(ty: &syn::Type) -> Option<DType> {
         return None;
     }
     match type_args(last)?.as_slice() {
-        [t] => float_of(t),
+        [t] => elem_of(t),
         _ => None,
     }
 }
 
 /// One result type: a float, a `Vec` or an owned ndarray array.
 pub(crate) fn result_ty(ty: &syn::Type) -> Result<RustTy, String> {
-    if let Some(d) = float_of(ty) {
+    if let Some(d) = elem_of(ty) {
         return Ok(RustTy::Scalar(d));
     }
     if let Some(d) = vec_of(ty) {

@@ -32,7 +32,7 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), zeros_like(x), ones_like(x), full_like(x, v)";
+     take_along_axis(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v)";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
 fn axis_arg(e: &Expr) -> Option<usize> {
@@ -378,7 +378,7 @@ impl Lowerer<'_> {
                 "mean" | "max" | "min" | "stop_gradient" | "zeros_like" | "ones_like" => (1, 1),
                 "full_like" => (2, 2),
                 "matmul" => (2, 2),
-                "logsumexp" => (1, 2),
+                "logsumexp" | "argmax" | "argmin" => (1, 2),
                 "softmax" | "log_softmax" => (2, 2),
                 "take_along_axis" => (3, 3),
                 _ => return None,
@@ -399,6 +399,17 @@ impl Lowerer<'_> {
             return Some(None);
         }
         let x = self.lower_expr(args[0]);
+        if name == "argmax" || name == "argmin" {
+            let axis = match args.get(1) {
+                Some(e) => match self.axis(e, name) {
+                    Some(a) => Some(a),
+                    None => return Some(None),
+                },
+                None => None,
+            };
+            let Some(x) = x else { return Some(None) };
+            return Some(self.arg_choose(name == "argmax", x, axis, &args, span));
+        }
         if name == "take_along_axis" {
             let idx = self.lower_expr(args[1]);
             let axis = self.axis(args[2], name);
@@ -460,6 +471,62 @@ impl Lowerer<'_> {
             x = self.push(Op::ReduceSum { axes: vec![0] }, &[picked], span)?;
         }
         Some(x)
+    }
+
+    /// `argmax(x)` / `argmin(x)` (the flat index, row-major) or along
+    /// `Axis(k)`, as `i64`, as jnp's: the first position holding the max
+    /// (min), or the first NaN. An empty axis gives `i64::MAX` (JAX raises).
+    /// The index is the min over the positions that hold the chosen value
+    /// (or a NaN) of their coordinate, computed in the float type: exact for
+    /// indices below 2^24 (f32) or 2^53 (f64).
+    fn arg_choose(&mut self, max: bool, x: Var, axis: Option<usize>, args: &[&Expr], span: Span) -> Option<Var> {
+        let xt = self.f.ty(x).clone();
+        let (dtype, shape, rank) = (xt.dtype, xt.shape.clone(), xt.shape.rank());
+        if !dtype.is_float() || rank == 0 {
+            self.errors.spanned(args[0], format!("`{}` takes a float array, got {xt}", if max { "argmax" } else { "argmin" }));
+            return None;
+        }
+        if let Some(a) = axis.filter(|a| *a >= rank) {
+            self.errors.spanned(args[1], format!("axis {a} is out of range for an array of rank {rank}"));
+            return None;
+        }
+        let axes: Vec<usize> = match axis {
+            Some(a) => vec![a],
+            None => (0..rank).collect(),
+        };
+        let op = if max { Op::ReduceMax { axes: axes.clone() } } else { Op::ReduceMin { axes: axes.clone() } };
+        let m = self.push(op, &[x], span)?;
+        let m = self.push(Op::StopGradient, &[m], span)?;
+        let m = self.keep_axes(m, x, &axes, span)?;
+        // The row-major index over `axes`: Σ iota_a · (product of the later
+        // reduced sizes).
+        let mut index: Option<Var> = None;
+        let mut stride: Option<Var> = None;
+        for a in axes.iter().rev() {
+            let at = self.push(Op::Iota { shape: shape.clone(), axis: *a, dtype }, &[], span)?;
+            let term = match stride {
+                Some(s) => self.push(Op::Binary(BinaryOp::Mul), &[at, s], span)?,
+                None => at,
+            };
+            index = Some(match index {
+                Some(i) => self.push(Op::Binary(BinaryOp::Add), &[i, term], span)?,
+                None => term,
+            });
+            let n = self.push(Op::DimSize { dim: shape.0[*a].clone(), dtype }, &[], span)?;
+            let n = self.push(Op::Broadcast { shape: shape.clone(), dims: vec![] }, &[n], span)?;
+            stride = Some(match stride {
+                Some(s) => self.push(Op::Binary(BinaryOp::Mul), &[s, n], span)?,
+                None => n,
+            });
+        }
+        let index = index.expect("at least one axis");
+        let inf = self.f.full_like(f64::INFINITY, x);
+        let hit = self.push(Op::Cmp(CmpOp::Eq), &[x, m], span)?;
+        let nan = self.push(Op::Cmp(CmpOp::Ne), &[x, x], span)?;
+        let cand = self.push(Op::Select, &[hit, index, inf], span)?;
+        let cand = self.push(Op::Select, &[nan, index, cand], span)?;
+        let first = self.push(Op::ReduceMin { axes }, &[cand], span)?;
+        self.push(Op::Convert { dtype: oxla_core::DType::I64 }, &[first], span)
     }
 
     /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
