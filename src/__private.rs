@@ -4,9 +4,9 @@
 use crate::runtime::{Compiled, Ready};
 use ndarray::{Array, ArrayD, ArrayView, Dimension, IxDyn};
 use oxla_core::exec::{ArgDims, RawArg, MAX_RANK};
-use oxla_cpu::CpuLauncher;
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
+use oxla_cpu::CpuLauncher;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -72,11 +72,14 @@ impl CompiledFn {
         // (a plan reads and writes only what its kernel does);
         // `Compiled::build` checked the program's schedule.
         let result = unsafe {
-            ready
-                .program
-                .execute_then(&CpuLauncher { fns: &ready.fns, plans: &ready.plans }, raw, |bufs, dims| {
-                    take(&mut Outputs { bufs, dims })
-                })
+            ready.program.execute_then(
+                &CpuLauncher {
+                    fns: &ready.fns,
+                    plans: &ready.plans,
+                },
+                raw,
+                |bufs, dims| take(&mut Outputs { bufs, dims }),
+            )
         };
         match result {
             Ok(r) => r,
@@ -130,7 +133,10 @@ impl<'a> Arg<'a> {
     pub fn view<T: Element, D: Dimension>(x: ArrayView<'a, T, D>) -> Arg<'a> {
         let dims = x.shape().to_vec();
         if dims.len() > MAX_RANK {
-            panic!("oxla: an array of rank {} has more than {MAX_RANK} axes", dims.len());
+            panic!(
+                "oxla: an array of rank {} has more than {MAX_RANK} axes",
+                dims.len()
+            );
         }
         if x.is_standard_layout() {
             return Arg::borrowed(x.as_ptr(), x.len(), &dims);
@@ -145,7 +151,11 @@ impl<'a> Arg<'a> {
     /// parameter's static dimensions.
     pub fn fixed<A: FixedArray>(x: &'a A) -> Arg<'a> {
         let dims = A::dims();
-        Arg::borrowed(x as *const A as *const A::Elem, dims.iter().product(), &dims)
+        Arg::borrowed(
+            x as *const A as *const A::Elem,
+            dims.iter().product(),
+            &dims,
+        )
     }
 }
 
@@ -235,11 +245,17 @@ impl Outputs<'_> {
     }
     /// Output `i` as an array of dimensionality `D`.
     pub fn array<T: Element, D: Dimension>(&mut self, i: usize) -> Array<T, D> {
-        let dims = self.dims[i].get().expect("results have dimensions").to_vec();
+        let dims = self.dims[i]
+            .get()
+            .expect("results have dimensions")
+            .to_vec();
         let v = self.vec::<T>(i);
         match ArrayD::from_shape_vec(IxDyn(&dims), v).map(|a| a.into_dimensionality::<D>()) {
             Ok(Ok(a)) => a,
-            _ => panic!("internal error: output {i} does not have shape {dims:?} of rank {:?}", D::NDIM),
+            _ => panic!(
+                "internal error: output {i} does not have shape {dims:?} of rank {:?}",
+                D::NDIM
+            ),
         }
     }
 }

@@ -57,26 +57,93 @@ fn sigmoid_deriv_ref(x: f64) -> f64 {
 
 fn cases() -> Vec<Case> {
     vec![
-        ("abs", abs_v, abs_s, |x| abs_d(x), f64::abs, |x| if x == 0.0 { 0.0 } else { x.signum() }),
-        ("square", square_v, square_s, |x| square_d(x), |x| x * x, |x| 2.0 * x),
-        ("recip", recip_v, recip_s, |x| recip_d(x), f64::recip, |x| -1.0 / (x * x)),
-        ("clamp", clamp_v, clamp_s, |x| clamp_d(x), |x| x.clamp(-0.5, 0.75), |x| if x > -0.5 && x < 0.75 { 1.0 } else { 0.0 }),
-        ("ln_1p", ln1p_v, ln1p_s, |x| ln1p_d(x), f64::ln_1p, |x| 1.0 / (1.0 + x)),
-        ("log1p", log1p_v, log1p_s, |x| log1p_d(x), f64::ln_1p, |x| 1.0 / (1.0 + x)),
-        ("sigmoid", sigmoid_v, sigmoid_s, |x| sigmoid_d(x), sigmoid_ref, sigmoid_deriv_ref),
-        ("relu", relu_v, relu_s, |x| relu_d(x), |x| if x > 0.0 || x.is_nan() { x } else { 0.0 }, |x| if x > 0.0 { 1.0 } else { 0.0 }),
-        ("softplus", softplus_v, softplus_s, |x| softplus_d(x), |x| x.max(0.0) + (-x.abs()).exp().ln_1p(), sigmoid_ref),
+        (
+            "abs",
+            abs_v,
+            abs_s,
+            |x| abs_d(x),
+            f64::abs,
+            |x| if x == 0.0 { 0.0 } else { x.signum() },
+        ),
+        (
+            "square",
+            square_v,
+            square_s,
+            |x| square_d(x),
+            |x| x * x,
+            |x| 2.0 * x,
+        ),
+        (
+            "recip",
+            recip_v,
+            recip_s,
+            |x| recip_d(x),
+            f64::recip,
+            |x| -1.0 / (x * x),
+        ),
+        (
+            "clamp",
+            clamp_v,
+            clamp_s,
+            |x| clamp_d(x),
+            |x| x.clamp(-0.5, 0.75),
+            |x| if x > -0.5 && x < 0.75 { 1.0 } else { 0.0 },
+        ),
+        (
+            "ln_1p",
+            ln1p_v,
+            ln1p_s,
+            |x| ln1p_d(x),
+            f64::ln_1p,
+            |x| 1.0 / (1.0 + x),
+        ),
+        (
+            "log1p",
+            log1p_v,
+            log1p_s,
+            |x| log1p_d(x),
+            f64::ln_1p,
+            |x| 1.0 / (1.0 + x),
+        ),
+        (
+            "sigmoid",
+            sigmoid_v,
+            sigmoid_s,
+            |x| sigmoid_d(x),
+            sigmoid_ref,
+            sigmoid_deriv_ref,
+        ),
+        (
+            "relu",
+            relu_v,
+            relu_s,
+            |x| relu_d(x),
+            |x| if x > 0.0 || x.is_nan() { x } else { 0.0 },
+            |x| if x > 0.0 { 1.0 } else { 0.0 },
+        ),
+        (
+            "softplus",
+            softplus_v,
+            softplus_s,
+            |x| softplus_d(x),
+            |x| x.max(0.0) + (-x.abs()).exp().ln_1p(),
+            sigmoid_ref,
+        ),
     ]
 }
 
 fn close(got: f64, want: f64, rtol: f64) -> bool {
-    got == want || (got - want).abs() <= rtol * want.abs().max(1e-300) || (got.is_nan() && want.is_nan())
+    got == want
+        || (got - want).abs() <= rtol * want.abs().max(1e-300)
+        || (got.is_nan() && want.is_nan())
 }
 
 #[test]
 fn values_and_derivatives_match_references_and_differences() {
     // Away from the kinks of abs, clamp and relu (and recip's pole).
-    let xs: Array1<f64> = Array1::from(vec![-3.1, -1.7, -0.9, -0.3, -0.05, 0.02, 0.4, 0.66, 1.3, 2.9, 7.5]);
+    let xs: Array1<f64> = Array1::from(vec![
+        -3.1, -1.7, -0.9, -0.3, -0.05, 0.02, 0.4, 0.66, 1.3, 2.9, 7.5,
+    ]);
     for (name, values, sum, deriv, value_ref, deriv_ref) in cases() {
         let v = values(xs.view());
         let d = deriv(xs.view());
@@ -86,26 +153,54 @@ fn values_and_derivatives_match_references_and_differences() {
                 assert!(v[i].is_nan(), "{name}({x}) = {}, want NaN", v[i]);
                 continue;
             }
-            assert!(close(v[i], value_ref(x), 1e-15), "{name}({x}) = {}, want {}", v[i], value_ref(x));
-            assert!(close(d[i], deriv_ref(x), 1e-14), "{name}'({x}) = {}, want {}", d[i], deriv_ref(x));
+            assert!(
+                close(v[i], value_ref(x), 1e-15),
+                "{name}({x}) = {}, want {}",
+                v[i],
+                value_ref(x)
+            );
+            assert!(
+                close(d[i], deriv_ref(x), 1e-14),
+                "{name}'({x}) = {}, want {}",
+                d[i],
+                deriv_ref(x)
+            );
         }
         // The gradient of the sum against central differences of the sum.
         let h = 1e-6;
-        let xs: Array1<f64> = xs.iter().copied().filter(|x| !value_ref(x - h).is_nan()).collect();
+        let xs: Array1<f64> = xs
+            .iter()
+            .copied()
+            .filter(|x| !value_ref(x - h).is_nan())
+            .collect();
         let d = deriv(xs.view());
         for i in 0..xs.len() {
             let (mut p, mut m) = (xs.clone(), xs.clone());
             p[i] += h;
             m[i] -= h;
             let fd = (sum(p.view()) - sum(m.view())) / (2.0 * h);
-            assert!((d[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{name}: d/dx[{i}] {} vs difference {fd}", d[i]);
+            assert!(
+                (d[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "{name}: d/dx[{i}] {} vs difference {fd}",
+                d[i]
+            );
         }
     }
 }
 
 #[test]
 fn extremes_stay_finite_and_exact() {
-    let xs = Array1::from(vec![-1000.0, -40.0, -1e-20, 0.0, -0.0, 1e-20, 40.0, 1000.0, f64::INFINITY]);
+    let xs = Array1::from(vec![
+        -1000.0,
+        -40.0,
+        -1e-20,
+        0.0,
+        -0.0,
+        1e-20,
+        40.0,
+        1000.0,
+        f64::INFINITY,
+    ]);
     for (name, values, _, deriv, value_ref, deriv_ref) in cases() {
         if name == "recip" {
             continue; // a pole at 0, tested above away from it
@@ -114,11 +209,20 @@ fn extremes_stay_finite_and_exact() {
         let d = deriv(xs.view());
         for (i, &x) in xs.iter().enumerate() {
             let want = value_ref(x);
-            assert!(close(v[i], want, 1e-15), "{name}({x}) = {}, want {want}", v[i]);
+            assert!(
+                close(v[i], want, 1e-15),
+                "{name}({x}) = {}, want {want}",
+                v[i]
+            );
             if want.is_nan() {
                 continue;
             }
-            assert_eq!(v[i].is_sign_negative(), want.is_sign_negative(), "{name}({x}): sign of {}", v[i]);
+            assert_eq!(
+                v[i].is_sign_negative(),
+                want.is_sign_negative(),
+                "{name}({x}): sign of {}",
+                v[i]
+            );
             if x.is_finite() && !(matches!(name, "abs" | "relu") && x == 0.0) {
                 let dw = deriv_ref(x);
                 assert!(close(d[i], dw, 1e-14), "{name}'({x}) = {}, want {dw}", d[i]);
@@ -148,9 +252,16 @@ fn scalar_functions_agree_with_the_array_path() {
         let a = Array1::from(vec![x]);
         let want = softplus_v(a.view())[0] + abs_v(a.view())[0].ln_1p();
         assert_eq!(scalar_softplus(x), want, "value at {x}");
-        let d_abs = if x == 0.0 { 0.0 } else { x.signum() / (1.0 + x.abs()) };
+        let d_abs = if x == 0.0 {
+            0.0
+        } else {
+            x.signum() / (1.0 + x.abs())
+        };
         let want_d = softplus_d(a.view())[0] + d_abs;
-        assert!((scalar_softplus_d(x) - want_d).abs() <= 1e-15, "derivative at {x}");
+        assert!(
+            (scalar_softplus_d(x) - want_d).abs() <= 1e-15,
+            "derivative at {x}"
+        );
     }
 }
 

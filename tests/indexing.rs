@@ -29,10 +29,19 @@ fn index_values_gradients_and_hessians() {
     assert_eq!(g, vec![0.0, x[3] + x[1].cos(), 0.0, x[1]]);
     let y = [0.7, -0.4, 1.9];
     let h = cubic_hessian(&y);
-    let want = [[6.0 * y[0], y[2], y[1]], [y[2], 0.0, y[0]], [y[1], y[0], 0.0]];
+    let want = [
+        [6.0 * y[0], y[2], y[1]],
+        [y[2], 0.0, y[0]],
+        [y[1], y[0], 0.0],
+    ];
     for i in 0..3 {
         for j in 0..3 {
-            assert!((h[[i, j]] - want[i][j]).abs() <= 1e-14, "H[{i},{j}] {} vs {}", h[[i, j]], want[i][j]);
+            assert!(
+                (h[[i, j]] - want[i][j]).abs() <= 1e-14,
+                "H[{i},{j}] {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
         }
     }
 }

@@ -47,7 +47,10 @@ fn cross_entropy_with_integer_labels() {
         let labels: Array1<i32> = (0..n).map(|_| rng.gen_range(0..c as i32)).collect();
         let (l, g) = ce_and_grad(&logits, &labels);
         let (lw, gw) = reference(&logits, labels.as_slice().unwrap());
-        assert!((l - lw).abs() <= 1e-14 * (1.0 + lw.abs()), "loss {l} vs {lw}");
+        assert!(
+            (l - lw).abs() <= 1e-14 * (1.0 + lw.abs()),
+            "loss {l} vs {lw}"
+        );
         for (a, b) in g.iter().zip(&gw) {
             assert!((a - b).abs() <= 1e-15, "gradient {a} vs {b}");
         }
@@ -58,8 +61,13 @@ fn cross_entropy_with_integer_labels() {
             let (mut p, mut m) = (logits.clone(), logits.clone());
             p[[i, j]] += h;
             m[[i, j]] -= h;
-            let fd = (softmax_ce(p.view(), labels.view()) - softmax_ce(m.view(), labels.view())) / (2.0 * h);
-            assert!((g[[i, j]] - fd).abs() <= 1e-8, "d/dlogits[{i},{j}] {} vs {fd}", g[[i, j]]);
+            let fd = (softmax_ce(p.view(), labels.view()) - softmax_ce(m.view(), labels.view()))
+                / (2.0 * h);
+            assert!(
+                (g[[i, j]] - fd).abs() <= 1e-8,
+                "d/dlogits[{i},{j}] {} vs {fd}",
+                g[[i, j]]
+            );
         }
     }
 }
@@ -116,7 +124,11 @@ fn argmax_and_argmin_as_jax_computes_them() {
         }
         let got = predictions(s.view());
         for i in 0..n {
-            assert_eq!(got[i], first_argmax(s.row(i).to_slice().unwrap()), "row {i} of {n}×{c}");
+            assert_eq!(
+                got[i],
+                first_argmax(s.row(i).to_slice().unwrap()),
+                "row {i} of {n}×{c}"
+            );
         }
     }
     let x = Array2::from_shape_fn((4, 5), |(i, j)| ((i * 5 + j) as f64 - 7.3).abs());

@@ -51,13 +51,22 @@ fn dense(x: ArrayView2<f64>, w: ArrayView2<f64>, b: ArrayView1<f64>) -> Array2<f
 fn a_dense_layer_matches_loops() {
     let mut rng = StdRng::seed_from_u64(1);
     for (n, d, k) in [(5, 3, 4), (1, 1, 1), (33, 17, 9), (0, 4, 2)] {
-        let (x, w, b) = (random2(&mut rng, n, d), random2(&mut rng, d, k), random1(&mut rng, k));
+        let (x, w, b) = (
+            random2(&mut rng, n, d),
+            random2(&mut rng, d, k),
+            random1(&mut rng, k),
+        );
         let got = dense(x.view(), w.view(), b.view());
         assert_eq!(got.dim(), (n, k));
         let want = Array2::from_shape_fn((n, k), |(i, j)| {
             ((0..d).map(|p| x[[i, p]] * w[[p, j]]).sum::<f64>() + b[j]).tanh()
         });
-        assert_close(got.as_slice().unwrap(), want.as_slice().unwrap(), 1e-13, "dense");
+        assert_close(
+            got.as_slice().unwrap(),
+            want.as_slice().unwrap(),
+            1e-13,
+            "dense",
+        );
     }
 }
 
@@ -78,9 +87,18 @@ fn axis_reductions_and_softmax_match_loops() {
     let x = random2(&mut rng, 7, 5) * 30.0;
     let (cols, row_max, lse, mean, sm) = reductions(x.view());
     let want_cols: Vec<f64> = (0..5).map(|j| x.column(j).sum()).collect();
-    let want_max: Vec<f64> = (0..7).map(|i| x.row(i).fold(f64::NEG_INFINITY, |a, b| a.max(*b))).collect();
+    let want_max: Vec<f64> = (0..7)
+        .map(|i| x.row(i).fold(f64::NEG_INFINITY, |a, b| a.max(*b)))
+        .collect();
     let want_lse: Vec<f64> = (0..7)
-        .map(|i| want_max[i] + x.row(i).iter().map(|v| (v - want_max[i]).exp()).sum::<f64>().ln())
+        .map(|i| {
+            want_max[i]
+                + x.row(i)
+                    .iter()
+                    .map(|v| (v - want_max[i]).exp())
+                    .sum::<f64>()
+                    .ln()
+        })
         .collect();
     assert_close(cols.as_slice().unwrap(), &want_cols, 1e-13, "sum_axis");
     assert_close(row_max.as_slice().unwrap(), &want_max, 0.0, "max_axis");
@@ -126,12 +144,11 @@ fn a_shape_mismatch_names_the_argument_and_the_axis() {
     let w = Array2::<f64>::zeros((5, 2));
     let b = Array1::<f64>::zeros(2);
     let err = std::panic::catch_unwind(|| dense(x.view(), w.view(), b.view())).unwrap_err();
-    let msg = err
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(
-        msg.contains("argument `w` of `dense`") && msg.contains("axis 0 is 5") && msg.contains("axis 1 of argument `x`"),
+        msg.contains("argument `w` of `dense`")
+            && msg.contains("axis 0 is 5")
+            && msg.contains("axis 1 of argument `x`"),
         "{msg}"
     );
 }
@@ -147,10 +164,19 @@ fn mse(w: ArrayView1<f64>, b: f64, x: ArrayView2<f64>, y: ArrayView1<f64>) -> f6
 #[test]
 fn linear_regression_gradient_matches_central_differences() {
     let mut rng = StdRng::seed_from_u64(4);
-    let (x, y, w) = (random2(&mut rng, 9, 4), random1(&mut rng, 9), random1(&mut rng, 4));
+    let (x, y, w) = (
+        random2(&mut rng, 9, 4),
+        random1(&mut rng, 9),
+        random1(&mut rng, 4),
+    );
     let b = 0.3;
     let (value, gw, gb) = mse_and_grad(&w, b, &x, &y);
-    assert_close(&[value], &[mse(w.view(), b, x.view(), y.view())], 1e-14, "value");
+    assert_close(
+        &[value],
+        &[mse(w.view(), b, x.view(), y.view())],
+        1e-14,
+        "value",
+    );
     let fd = fd_grad(w.as_slice().unwrap(), |w| {
         mse(ArrayView1::from(w), b, x.view(), y.view())
     });
@@ -160,7 +186,12 @@ fn linear_regression_gradient_matches_central_differences() {
 }
 
 #[grad(ce_grad, wrt = (w1, w2))]
-fn cross_entropy(w1: ArrayView2<f64>, w2: ArrayView2<f64>, x: ArrayView2<f64>, y: ArrayView2<f64>) -> f64 {
+fn cross_entropy(
+    w1: ArrayView2<f64>,
+    w2: ArrayView2<f64>,
+    x: ArrayView2<f64>,
+    y: ArrayView2<f64>,
+) -> f64 {
     let h = x.dot(&w1).tanh();
     let logits = h.dot(&w2);
     -(y * log_softmax(logits, Axis(1))).sum_axis(Axis(1)).mean()
@@ -170,14 +201,28 @@ fn cross_entropy(w1: ArrayView2<f64>, w2: ArrayView2<f64>, x: ArrayView2<f64>, y
 fn mlp_cross_entropy_gradient_matches_central_differences() {
     let mut rng = StdRng::seed_from_u64(5);
     let (n, d, h, c) = (6, 4, 5, 3);
-    let (x, w1, w2) = (random2(&mut rng, n, d), random2(&mut rng, d, h), random2(&mut rng, h, c));
+    let (x, w1, w2) = (
+        random2(&mut rng, n, d),
+        random2(&mut rng, d, h),
+        random2(&mut rng, h, c),
+    );
     let y = Array2::from_shape_fn((n, c), |(i, j)| ((i % c) == j) as u8 as f64);
     let (g1, g2) = ce_grad(&w1, &w2, &x, &y);
     let fd1 = fd_grad(w1.as_slice().unwrap(), |p| {
-        cross_entropy(ArrayView2::from_shape((d, h), p).unwrap(), w2.view(), x.view(), y.view())
+        cross_entropy(
+            ArrayView2::from_shape((d, h), p).unwrap(),
+            w2.view(),
+            x.view(),
+            y.view(),
+        )
     });
     let fd2 = fd_grad(w2.as_slice().unwrap(), |p| {
-        cross_entropy(w1.view(), ArrayView2::from_shape((h, c), p).unwrap(), x.view(), y.view())
+        cross_entropy(
+            w1.view(),
+            ArrayView2::from_shape((h, c), p).unwrap(),
+            x.view(),
+            y.view(),
+        )
     });
     assert_close(g1.as_slice().unwrap(), &fd1, 1e-7, "d/dw1");
     assert_close(g2.as_slice().unwrap(), &fd2, 1e-7, "d/dw2");
@@ -210,7 +255,9 @@ fn vmap_along_axis_one_maps_over_columns() {
     let mut rng = StdRng::seed_from_u64(6);
     let x = random2(&mut rng, 4, 7);
     let got = column_norms(&x);
-    let want: Vec<f64> = (0..7).map(|j| x.column(j).iter().map(|v| v * v).sum()).collect();
+    let want: Vec<f64> = (0..7)
+        .map(|j| x.column(j).iter().map(|v| v * v).sum())
+        .collect();
     assert_close(got.as_slice().unwrap(), &want, 1e-14, "column norms");
 }
 
@@ -235,12 +282,22 @@ fn jacfwd_equals_jacrev_and_central_differences() {
     let jf: Array3<f64> = jac_fwd(&w, &x);
     let jr: Array3<f64> = jac_rev(&w, &x);
     assert_eq!(jf.dim(), (3, 3, 4));
-    assert_close(jf.as_slice().unwrap(), jr.as_slice().unwrap(), 1e-13, "jacfwd vs jacrev");
+    assert_close(
+        jf.as_slice().unwrap(),
+        jr.as_slice().unwrap(),
+        1e-13,
+        "jacfwd vs jacrev",
+    );
     for i in 0..3 {
         let fd = fd_grad(w.as_slice().unwrap(), |p| {
             layer_out(ArrayView2::from_shape((3, 4), p).unwrap(), x.view())[i]
         });
-        assert_close(jf.slice(s![i, .., ..]).to_owned().as_slice().unwrap(), &fd, 1e-7, "row of the Jacobian");
+        assert_close(
+            jf.slice(s![i, .., ..]).to_owned().as_slice().unwrap(),
+            &fd,
+            1e-7,
+            "row of the Jacobian",
+        );
     }
 }
 
@@ -269,7 +326,12 @@ fn the_hessian_is_symmetric_and_matches_differences_of_the_gradient() {
             assert!((h[[i, j]] - h[[j, i]]).abs() <= 1e-12 * (1.0 + h[[i, j]].abs()));
         }
         let fd = fd_grad(x.as_slice().unwrap(), |p| poly_grad(ArrayView1::from(p))[i]);
-        assert_close(h.row(i).to_owned().as_slice().unwrap(), &fd, 1e-6, "Hessian row");
+        assert_close(
+            h.row(i).to_owned().as_slice().unwrap(),
+            &fd,
+            1e-6,
+            "Hessian row",
+        );
     }
     // The closed form: 12 x_i^2 δ_ij + 2 + 2 (x_i + x_j) + 2 s δ_ij.
     let s: f64 = x.sum();
@@ -277,7 +339,17 @@ fn the_hessian_is_symmetric_and_matches_differences_of_the_gradient() {
         let d = (i == j) as u8 as f64;
         12.0 * x[i] * x[i] * d + 2.0 + 2.0 * (x[i] + x[j]) + 2.0 * s * d
     });
-    assert_close(h.as_slice().unwrap(), want.as_slice().unwrap(), 1e-12, "closed form");
+    assert_close(
+        h.as_slice().unwrap(),
+        want.as_slice().unwrap(),
+        1e-12,
+        "closed form",
+    );
     let h2 = poly_jacfwd_grad(&x);
-    assert_close(h.as_slice().unwrap(), h2.as_slice().unwrap(), 1e-13, "hessian vs jacfwd(grad)");
+    assert_close(
+        h.as_slice().unwrap(),
+        h2.as_slice().unwrap(),
+        1e-13,
+        "hessian vs jacfwd(grad)",
+    );
 }

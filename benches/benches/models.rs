@@ -10,15 +10,24 @@ use std::time::Duration;
 
 fn max_rel_diff(a: &[f32], b: &[f32]) -> f32 {
     let scale = b.iter().fold(0.0f32, |m, v| m.max(v.abs())).max(1e-30);
-    a.iter().zip(b).fold(0.0f32, |m, (x, y)| m.max((x - y).abs())) / scale
+    a.iter()
+        .zip(b)
+        .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
+        / scale
 }
 
 fn logistic(c: &mut Criterion) {
     let (n, d) = (4096, 256);
     let x = uniform((n, d), 1.0, 1);
     let w: Array1<f32> = uniform((1, d), 0.1, 2).into_shape_with_order(d).unwrap();
-    let y: Array1<f32> = (0..n).map(|i| if i % 3 == 0 { 1.0 } else { -1.0 }).collect();
-    let (xs, ws, ys) = (x.as_slice().unwrap(), w.as_slice().unwrap(), y.as_slice().unwrap());
+    let y: Array1<f32> = (0..n)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let (xs, ws, ys) = (
+        x.as_slice().unwrap(),
+        w.as_slice().unwrap(),
+        y.as_slice().unwrap(),
+    );
 
     let (l, g) = logistic_loss_and_grad(&w, &x, &y);
     let (lr, gr) = logistic_loss_and_grad_rust(ws, xs, ys);
@@ -27,19 +36,35 @@ fn logistic(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("logistic_4096x256");
     group.measurement_time(Duration::from_secs(4));
-    group.bench_function("oxla", |b| b.iter(|| logistic_loss_and_grad(black_box(&w), black_box(&x), black_box(&y))));
-    group.bench_function("rust", |b| b.iter(|| logistic_loss_and_grad_rust(black_box(ws), black_box(xs), black_box(ys))));
+    group.bench_function("oxla", |b| {
+        b.iter(|| logistic_loss_and_grad(black_box(&w), black_box(&x), black_box(&y)))
+    });
+    group.bench_function("rust", |b| {
+        b.iter(|| logistic_loss_and_grad_rust(black_box(ws), black_box(xs), black_box(ys)))
+    });
     group.finish();
 
     let mut out = vec![0.0f32; n * d];
     let got = per_example_grads(ws, &x, ys);
     per_example_grads_rust(ws, xs, ys, &mut out);
-    assert!(max_rel_diff(got.as_slice().unwrap(), &out) <= 1e-5, "per-example gradients");
+    assert!(
+        max_rel_diff(got.as_slice().unwrap(), &out) <= 1e-5,
+        "per-example gradients"
+    );
     let mut group = c.benchmark_group("per_example_4096x256");
     group.measurement_time(Duration::from_secs(4));
-    group.bench_function("oxla", |b| b.iter(|| per_example_grads(black_box(ws), black_box(&x), black_box(ys))));
+    group.bench_function("oxla", |b| {
+        b.iter(|| per_example_grads(black_box(ws), black_box(&x), black_box(ys)))
+    });
     group.bench_function("rust", |b| {
-        b.iter(|| per_example_grads_rust(black_box(ws), black_box(xs), black_box(ys), black_box(&mut out)))
+        b.iter(|| {
+            per_example_grads_rust(
+                black_box(ws),
+                black_box(xs),
+                black_box(ys),
+                black_box(&mut out),
+            )
+        })
     });
     group.finish();
 }
@@ -57,13 +82,22 @@ fn mlp(c: &mut Criterion) {
         let lb = b.step(x.as_slice().unwrap(), y.as_slice().unwrap(), lr);
         assert!((la - lb).abs() <= 1e-4 * lb.abs(), "loss {la} vs {lb}");
     }
-    assert!(max_rel_diff(a.w1.as_slice().unwrap(), b.p.w1.as_slice().unwrap()) <= 1e-4, "w1 after two steps");
+    assert!(
+        max_rel_diff(a.w1.as_slice().unwrap(), b.p.w1.as_slice().unwrap()) <= 1e-4,
+        "w1 after two steps"
+    );
 
     let mut group = c.benchmark_group("mlp_step_784_512_10_b256");
-    group.sample_size(20).measurement_time(Duration::from_secs(6));
-    group.bench_function("oxla", |bn| bn.iter(|| a.step_oxla(black_box(&x), black_box(&y), lr)));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(6));
+    group.bench_function("oxla", |bn| {
+        bn.iter(|| a.step_oxla(black_box(&x), black_box(&y), lr))
+    });
     let (xs, ys) = (x.as_slice().unwrap(), y.as_slice().unwrap());
-    group.bench_function("rust_gemm_1core", |bn| bn.iter(|| b.step(black_box(xs), black_box(ys), lr)));
+    group.bench_function("rust_gemm_1core", |bn| {
+        bn.iter(|| b.step(black_box(xs), black_box(ys), lr))
+    });
     group.finish();
 }
 

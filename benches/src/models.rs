@@ -213,10 +213,23 @@ impl MlpRust {
                 *v = (*v + b).tanh();
             }
         }
-        matmul(&mut self.logits, &self.h, w2, n, d_hidden, d_out, false, false);
+        matmul(
+            &mut self.logits,
+            &self.h,
+            w2,
+            n,
+            d_hidden,
+            d_out,
+            false,
+            false,
+        );
         // Softmax cross-entropy; the logits become d loss / d logits.
         let mut loss = 0.0f32;
-        for (row, t) in self.logits.chunks_exact_mut(d_out).zip(y.chunks_exact(d_out)) {
+        for (row, t) in self
+            .logits
+            .chunks_exact_mut(d_out)
+            .zip(y.chunks_exact(d_out))
+        {
             let mut mx = f32::NEG_INFINITY;
             for (v, b) in row.iter_mut().zip(b2) {
                 *v += b;
@@ -230,14 +243,32 @@ impl MlpRust {
             }
         }
         // Backward.
-        matmul(&mut self.g2, &self.h, &self.logits, d_hidden, n, d_out, true, false);
+        matmul(
+            &mut self.g2,
+            &self.h,
+            &self.logits,
+            d_hidden,
+            n,
+            d_out,
+            true,
+            false,
+        );
         let mut gb2 = vec![0.0f32; d_out];
         for row in self.logits.chunks_exact(d_out) {
             for (g, v) in gb2.iter_mut().zip(row) {
                 *g += v;
             }
         }
-        matmul(&mut self.dh, &self.logits, w2, n, d_out, d_hidden, false, true);
+        matmul(
+            &mut self.dh,
+            &self.logits,
+            w2,
+            n,
+            d_out,
+            d_hidden,
+            false,
+            true,
+        );
         for (d, h) in self.dh.iter_mut().zip(&self.h) {
             *d *= 1.0 - h * h;
         }

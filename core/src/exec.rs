@@ -254,7 +254,10 @@ impl Program {
             .iter()
             .map(|p| dim_refs(function.shape(*p)))
             .collect();
-        let out_dims = outputs.iter().map(|b| dim_refs(&buffers[*b].shape)).collect();
+        let out_dims = outputs
+            .iter()
+            .map(|b| dim_refs(&buffers[*b].shape))
+            .collect();
         let mut owned = 0;
         let slots = buffers
             .iter()
@@ -657,7 +660,11 @@ impl Program {
             let k = self.symbols.iter().position(|x| x == name).expect("symbol");
             match sizes[k] {
                 Some(v) => {
-                    let _ = write!(bound, ", {name} = {v} (from {})", self.source_text(source[k]));
+                    let _ = write!(
+                        bound,
+                        ", {name} = {v} (from {})",
+                        self.source_text(source[k])
+                    );
                 }
                 None => unbound = Some(name),
             }

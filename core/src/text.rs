@@ -227,7 +227,9 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "dot_general" => {
             let parts: Vec<&str> = arg.unwrap_or("").split(';').collect();
             let [lc, rc, lb, rb] = parts[..] else {
-                return Err(format!("bad op `{word}`: dot_general takes four `;`-separated axis lists"));
+                return Err(format!(
+                    "bad op `{word}`: dot_general takes four `;`-separated axis lists"
+                ));
             };
             Op::DotGeneral(DotDims {
                 lhs_contract: list(Some(lc))?,

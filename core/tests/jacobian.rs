@@ -12,7 +12,10 @@ use oxla_core::*;
 /// `Σ_x J[y.., x..] v[x..]` for a Jacobian stored as `S_y ++ S_x` (`v`
 /// not empty).
 fn contract(j: &Tensor, v: &Tensor) -> Vec<f64> {
-    j.data.chunks(v.numel()).map(|row| dotv(row, &v.data)).collect()
+    j.data
+        .chunks(v.numel())
+        .map(|row| dotv(row, &v.data))
+        .collect()
 }
 
 #[test]
@@ -44,10 +47,18 @@ fn jacfwd_equals_jacrev_and_differences() {
             if args[wrt].numel() == 0 || a.numel() == 0 {
                 continue;
             }
-            let mut dir: Vec<Tensor> = args.iter().map(|t| Tensor::new(t.dtype, t.shape.clone(), vec![0.0; t.numel()])).collect();
+            let mut dir: Vec<Tensor> = args
+                .iter()
+                .map(|t| Tensor::new(t.dtype, t.shape.clone(), vec![0.0; t.numel()]))
+                .collect();
             dir[wrt] = random_like(&mut rng, &args[wrt..wrt + 1]).remove(0);
             let fd = fd_jvp(f, &args, &dir, 1e-6).remove(0);
-            assert_close(&format!("{ctx}: J·v vs differences"), &contract(&a, &dir[wrt]), &fd, 1e-6);
+            assert_close(
+                &format!("{ctx}: J·v vs differences"),
+                &contract(&a, &dir[wrt]),
+                &fd,
+                1e-6,
+            );
             checked += 1;
         }
     }
@@ -74,7 +85,12 @@ fn hessians_are_symmetric_and_agree() {
             assert_eq!(h.numel(), k * k, "{ctx}");
             let ht: Vec<f64> = (0..k * k).map(|e| h.data[(e % k) * k + e / k]).collect();
             assert_close(&format!("{ctx}: symmetric"), &h.data, &ht, 1e-12);
-            assert_close(&format!("{ctx}: jacfwd(jacrev) vs jacrev(jacfwd)"), &h.data, &fr.data, 1e-12);
+            assert_close(
+                &format!("{ctx}: jacfwd(jacrev) vs jacrev(jacfwd)"),
+                &h.data,
+                &fr.data,
+                1e-12,
+            );
             checked += 1;
         }
     }

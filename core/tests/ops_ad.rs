@@ -488,7 +488,11 @@ fn bool_predicate_param() {
     va.extend(u.iter().cloned());
     let vout = eval(&vf, &va);
     // Cotangents of the float params only: the predicate carries none.
-    assert_eq!(vout.len(), 3, "the output and one cotangent per float param");
+    assert_eq!(
+        vout.len(),
+        3,
+        "the output and one cotangent per float param"
+    );
     let lhs = inner(&u, &[jv]);
     let rhs = inner(&vout[1..], &dir);
     assert_close(

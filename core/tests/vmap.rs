@@ -313,7 +313,10 @@ fn vmap_errors() {
     let f = logistic(&Dim::sym("n"));
     assert!(vmap(&f, &[Some(0)]).is_err(), "wrong number of in_axes");
     assert!(vmap(&f, &[None, None, None]).is_err(), "nothing batched");
-    assert!(vmap(&f, &[Some(2), None, None]).is_err(), "axis 2 of a rank-1 param");
+    assert!(
+        vmap(&f, &[Some(2), None, None]).is_err(),
+        "axis 2 of a rank-1 param"
+    );
     let err = vmap_axes(&f, &[Some(0), None, None], &[Some(1)]).unwrap_err();
     assert!(err.contains("out of range"), "{err}");
 }
@@ -392,7 +395,12 @@ fn batch_axes_anywhere() {
                 for k in 0..f.outs.len() {
                     let got = take_at(&out[k], out_axes[k].unwrap(), b);
                     assert_eq!(got.shape, want[k].shape, "{ctx}: output {k} shape");
-                    assert_close(&format!("{ctx}: output {k} example {b}"), &got.data, &want[k].data, RTOL);
+                    assert_close(
+                        &format!("{ctx}: output {k} example {b}"),
+                        &got.data,
+                        &want[k].data,
+                        RTOL,
+                    );
                 }
             }
         }

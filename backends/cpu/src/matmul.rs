@@ -46,7 +46,8 @@ impl MatmulPlan {
     /// The plan for `k` if it is `sum(load(a) * load(b))` over its reduced
     /// axes, in f32 or f64.
     pub fn of(k: &Kernel) -> Option<MatmulPlan> {
-        if !k.is_reduction() || k.reduce != Reduce::Sum || k.stores.len() != 1 || k.insts.len() != 3 {
+        if !k.is_reduction() || k.reduce != Reduce::Sum || k.stores.len() != 1 || k.insts.len() != 3
+        {
             return None;
         }
         let dtype = k.args[k.stores[0].arg].dtype;
@@ -57,7 +58,9 @@ impl MatmulPlan {
             return None;
         };
         let load = |i: usize| match &k.insts[i].kind {
-            InstKind::Load { arg, strides } if k.insts[i].ty == dtype => Some((*arg, strides.clone())),
+            InstKind::Load { arg, strides } if k.insts[i].ty == dtype => {
+                Some((*arg, strides.clone()))
+            }
             _ => None,
         };
         let ((lhs, lhs_strides), (rhs, rhs_strides)) = (load(x)?, load(y)?);
@@ -93,7 +96,9 @@ impl MatmulPlan {
             so[i] = step;
             step *= extents[i] as isize;
         }
-        let last = |pick: &dyn Fn(usize) -> bool, axes: std::ops::Range<usize>| axes.rev().find(|i| pick(*i) && extents[*i] > 1);
+        let last = |pick: &dyn Fn(usize) -> bool, axes: std::ops::Range<usize>| {
+            axes.rev().find(|i| pick(*i) && extents[*i] > 1)
+        };
         let m_axis = last(&|i| sa[i] != 0 && sb[i] == 0, 0..outer);
         let n_axis = last(&|i| sb[i] != 0 && sa[i] == 0, 0..outer);
         let k_axis = (outer..self.domain.len()).max_by_key(|i| extents[*i]);
@@ -114,7 +119,9 @@ impl MatmulPlan {
         if count == 0 || k == 0 {
             // A sum of no terms.
             match self.dtype {
-                DType::F32 => std::slice::from_raw_parts_mut(out as *mut f32, total as usize).fill(0.0),
+                DType::F32 => {
+                    std::slice::from_raw_parts_mut(out as *mut f32, total as usize).fill(0.0)
+                }
                 _ => std::slice::from_raw_parts_mut(out as *mut f64, total as usize).fill(0.0),
             }
             return true;
@@ -127,13 +134,37 @@ impl MatmulPlan {
         let st = |s: &[isize], a: Option<usize>| a.map_or(0, |a| s[a]);
         let mut coord = vec![0i64; loops.len()];
         for _ in 0..count {
-            let off = |s: &[isize]| loops.iter().zip(&coord).map(|(a, c)| s[*a] * *c as isize).sum::<isize>();
+            let off = |s: &[isize]| {
+                loops
+                    .iter()
+                    .zip(&coord)
+                    .map(|(a, c)| s[*a] * *c as isize)
+                    .sum::<isize>()
+            };
             // Every reduced axis but `k_axis` is looped over and accumulated.
             let first = loops.iter().zip(&coord).all(|(a, c)| *a < outer || *c == 0);
             let (oa, ob, oo) = (off(&sa), off(&sb), off(&so));
             match self.dtype {
-                DType::F32 => self.call::<f32>(args, (oa, ob, oo), (m, n, k), (&sa, &sb, &so), (m_axis, n_axis, k_axis), !first, par, &st),
-                _ => self.call::<f64>(args, (oa, ob, oo), (m, n, k), (&sa, &sb, &so), (m_axis, n_axis, k_axis), !first, par, &st),
+                DType::F32 => self.call::<f32>(
+                    args,
+                    (oa, ob, oo),
+                    (m, n, k),
+                    (&sa, &sb, &so),
+                    (m_axis, n_axis, k_axis),
+                    !first,
+                    par,
+                    &st,
+                ),
+                _ => self.call::<f64>(
+                    args,
+                    (oa, ob, oo),
+                    (m, n, k),
+                    (&sa, &sb, &so),
+                    (m_axis, n_axis, k_axis),
+                    !first,
+                    par,
+                    &st,
+                ),
             }
             for (c, a) in coord.iter_mut().zip(&loops).rev() {
                 *c += 1;

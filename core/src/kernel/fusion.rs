@@ -148,7 +148,9 @@ fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String>
             // store converts (truncating and saturating, as `as` does).
             let stored = from.is_float() && int(dtype) && materialized[e.out.index()];
             if from != dtype && !stored && !crate::ops::convert::kernel_supported(from, dtype) {
-                return Err(format!("converting {from} to {dtype} inside a kernel is not supported yet"));
+                return Err(format!(
+                    "converting {from} to {dtype} inside a kernel is not supported yet"
+                ));
             }
             if int(from) && !is_plain(f, &defs, materialized, e.ins[0]) {
                 return Err(format!(
@@ -156,7 +158,10 @@ fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String>
                 ));
             }
         } else if int(to) && materialized[e.out.index()] {
-            return Err(format!("an integer result ({}) is not supported in kernels yet", f.ty(e.out)));
+            return Err(format!(
+                "an integer result ({}) is not supported in kernels yet",
+                f.ty(e.out)
+            ));
         }
     }
     Ok(())
@@ -346,7 +351,10 @@ impl<'a> KernelBuilder<'a> {
             Op::StopGradient => self.value(e.ins[0], cmap),
             Op::Convert { dtype: to } if self.f.dtype(e.ins[0]) == crate::dtype::DType::Bool => {
                 let c = self.value(e.ins[0], cmap);
-                let (one, zero) = (self.inst(*to, InstKind::Const(1.0)), self.inst(*to, InstKind::Const(0.0)));
+                let (one, zero) = (
+                    self.inst(*to, InstKind::Const(1.0)),
+                    self.inst(*to, InstKind::Const(0.0)),
+                );
                 self.inst(*to, InstKind::Select(c, one, zero))
             }
             // To an integer: the kernel's result (`fuse` checked), which the

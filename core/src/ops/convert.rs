@@ -23,7 +23,11 @@ pub fn convert_infer(x: &Type, to: DType) -> Result<Type, String> {
 }
 
 pub fn convert_eval(x: &Tensor, to: DType) -> Tensor {
-    Tensor::new(to, x.shape.clone(), x.data.iter().map(|v| to.round(*v)).collect())
+    Tensor::new(
+        to,
+        x.shape.clone(),
+        x.data.iter().map(|v| to.round(*v)).collect(),
+    )
 }
 
 /// Whether the conversion carries derivatives: float to float.

@@ -50,7 +50,9 @@ impl DotDims {
 }
 
 fn distinct_below(axes: &[usize], rank: usize) -> bool {
-    axes.iter().enumerate().all(|(i, a)| *a < rank && !axes[..i].contains(a))
+    axes.iter()
+        .enumerate()
+        .all(|(i, a)| *a < rank && !axes[..i].contains(a))
 }
 
 pub fn dot_general_infer(a: &Type, b: &Type, d: &DotDims) -> Result<Type, String> {
@@ -175,7 +177,10 @@ pub fn dot_general_transpose(
     };
     // `ct`'s remaining (free) axes keep their order: this side's free axes.
     let ct_free = DotDims::free(f.shape(ct).rank(), &dims.lhs_contract, &dims.lhs_batch);
-    debug_assert_eq!(ct_free, (this_at..this_at + this_free.len()).collect::<Vec<_>>());
+    debug_assert_eq!(
+        ct_free,
+        (this_at..this_at + this_free.len()).collect::<Vec<_>>()
+    );
     let g = dot_general(f, ct, other, dims);
     // Axis k of `g` is axis `r[k]` of this operand.
     let mut r = d.lhs_batch.clone();
@@ -183,7 +188,11 @@ pub fn dot_general_transpose(
     let mut contracted: Vec<usize> = d.rhs_contract.clone();
     contracted.sort_unstable();
     for a in contracted {
-        let j = d.rhs_contract.iter().position(|c| *c == a).expect("paired axis");
+        let j = d
+            .rhs_contract
+            .iter()
+            .position(|c| *c == a)
+            .expect("paired axis");
         r.push(d.lhs_contract[j]);
     }
     super::layout::transpose(f, g, super::layout::inverse_perm(&r))
@@ -210,7 +219,11 @@ pub fn dot_general_batch(f: &mut Function, a: Var, b: Var, d: &DotDims, batched:
     let rank_a = f.shape(a).rank();
     let out = dot_general(f, a, b, e);
     // Axis 0 is the first free axis of its side.
-    let at = if ba { nb } else { nb + d.lhs_free(rank_a).len() };
+    let at = if ba {
+        nb
+    } else {
+        nb + d.lhs_free(rank_a).len()
+    };
     let rank = f.shape(out).rank();
     super::layout::transpose(f, out, super::layout::move_axis_perm(rank, at, 0))
 }

@@ -15,7 +15,11 @@ use crate::tensor::{unravel, Tensor};
 pub fn transpose_infer(x: &Type, perm: &[usize]) -> Result<Type, String> {
     let rank = x.shape.rank();
     let mut seen = vec![false; rank];
-    if perm.len() != rank || perm.iter().any(|p| *p >= rank || std::mem::replace(&mut seen[*p], true)) {
+    if perm.len() != rank
+        || perm
+            .iter()
+            .any(|p| *p >= rank || std::mem::replace(&mut seen[*p], true))
+    {
         return Err(format!(
             "transpose of {x} needs a permutation of 0..{rank}, got {perm:?}"
         ));

@@ -185,7 +185,12 @@ impl Op {
 
     /// Reference evaluation; `out_shape` is the result's concrete shape and
     /// `env` binds the dimension symbols.
-    pub fn eval(&self, ins: &[&Tensor], out_shape: &[usize], env: &BTreeMap<String, u64>) -> Tensor {
+    pub fn eval(
+        &self,
+        ins: &[&Tensor],
+        out_shape: &[usize],
+        env: &BTreeMap<String, u64>,
+    ) -> Tensor {
         let map = |x: &Tensor, dtype: DType, g: &dyn Fn(usize) -> f64| Tensor {
             dtype,
             shape: x.shape.clone(),
@@ -325,14 +330,20 @@ impl Op {
             Op::Convert { .. } => vec![Some(convert::convert_transpose(f, &types[0], ct))],
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
-                    Some(dot_general::dot_general_transpose(f, d, true, &types[0], b, ct)),
+                    Some(dot_general::dot_general_transpose(
+                        f, d, true, &types[0], b, ct,
+                    )),
                     None,
                 ],
                 (Some(a), None) => vec![
                     None,
-                    Some(dot_general::dot_general_transpose(f, d, false, &types[1], a, ct)),
+                    Some(dot_general::dot_general_transpose(
+                        f, d, false, &types[1], a, ct,
+                    )),
                 ],
-                _ => panic!("internal error: dot_general transposed with both or neither operand linear"),
+                _ => panic!(
+                    "internal error: dot_general transposed with both or neither operand linear"
+                ),
             },
             Op::Unary(_)
             | Op::Cmp(_)
@@ -369,10 +380,20 @@ impl Op {
                 panic!("internal error: {self} has no operand to batch")
             }
             Op::ReduceMax { axes } => f
-                .push(Op::ReduceMax { axes: reduce::shift_axes(axes) }, ins)
+                .push(
+                    Op::ReduceMax {
+                        axes: reduce::shift_axes(axes),
+                    },
+                    ins,
+                )
                 .expect("internal error: batching reduce_max"),
             Op::ReduceMin { axes } => f
-                .push(Op::ReduceMin { axes: reduce::shift_axes(axes) }, ins)
+                .push(
+                    Op::ReduceMin {
+                        axes: reduce::shift_axes(axes),
+                    },
+                    ins,
+                )
                 .expect("internal error: batching reduce_min"),
             Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
             Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),

@@ -73,7 +73,9 @@ pub fn reduce_choose_eval(x: &Tensor, axes: &[usize], op: BinaryOp) -> Tensor {
 /// positions where `x` equals the result, so ties share it equally.
 pub fn reduce_choose_jvp(f: &mut Function, x: Var, out: Var, axes: &[usize], t: Var) -> Var {
     let x_ty = f.ty(x).clone();
-    let kept: Vec<usize> = (0..x_ty.shape.rank()).filter(|a| !axes.contains(a)).collect();
+    let kept: Vec<usize> = (0..x_ty.shape.rank())
+        .filter(|a| !axes.contains(a))
+        .collect();
     let chosen = f.broadcast(out, x_ty.shape.clone(), kept);
     let at = f.cmp(CmpOp::Eq, x, chosen);
     let zero = f.zeros_like(x);

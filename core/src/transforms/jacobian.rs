@@ -43,7 +43,10 @@ pub fn jacrev(f: &Function, wrt: usize) -> Result<Function, String> {
 /// `jax.hessian(f, argnums=wrt)` = `jacfwd(jacrev(f))`: forward over reverse.
 pub fn hessian(f: &Function, wrt: usize) -> Result<Function, String> {
     if f.outs.len() != 1 || !f.shape(f.outs[0]).is_scalar() {
-        return Err(format!("hessian of `{}` needs exactly one scalar output", f.name));
+        return Err(format!(
+            "hessian of `{}` needs exactly one scalar output",
+            f.name
+        ));
     }
     let mut h = jacfwd(&jacrev(f, wrt)?, wrt)?;
     h.name = format!("{}_hessian", f.name);
@@ -52,7 +55,10 @@ pub fn hessian(f: &Function, wrt: usize) -> Result<Function, String> {
 
 fn check(f: &Function, wrt: usize, what: &str) -> Result<Var, String> {
     if f.outs.len() != 1 || !f.dtype(f.outs[0]).is_float() {
-        return Err(format!("{what} of `{}` needs exactly one float output", f.name));
+        return Err(format!(
+            "{what} of `{}` needs exactly one float output",
+            f.name
+        ));
     }
     let Some(x) = f.params.get(wrt) else {
         return Err(format!("{what} of `{}`: no parameter {wrt}", f.name));
@@ -70,7 +76,12 @@ fn check(f: &Function, wrt: usize, what: &str) -> Result<Var, String> {
 /// innermost (last) axis first, each batch axis of the result landing at
 /// `out_axis`: the param becomes `s ++ s` and the output gains `s`'s axes,
 /// in order, at `out_axis`.
-fn batch_over_basis(g: &Function, at: usize, s: &Shape, out_axis: usize) -> Result<Function, String> {
+fn batch_over_basis(
+    g: &Function,
+    at: usize,
+    s: &Shape,
+    out_axis: usize,
+) -> Result<Function, String> {
     let mut g = g.clone();
     for d in s.0.iter().rev() {
         let mut in_axes = vec![None; g.params.len()];
@@ -83,8 +94,15 @@ fn batch_over_basis(g: &Function, at: usize, s: &Shape, out_axis: usize) -> Resu
 
 /// `f`'s params alone, with `batched`'s basis param (`at`) replaced by the
 /// identity on `s` (shape `s ++ s`).
-fn finish(f: &Function, batched: Function, at: usize, s: &Shape, what: &str) -> Result<Function, String> {
-    let (mut h, mut map) = Function::with_params_of(&batched, &format!("{}_{what}", f.name), f.params.len());
+fn finish(
+    f: &Function,
+    batched: Function,
+    at: usize,
+    s: &Shape,
+    what: &str,
+) -> Result<Function, String> {
+    let (mut h, mut map) =
+        Function::with_params_of(&batched, &format!("{}_{what}", f.name), f.params.len());
     debug_assert_eq!(at, f.params.len());
     let dtype = batched.dtype(batched.params[at]);
     let eye = identity(&mut h, s, dtype);
@@ -112,8 +130,15 @@ fn identity(f: &mut Function, s: &Shape, dtype: crate::dtype::DType) -> Var {
     let zero = f.full(0.0, dtype, &both);
     for k in 0..r {
         let mut iota = |axis| {
-            f.push(Op::Iota { shape: both.clone(), axis, dtype }, &[])
-                .expect("internal error: iota")
+            f.push(
+                Op::Iota {
+                    shape: both.clone(),
+                    axis,
+                    dtype,
+                },
+                &[],
+            )
+            .expect("internal error: iota")
         };
         let (a, b) = (iota(k), iota(r + k));
         let same = f.cmp(CmpOp::Eq, a, b);

@@ -29,7 +29,13 @@ pub fn vmap_axes(
 ) -> Result<Function, String> {
     let used = f.symbols();
     let size = (0..)
-        .map(|i| if i == 0 { "b".to_string() } else { format!("b{i}") })
+        .map(|i| {
+            if i == 0 {
+                "b".to_string()
+            } else {
+                format!("b{i}")
+            }
+        })
         .find(|s| !used.contains(s))
         .expect("a free symbol");
     vmap_sized(f, in_axes, out_axes, &Dim::Sym(size))
@@ -99,7 +105,11 @@ pub(crate) fn vmap_sized(
     Ok(g)
 }
 
-fn check_axes(f: &Function, in_axes: &[Option<usize>], out_axes: &[Option<usize>]) -> Result<(), String> {
+fn check_axes(
+    f: &Function,
+    in_axes: &[Option<usize>],
+    out_axes: &[Option<usize>],
+) -> Result<(), String> {
     if in_axes.len() != f.params.len() {
         return Err(format!(
             "vmap of `{}`: {} in_axes for {} parameters",
@@ -123,12 +133,14 @@ fn check_axes(f: &Function, in_axes: &[Option<usize>], out_axes: &[Option<usize>
         ));
     }
     // A batch axis may be any of 0..=rank of the example's value.
-    let in_range = |kind: &str, what: String, axis: &Option<usize>, rank: usize| match axis {
+    let in_range = |kind: &str, what: String, axis: &Option<usize>, rank: usize| {
+        match axis {
         Some(a) if *a > rank => Err(format!(
             "vmap of `{}`: {kind} entry {a} for {what} is out of range: it has rank {rank}, so the batch axis is 0..={rank}",
             f.name
         )),
         _ => Ok(()),
+    }
     };
     for ((p, name), a) in f.params.iter().zip(&f.param_names).zip(in_axes) {
         in_range("in_axes", format!("`{name}`"), a, f.shape(*p).rank())?;

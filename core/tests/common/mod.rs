@@ -283,7 +283,11 @@ pub fn nd_cases(n: &Dim) -> Vec<Case> {
                 &format!("{name}_r{}_a{}", s.rank(), axes_name.join("")),
                 &[("x", s.clone())],
                 |f, p| {
-                    let op = if max { Op::ReduceMax { axes } } else { Op::ReduceMin { axes } };
+                    let op = if max {
+                        Op::ReduceMax { axes }
+                    } else {
+                        Op::ReduceMin { axes }
+                    };
                     vec![f.push(op, &[p[0]]).unwrap()]
                 },
             );
@@ -291,13 +295,53 @@ pub fn nd_cases(n: &Dim) -> Vec<Case> {
         }
     }
     let layouts: Vec<(&str, Shape, Op)> = vec![
-        ("transpose_10", shape(2, n), Op::Transpose { perm: vec![1, 0] }),
-        ("transpose_201", r3.clone(), Op::Transpose { perm: vec![2, 0, 1] }),
-        ("transpose_102", r3.clone(), Op::Transpose { perm: vec![1, 0, 2] }),
-        ("reshape_n_to_n1", shape(1, n), Op::Reshape { shape: sh(&[n, &Dim::Const(1)]) }),
-        ("reshape_s_to_11", Shape::scalar(), Op::Reshape { shape: sh(&[&Dim::Const(1), &Dim::Const(1)]) }),
-        ("reshape_2n3_to_n6", r3.clone(), Op::Reshape { shape: sh(&[n, &d6]) }),
-        ("reshape_2n3_to_3n2", r3.clone(), Op::Reshape { shape: sh(&[&d3, n, &d2]) }),
+        (
+            "transpose_10",
+            shape(2, n),
+            Op::Transpose { perm: vec![1, 0] },
+        ),
+        (
+            "transpose_201",
+            r3.clone(),
+            Op::Transpose {
+                perm: vec![2, 0, 1],
+            },
+        ),
+        (
+            "transpose_102",
+            r3.clone(),
+            Op::Transpose {
+                perm: vec![1, 0, 2],
+            },
+        ),
+        (
+            "reshape_n_to_n1",
+            shape(1, n),
+            Op::Reshape {
+                shape: sh(&[n, &Dim::Const(1)]),
+            },
+        ),
+        (
+            "reshape_s_to_11",
+            Shape::scalar(),
+            Op::Reshape {
+                shape: sh(&[&Dim::Const(1), &Dim::Const(1)]),
+            },
+        ),
+        (
+            "reshape_2n3_to_n6",
+            r3.clone(),
+            Op::Reshape {
+                shape: sh(&[n, &d6]),
+            },
+        ),
+        (
+            "reshape_2n3_to_3n2",
+            r3.clone(),
+            Op::Reshape {
+                shape: sh(&[&d3, n, &d2]),
+            },
+        ),
     ];
     for (name, s, op) in layouts {
         let f = build(name, &[("x", s)], |f, p| vec![f.push(op, &[p[0]]).unwrap()]);
@@ -310,23 +354,52 @@ pub fn nd_cases(n: &Dim) -> Vec<Case> {
         rhs_batch: rb.to_vec(),
     };
     let products: Vec<(&str, Shape, Shape, DotDims)> = vec![
-        ("matmul", shape(2, n), sh(&[&d3, &d2]), dd(&[1], &[0], &[], &[])),
+        (
+            "matmul",
+            shape(2, n),
+            sh(&[&d3, &d2]),
+            dd(&[1], &[0], &[], &[]),
+        ),
         ("matvec", shape(2, n), sh(&[&d3]), dd(&[1], &[0], &[], &[])),
         ("vecmat", shape(1, n), shape(2, n), dd(&[0], &[0], &[], &[])),
         ("outer", shape(1, n), sh(&[&d3]), dd(&[], &[], &[], &[])),
-        ("inner2", shape(2, n), shape(2, n), dd(&[0, 1], &[0, 1], &[], &[])),
-        ("batched", r3.clone(), sh(&[&d2, &d3, n]), dd(&[2], &[1], &[0], &[0])),
-        ("unsorted_contract", r3.clone(), sh(&[&d3, n]), dd(&[2, 1], &[0, 1], &[], &[])),
-        ("trailing_batch", sh(&[n, &d3, &d2]), sh(&[&d2, &d3]), dd(&[1], &[1], &[2], &[0])),
+        (
+            "inner2",
+            shape(2, n),
+            shape(2, n),
+            dd(&[0, 1], &[0, 1], &[], &[]),
+        ),
+        (
+            "batched",
+            r3.clone(),
+            sh(&[&d2, &d3, n]),
+            dd(&[2], &[1], &[0], &[0]),
+        ),
+        (
+            "unsorted_contract",
+            r3.clone(),
+            sh(&[&d3, n]),
+            dd(&[2, 1], &[0, 1], &[], &[]),
+        ),
+        (
+            "trailing_batch",
+            sh(&[n, &d3, &d2]),
+            sh(&[&d2, &d3]),
+            dd(&[1], &[1], &[2], &[0]),
+        ),
     ];
     for (name, a, b, d) in products {
-        let f = build(&format!("dot_general_{name}"), &[("a", a), ("b", b)], |f, p| {
-            vec![f.push(Op::DotGeneral(d), &[p[0], p[1]]).unwrap()]
-        });
+        let f = build(
+            &format!("dot_general_{name}"),
+            &[("a", a), ("b", b)],
+            |f, p| vec![f.push(Op::DotGeneral(d), &[p[0], p[1]]).unwrap()],
+        );
         cases.push(case("dot_general", f, vec![ANY, ANY], vec![]));
     }
     let f = build("dot_general_gram", &[("a", shape(2, n))], |f, p| {
-        vec![f.push(Op::DotGeneral(dd(&[0], &[0], &[], &[])), &[p[0], p[0]]).unwrap()]
+        vec![f
+            .push(Op::DotGeneral(dd(&[0], &[0], &[], &[])), &[p[0], p[0]])
+            .unwrap()]
     });
     cases.push(case("dot_general", f, vec![ANY], vec![]));
     cases

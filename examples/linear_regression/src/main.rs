@@ -56,7 +56,8 @@ fn main() {
             / (2.0 * h);
         println!("  d/dw[{i}]: {:+.6}  {fd:+.6}", gw[i]);
     }
-    let fd = (loss(w.view(), b + h, x.view(), y.view()) - loss(w.view(), b - h, x.view(), y.view()))
+    let fd = (loss(w.view(), b + h, x.view(), y.view())
+        - loss(w.view(), b - h, x.view(), y.view()))
         / (2.0 * h);
     println!("  d/db:    {gb:+.6}  {fd:+.6}");
 

@@ -60,7 +60,14 @@ fn main() {
     let (_, g1, _, g2, _) = loss_and_grad(&w1, &b1, &w2, &b2, &x, &y);
     let h = 1e-2f32;
     let at = |w1: &Array2<f32>, w2: &Array2<f32>| {
-        loss(w1.view(), b1.view(), w2.view(), b2.view(), x.view(), y.view())
+        loss(
+            w1.view(),
+            b1.view(),
+            w2.view(),
+            b2.view(),
+            x.view(),
+            y.view(),
+        )
     };
     let (mut p, mut m) = (w1.clone(), w1.clone());
     p[[3, 5]] += h;

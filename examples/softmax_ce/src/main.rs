@@ -14,7 +14,12 @@ use oxla::{jit, value_and_grad};
 
 /// Mean cross-entropy of the linear classifier `x·w + b` against `labels`.
 #[value_and_grad(loss_and_grad, wrt = (w, b))]
-fn loss(w: ArrayView2<f32>, b: ArrayView1<f32>, x: ArrayView2<f32>, labels: ArrayView1<i32>) -> f32 {
+fn loss(
+    w: ArrayView2<f32>,
+    b: ArrayView1<f32>,
+    x: ArrayView2<f32>,
+    labels: ArrayView1<i32>,
+) -> f32 {
     let logp = log_softmax(x.dot(&w) + b, Axis(1));
     -take_along_axis(logp, &labels, Axis(1)).mean()
 }
@@ -43,7 +48,9 @@ fn main() {
     let centres = [[1.5f32, 0.0], [-1.0, 1.2], [-0.5, -1.5]];
     let labels: Array1<i32> = (0..n).map(|i| (i % classes) as i32).collect();
     let jitter = uniform(2 * n, 7);
-    let x = Array2::from_shape_fn((n, 2), |(i, j)| centres[i % classes][j] + 0.8 * jitter[2 * i + j]);
+    let x = Array2::from_shape_fn((n, 2), |(i, j)| {
+        centres[i % classes][j] + 0.8 * jitter[2 * i + j]
+    });
 
     let mut w = Array2::<f32>::zeros((2, classes));
     let mut b = Array1::<f32>::zeros(classes);
@@ -84,6 +91,10 @@ fn main() {
         b.scaled_add(-lr, &gb);
     }
     let predicted = predict(w.view(), b.view(), x.view());
-    let correct = predicted.iter().zip(&labels).filter(|(p, l)| **p == **l as i64).count();
+    let correct = predicted
+        .iter()
+        .zip(&labels)
+        .filter(|(p, l)| **p == **l as i64)
+        .count();
     println!("training accuracy: {correct}/{n}");
 }

@@ -88,7 +88,8 @@ impl TransformKind {
                 format!("`#[{n}(name)]`, `#[{n}(name, wrt = x)]` or `#[{n}(name, wrt = (x, y))]`")
             }
             TransformKind::Vmap => {
-                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …), out_axes = …)]`".to_string()
+                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …), out_axes = …)]`"
+                    .to_string()
             }
             TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
                 format!("`#[{n}(name)]` or `#[{n}(name, wrt = x)]`")
@@ -328,7 +329,12 @@ fn tuple_items(expr: &syn::Expr) -> Vec<&syn::Expr> {
 }
 
 /// An axis (`0`, `1`, …), `None` where `allow_none`, or a tuple of them.
-fn parse_axes(value: TokenStream, key: &str, allow_none: bool, errors: &mut Errors) -> Option<InAxes> {
+fn parse_axes(
+    value: TokenStream,
+    key: &str,
+    allow_none: bool,
+    errors: &mut Errors,
+) -> Option<InAxes> {
     let supported = if key == "in_axes" {
         "each entry is an axis (0, 1, …: that axis of the argument is batched) or None (shared by every example)"
     } else {

@@ -5,9 +5,9 @@
 use crate::aot::{aot_symbols, is_straight_line, live_eqns};
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys};
-use crate::types::{param_ty, RustTy};
 use crate::paths;
 use crate::stack::{guard, GeneratedFn, Origin};
+use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
@@ -229,10 +229,15 @@ fn generate_one(
             }
         }
         Origin::Transform { kind, input } => {
-            let params = f.params.iter().zip(&param_idents).zip(&param_tys).map(|((_, id), t)| {
-                let t = param_type_tokens(t);
-                quote!(#id: #t)
-            });
+            let params = f
+                .params
+                .iter()
+                .zip(&param_idents)
+                .zip(&param_tys)
+                .map(|((_, id), t)| {
+                    let t = param_type_tokens(t);
+                    quote!(#id: #t)
+                });
             let rets: Vec<TokenStream> = result_tys.iter().map(result_type_tokens).collect();
             // Views borrow for the call: one lifetime serves them all.
             let generics = if param_tys.iter().any(RustTy::is_ndarray) {
@@ -466,11 +471,18 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
     if g.origin == Origin::Original {
         return (declared_params, declared_results);
     }
-    let nd_style = declared_params.iter().chain(&declared_results).any(RustTy::is_ndarray);
+    let nd_style = declared_params
+        .iter()
+        .chain(&declared_results)
+        .any(RustTy::is_ndarray);
     let f = &g.function;
     let by_rank = |v: &Var, result: bool| {
         // Integer parameters keep their element type; floats take the function's.
-        let dtype = if f.dtype(*v).is_float() { dtype } else { f.dtype(*v) };
+        let dtype = if f.dtype(*v).is_float() {
+            dtype
+        } else {
+            f.dtype(*v)
+        };
         match f.shape(*v).rank() {
             0 => RustTy::Scalar(dtype),
             1 if !nd_style && result => RustTy::Vec(dtype),

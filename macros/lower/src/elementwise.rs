@@ -31,7 +31,10 @@ pub(crate) const ELEMENTWISE_FUNCTIONS: &str = "sigmoid(x), relu(x), softplus(x)
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
-    pub(crate) fn lower_elementwise_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+    pub(crate) fn lower_elementwise_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+    ) -> Option<Option<Var>> {
         let name = m.method.to_string();
         let want = match name.as_str() {
             "abs" | "square" | "recip" | "ln_1p" => 0,
@@ -41,8 +44,13 @@ impl Lowerer<'_> {
         let x = self.lower_expr(&m.receiver);
         let args: Vec<Option<Var>> = m.args.iter().map(|a| self.lower_expr(a)).collect();
         if args.len() != want {
-            let what = if want == 0 { "no arguments" } else { "two arguments: `clamp(lo, hi)`" };
-            self.errors.at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
+            let what = if want == 0 {
+                "no arguments"
+            } else {
+                "two arguments: `clamp(lo, hi)`"
+            };
+            self.errors
+                .at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
             return Some(None);
         }
         let x = match x {
@@ -68,13 +76,20 @@ impl Lowerer<'_> {
     }
 
     /// An elementwise function call `name(x)`, if `name` is one.
-    pub(crate) fn lower_elementwise_call(&mut self, name: &str, c: &syn::ExprCall) -> Option<Option<Var>> {
+    pub(crate) fn lower_elementwise_call(
+        &mut self,
+        name: &str,
+        c: &syn::ExprCall,
+    ) -> Option<Option<Var>> {
         if !matches!(name, "sigmoid" | "relu" | "softplus" | "log1p") {
             return None;
         }
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
         if args.len() != 1 {
-            self.errors.at(c.paren_token.span.join(), format!("`{name}` takes one argument"));
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!("`{name}` takes one argument"),
+            );
             return Some(None);
         }
         let x = args[0]?;

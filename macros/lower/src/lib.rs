@@ -101,7 +101,8 @@ pub fn expand_attribute_with(
 /// otherwise add its own errors about the very code oxla just reported
 /// (`cannot multiply ArrayView2 by f32` after an oxla error in that line).
 fn without_body(mut item: syn::ItemFn) -> syn::ItemFn {
-    item.attrs.push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
+    item.attrs
+        .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
     item.block = Box::new(syn::parse_quote!({
         ::core::panic!("oxla: this function did not compile; see the errors above")
     }));
@@ -151,7 +152,11 @@ fn axis_uses(item: &syn::ItemFn) -> TokenStream {
     }
     let mut found = Paths(Vec::new());
     syn::visit::Visit::visit_block(&mut found, &item.block);
-    let cfgs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     found
         .0
         .iter()

@@ -5,8 +5,8 @@
 //! lowers to `None`) so that one expansion reports all of them.
 
 use crate::errors::Errors;
-pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
 use crate::types::{float_of, param_ty, result_ty, strip_group, vec_of, RustTy};
+pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
 use proc_macro2::Span;
@@ -70,7 +70,11 @@ pub(crate) fn param_ir_type(name: &str, t: &RustTy, dtype: DType) -> Type {
         }
     };
     // Integer parameters keep their type; floats take the function's.
-    let dtype = if t.dtype().is_float() { dtype } else { t.dtype() };
+    let dtype = if t.dtype().is_float() {
+        dtype
+    } else {
+        t.dtype()
+    };
     Type::new(dtype, Shape(dims))
 }
 
@@ -167,7 +171,11 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
                     Ok(t) => {
                         if let Some(name) = name {
                             if t.dtype().is_float() {
-                                floats.push((t.dtype(), pt.ty.span(), format!("parameter `{name}`")));
+                                floats.push((
+                                    t.dtype(),
+                                    pt.ty.span(),
+                                    format!("parameter `{name}`"),
+                                ));
                             }
                             params.push((name, t, pt.ty.span()));
                         }
@@ -246,9 +254,15 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
     for (v, (r, span)) in outs.iter().zip(&rets) {
         let shape = f.shape(*v).clone();
         let computed = f.dtype(*v);
-        if r.dtype().is_float() != computed.is_float() || (!computed.is_float() && computed != r.dtype()) {
+        if r.dtype().is_float() != computed.is_float()
+            || (!computed.is_float() && computed != r.dtype())
+        {
             let declared = r.dtype();
-            let want = if computed.is_float() { "a float".to_string() } else { format!("`{computed}`") };
+            let want = if computed.is_float() {
+                "a float".to_string()
+            } else {
+                format!("`{computed}`")
+            };
             errors.at(*span, format!("the declared result holds {declared} but the function computes {computed} values here; declare {want}"));
             continue;
         }
@@ -458,7 +472,9 @@ impl Lowerer<'_> {
         match self.f.push(op, ins) {
             Ok(v) => Some(v),
             Err(e) => {
-                let int = ins.iter().any(|v| matches!(self.f.dtype(*v), DType::I32 | DType::I64));
+                let int = ins
+                    .iter()
+                    .any(|v| matches!(self.f.dtype(*v), DType::I32 | DType::I64));
                 let hint = if int {
                     "; integer arrays are labels and indices: pick with them (`take_along_axis`), they do not take part in arithmetic"
                 } else {

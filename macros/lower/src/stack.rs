@@ -206,7 +206,9 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                     axes.clone()
                 }
             };
-            guard(what, span, || transforms::vmap_axes(input, &axes, &out_axes))?
+            guard(what, span, || {
+                transforms::vmap_axes(input, &axes, &out_axes)
+            })?
         }
         TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
             let wrt = match wrt_indices(attr, input, input_name)?.as_slice() {
@@ -215,12 +217,17 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                 _ => {
                     return Err(syn::Error::new(
                         span,
-                        format!("`#[{what}]` differentiates with respect to one parameter: write `wrt = x`"),
+                        format!(
+                        "`#[{what}]` differentiates with respect to one parameter: write `wrt = x`"
+                    ),
                     ))
                 }
             };
             if input.params.is_empty() {
-                return Err(syn::Error::new(span, format!("`#[{what}]` needs a parameter to differentiate with respect to")));
+                return Err(syn::Error::new(
+                    span,
+                    format!("`#[{what}]` needs a parameter to differentiate with respect to"),
+                ));
             }
             if input.outs.len() != 1 {
                 return Err(syn::Error::new(

@@ -35,10 +35,14 @@ fn param_types(f: &Function) -> Vec<String> {
 
 /// Deterministic test data: `n` values in about [-2, 2].
 fn data(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0
         })
         .collect()
@@ -102,15 +106,24 @@ fn unsupported_array_types_are_named() {
     let m = errors(quote::quote! { fn f(x: ArrayViewD<f32>) -> f32 { sum(x) } });
     assert_error(&m, "`ArrayViewD` has a rank known only at run time");
     let m = errors(quote::quote! { fn f(x: Array2<f32>) -> f32 { sum(x) } });
-    assert_error(&m, "an owned array parameter is not supported: take a view (`ArrayView2<T>`)");
+    assert_error(
+        &m,
+        "an owned array parameter is not supported: take a view (`ArrayView2<T>`)",
+    );
     let m = errors(quote::quote! { fn f(x: ArrayView2<u8>) -> f32 { 1.0 } });
-    assert_error(&m, "`u8` elements are not supported: integer arrays hold i32 or i64");
+    assert_error(
+        &m,
+        "`u8` elements are not supported: integer arrays hold i32 or i64",
+    );
     let m = errors(quote::quote! { fn f(x: ArrayView2<String>) -> f32 { 1.0 } });
     assert_error(&m, "unsupported element type `String`");
     let m = errors(quote::quote! { fn f(x: [f32; N]) -> f32 { 1.0 } });
     assert_error(&m, "must be an integer literal");
     let m = errors(quote::quote! { fn f(x: ArrayView2<f32>) -> Array1<f32> { x * 2.0 } });
-    assert_error(&m, "the declared result has rank 1 but the function computes an array of rank 2");
+    assert_error(
+        &m,
+        "the declared result has rank 1 but the function computes an array of rank 2",
+    );
 }
 
 #[test]
@@ -138,7 +151,10 @@ fn numpy_broadcasting_of_a_row_and_a_column() {
     let m = errors(quote::quote! {
         fn f(x: [[f64; 3]; 2], y: [f64; 4]) -> Array2<f64> { x + y }
     });
-    assert_error(&m, "cannot broadcast arrays of shapes [2,3] and [4] together");
+    assert_error(
+        &m,
+        "cannot broadcast arrays of shapes [2,3] and [4] together",
+    );
 }
 
 fn matmul_ref(a: &Tensor, b: &Tensor) -> Vec<f64> {
@@ -208,7 +224,11 @@ fn matmul_batches_over_leading_axes() {
     let out = run(&f, &[a.clone(), b.clone(), w.clone()]);
     let slice = |t: &Tensor, i: usize| {
         let per: usize = t.shape[1..].iter().product();
-        Tensor::new(DType::F64, t.shape[1..].to_vec(), t.data[i * per..(i + 1) * per].to_vec())
+        Tensor::new(
+            DType::F64,
+            t.shape[1..].to_vec(),
+            t.data[i * per..(i + 1) * per].to_vec(),
+        )
     };
     let wt = Tensor::new(
         DType::F64,
@@ -220,9 +240,21 @@ fn matmul_batches_over_leading_axes() {
     assert_eq!(out[2].shape, [s, k, n]);
     for i in 0..s {
         let per = |o: &Tensor| o.data.len() / s;
-        close(&out[0].data[i * per(&out[0])..(i + 1) * per(&out[0])], &matmul_ref(&slice(&a, i), &slice(&b, i)), 1e-14);
-        close(&out[1].data[i * per(&out[1])..(i + 1) * per(&out[1])], &matmul_ref(&slice(&a, i), &w), 1e-14);
-        close(&out[2].data[i * per(&out[2])..(i + 1) * per(&out[2])], &matmul_ref(&wt, &slice(&b, i)), 1e-14);
+        close(
+            &out[0].data[i * per(&out[0])..(i + 1) * per(&out[0])],
+            &matmul_ref(&slice(&a, i), &slice(&b, i)),
+            1e-14,
+        );
+        close(
+            &out[1].data[i * per(&out[1])..(i + 1) * per(&out[1])],
+            &matmul_ref(&slice(&a, i), &w),
+            1e-14,
+        );
+        close(
+            &out[2].data[i * per(&out[2])..(i + 1) * per(&out[2])],
+            &matmul_ref(&wt, &slice(&b, i)),
+            1e-14,
+        );
     }
 }
 
@@ -246,9 +278,15 @@ fn reductions_over_axes_and_kept_dims() {
     let out = run(&f, std::slice::from_ref(&x));
     let at = |i: usize, j: usize| x.data[i * n + j];
     let col_sum: Vec<f64> = (0..n).map(|j| (0..m).map(|i| at(i, j)).sum()).collect();
-    let row_mean: Vec<f64> = (0..m).map(|i| (0..n).map(|j| at(i, j)).sum::<f64>() / n as f64).collect();
-    let row_max: Vec<f64> = (0..m).map(|i| (0..n).map(|j| at(i, j)).fold(f64::NEG_INFINITY, f64::max)).collect();
-    let col_min: Vec<f64> = (0..n).map(|j| (0..m).map(|i| at(i, j)).fold(f64::INFINITY, f64::min)).collect();
+    let row_mean: Vec<f64> = (0..m)
+        .map(|i| (0..n).map(|j| at(i, j)).sum::<f64>() / n as f64)
+        .collect();
+    let row_max: Vec<f64> = (0..m)
+        .map(|i| (0..n).map(|j| at(i, j)).fold(f64::NEG_INFINITY, f64::max))
+        .collect();
+    let col_min: Vec<f64> = (0..n)
+        .map(|j| (0..m).map(|i| at(i, j)).fold(f64::INFINITY, f64::min))
+        .collect();
     let mean = x.data.iter().sum::<f64>() / (m * n) as f64;
     let max = x.data.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     close(&out[0].data, &col_sum, 1e-14);
@@ -260,12 +298,18 @@ fn reductions_over_axes_and_kept_dims() {
     let centered: Vec<f64> = (0..m * n).map(|k| x.data[k] - row_max[k / n]).collect();
     close(&out[6].data, &centered, 0.0);
 
-    let m = errors(quote::quote! { fn f(x: ArrayView2<f64>) -> Array1<f64> { x.sum_axis(Axis(2)) } });
+    let m =
+        errors(quote::quote! { fn f(x: ArrayView2<f64>) -> Array1<f64> { x.sum_axis(Axis(2)) } });
     assert_error(&m, "axis 2 is out of range for an array of rank 2");
     let m = errors(quote::quote! { fn f(x: ArrayView2<f64>) -> Array1<f64> { x.sum_axis(1) } });
     assert_error(&m, "`sum_axis` takes an axis as `Axis(k)`");
-    let m = errors(quote::quote! { fn f(x: ArrayView2<f64>) -> Array1<f64> { x.remove_axis(Axis(0)) } });
-    assert_error(&m, "`remove_axis` removes an axis of size 1, but axis 0 has size x_0");
+    let m = errors(
+        quote::quote! { fn f(x: ArrayView2<f64>) -> Array1<f64> { x.remove_axis(Axis(0)) } },
+    );
+    assert_error(
+        &m,
+        "`remove_axis` removes an axis of size 1, but axis 0 has size x_0",
+    );
 }
 
 #[test]

@@ -131,8 +131,15 @@ pub(crate) fn elem_of(ty: &syn::Type) -> Option<DType> {
 fn integer_hint(ty: &syn::Type) -> Option<String> {
     let last = last_segment(ty, &["core", "std", "primitive"])?;
     let name = last.ident.to_string();
-    matches!(name.as_str(), "usize" | "isize" | "u32" | "u64" | "i8" | "i16" | "u8" | "u16")
-        .then(|| format!("`{name}` elements are not supported: integer arrays hold i32 or i64 (labels, indices)"))
+    matches!(
+        name.as_str(),
+        "usize" | "isize" | "u32" | "u64" | "i8" | "i16" | "u8" | "u16"
+    )
+    .then(|| {
+        format!(
+            "`{name}` elements are not supported: integer arrays hold i32 or i64 (labels, indices)"
+        )
+    })
 }
 
 /// The generic type arguments of a path segment (lifetimes skipped).
@@ -312,5 +319,7 @@ pub(crate) fn result_ty(ty: &syn::Type) -> Result<RustTy, String> {
         return r.map(|(d, rank)| RustTy::NdArray(d, rank));
     }
     let shown = ty.to_token_stream().to_string();
-    Err(format!("unsupported return type `{shown}`: {SUPPORTED_RETURNS}"))
+    Err(format!(
+        "unsupported return type `{shown}`: {SUPPORTED_RETURNS}"
+    ))
 }

@@ -141,7 +141,11 @@ impl Lowerer<'_> {
             _ => 1,
         };
         if args.len() != want {
-            let what = if want == 0 { "no arguments" } else { "one argument" };
+            let what = if want == 0 {
+                "no arguments"
+            } else {
+                "one argument"
+            };
             self.errors
                 .at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
             return None;
@@ -170,7 +174,11 @@ impl Lowerer<'_> {
             "insert_axis" | "remove_axis" => {
                 let axis = self.axis(args[0], name)?;
                 let mut dims = self.f.shape(x).0.clone();
-                let limit = if name == "insert_axis" { rank } else { rank.saturating_sub(1) };
+                let limit = if name == "insert_axis" {
+                    rank
+                } else {
+                    rank.saturating_sub(1)
+                };
                 if axis > limit || (name == "remove_axis" && rank == 0) {
                     self.errors.spanned(
                         args[0],
@@ -239,7 +247,14 @@ impl Lowerer<'_> {
                 let s = self.push(Op::ReduceSum { axes }, &[x], span)?;
                 let mut count = None;
                 for d in dims {
-                    let n = self.push(Op::DimSize { dim: d, dtype: self.dtype }, &[], span)?;
+                    let n = self.push(
+                        Op::DimSize {
+                            dim: d,
+                            dtype: self.dtype,
+                        },
+                        &[],
+                        span,
+                    )?;
                     count = Some(match count {
                         None => n,
                         Some(c) => self.push(Op::Binary(BinaryOp::Mul), &[c, n], span)?,
@@ -390,7 +405,9 @@ impl Lowerer<'_> {
                 (1, 1) => "one argument".to_string(),
                 (2, 2) if name == "matmul" => "two arguments".to_string(),
                 (2, 2) if name == "full_like" => "an array and a value: `(x, v)`".to_string(),
-                (3, 3) => "an array, integer indices and an axis: `(x, &labels, Axis(k))`".to_string(),
+                (3, 3) => {
+                    "an array, integer indices and an axis: `(x, &labels, Axis(k))`".to_string()
+                }
                 (2, 2) => "an array and an axis: `(x, Axis(k))`".to_string(),
                 _ => "an array and optionally an axis: `(x)` or `(x, Axis(k))`".to_string(),
             };
@@ -428,7 +445,10 @@ impl Lowerer<'_> {
     /// run-time size is refused: its bound could only be checked at the call.
     pub(crate) fn lower_index(&mut self, i: &syn::ExprIndex) -> Option<Var> {
         let lit = |e: &Expr| match strip(e) {
-            Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => n.base10_parse::<u64>().ok(),
             _ => None,
         };
         let ks: Option<Vec<u64>> = match strip(&i.index) {
@@ -446,7 +466,14 @@ impl Lowerer<'_> {
         let mut x = x?;
         let span = i.span();
         if ks.len() > self.f.shape(x).rank() {
-            self.errors.spanned(&i.index, format!("{} indices for an array of rank {}", ks.len(), self.f.shape(x).rank()));
+            self.errors.spanned(
+                &i.index,
+                format!(
+                    "{} indices for an array of rank {}",
+                    ks.len(),
+                    self.f.shape(x).rank()
+                ),
+            );
             return None;
         }
         for k in ks {
@@ -459,11 +486,22 @@ impl Lowerer<'_> {
                 return None;
             };
             if k >= len {
-                self.errors.spanned(&i.index, format!("index {k} is out of range for an axis of size {len}"));
+                self.errors.spanned(
+                    &i.index,
+                    format!("index {k} is out of range for an axis of size {len}"),
+                );
                 return None;
             }
             let dtype = self.f.dtype(x);
-            let at = self.push(Op::Iota { shape: shape.clone(), axis: 0, dtype }, &[], span)?;
+            let at = self.push(
+                Op::Iota {
+                    shape: shape.clone(),
+                    axis: 0,
+                    dtype,
+                },
+                &[],
+                span,
+            )?;
             let kv = self.f.full(k as f64, dtype, &shape);
             let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, kv], span)?;
             let zero = self.f.zeros_like(x);
@@ -479,22 +517,42 @@ impl Lowerer<'_> {
     /// The index is the min over the positions that hold the chosen value
     /// (or a NaN) of their coordinate, computed in the float type: exact for
     /// indices below 2^24 (f32) or 2^53 (f64).
-    fn arg_choose(&mut self, max: bool, x: Var, axis: Option<usize>, args: &[&Expr], span: Span) -> Option<Var> {
+    fn arg_choose(
+        &mut self,
+        max: bool,
+        x: Var,
+        axis: Option<usize>,
+        args: &[&Expr],
+        span: Span,
+    ) -> Option<Var> {
         let xt = self.f.ty(x).clone();
         let (dtype, shape, rank) = (xt.dtype, xt.shape.clone(), xt.shape.rank());
         if !dtype.is_float() || rank == 0 {
-            self.errors.spanned(args[0], format!("`{}` takes a float array, got {xt}", if max { "argmax" } else { "argmin" }));
+            self.errors.spanned(
+                args[0],
+                format!(
+                    "`{}` takes a float array, got {xt}",
+                    if max { "argmax" } else { "argmin" }
+                ),
+            );
             return None;
         }
         if let Some(a) = axis.filter(|a| *a >= rank) {
-            self.errors.spanned(args[1], format!("axis {a} is out of range for an array of rank {rank}"));
+            self.errors.spanned(
+                args[1],
+                format!("axis {a} is out of range for an array of rank {rank}"),
+            );
             return None;
         }
         let axes: Vec<usize> = match axis {
             Some(a) => vec![a],
             None => (0..rank).collect(),
         };
-        let op = if max { Op::ReduceMax { axes: axes.clone() } } else { Op::ReduceMin { axes: axes.clone() } };
+        let op = if max {
+            Op::ReduceMax { axes: axes.clone() }
+        } else {
+            Op::ReduceMin { axes: axes.clone() }
+        };
         let m = self.push(op, &[x], span)?;
         let m = self.push(Op::StopGradient, &[m], span)?;
         let m = self.keep_axes(m, x, &axes, span)?;
@@ -503,7 +561,15 @@ impl Lowerer<'_> {
         let mut index: Option<Var> = None;
         let mut stride: Option<Var> = None;
         for a in axes.iter().rev() {
-            let at = self.push(Op::Iota { shape: shape.clone(), axis: *a, dtype }, &[], span)?;
+            let at = self.push(
+                Op::Iota {
+                    shape: shape.clone(),
+                    axis: *a,
+                    dtype,
+                },
+                &[],
+                span,
+            )?;
             let term = match stride {
                 Some(s) => self.push(Op::Binary(BinaryOp::Mul), &[at, s], span)?,
                 None => at,
@@ -512,8 +578,22 @@ impl Lowerer<'_> {
                 Some(i) => self.push(Op::Binary(BinaryOp::Add), &[i, term], span)?,
                 None => term,
             });
-            let n = self.push(Op::DimSize { dim: shape.0[*a].clone(), dtype }, &[], span)?;
-            let n = self.push(Op::Broadcast { shape: shape.clone(), dims: vec![] }, &[n], span)?;
+            let n = self.push(
+                Op::DimSize {
+                    dim: shape.0[*a].clone(),
+                    dtype,
+                },
+                &[],
+                span,
+            )?;
+            let n = self.push(
+                Op::Broadcast {
+                    shape: shape.clone(),
+                    dims: vec![],
+                },
+                &[n],
+                span,
+            )?;
             stride = Some(match stride {
                 Some(s) => self.push(Op::Binary(BinaryOp::Mul), &[s, n], span)?,
                 None => n,
@@ -526,7 +606,13 @@ impl Lowerer<'_> {
         let cand = self.push(Op::Select, &[hit, index, inf], span)?;
         let cand = self.push(Op::Select, &[nan, index, cand], span)?;
         let first = self.push(Op::ReduceMin { axes }, &[cand], span)?;
-        self.push(Op::Convert { dtype: oxla_core::DType::I64 }, &[first], span)
+        self.push(
+            Op::Convert {
+                dtype: oxla_core::DType::I64,
+            },
+            &[first],
+            span,
+        )
     }
 
     /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
@@ -536,19 +622,35 @@ impl Lowerer<'_> {
     /// index) and a sum along `k`, so its transpose is the scatter-add of the
     /// cotangent into the chosen positions. An index out of range picks
     /// nothing (0), where JAX clamps it.
-    fn take_along_axis(&mut self, x: Var, idx: Var, axis: usize, args: &[&Expr], span: Span) -> Option<Var> {
+    fn take_along_axis(
+        &mut self,
+        x: Var,
+        idx: Var,
+        axis: usize,
+        args: &[&Expr],
+        span: Span,
+    ) -> Option<Var> {
         let (xt, it) = (self.f.ty(x).clone(), self.f.ty(idx).clone());
         if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) {
-            self.errors.spanned(args[1], format!("`take_along_axis` takes integer indices (i32 or i64), got {it}"));
+            self.errors.spanned(
+                args[1],
+                format!("`take_along_axis` takes integer indices (i32 or i64), got {it}"),
+            );
             return None;
         }
         if !xt.dtype.is_float() {
-            self.errors.spanned(args[0], format!("`take_along_axis` takes a float array, got {xt}"));
+            self.errors.spanned(
+                args[0],
+                format!("`take_along_axis` takes a float array, got {xt}"),
+            );
             return None;
         }
         let rank = xt.shape.rank();
         if axis >= rank {
-            self.errors.spanned(args[2], format!("axis {axis} is out of range for an array of rank {rank}"));
+            self.errors.spanned(
+                args[2],
+                format!("axis {axis} is out of range for an array of rank {rank}"),
+            );
             return None;
         }
         let kept: Vec<usize> = (0..rank).filter(|a| *a != axis).collect();
@@ -560,16 +662,31 @@ impl Lowerer<'_> {
             return None;
         }
         for (k, a) in kept.iter().enumerate() {
-            let (d, e) = (self.f.shape(x).0[*a].clone(), self.f.shape(idx).0[k].clone());
+            let (d, e) = (
+                self.f.shape(x).0[*a].clone(),
+                self.f.shape(idx).0[k].clone(),
+            );
             if !self.unify(&d, &e) {
-                self.errors.spanned(args[1], format!("`take_along_axis`: index axis {k} has size {e}, but x's axis {a} has {d}"));
+                self.errors.spanned(
+                    args[1],
+                    format!(
+                        "`take_along_axis`: index axis {k} has size {e}, but x's axis {a} has {d}"
+                    ),
+                );
                 return None;
             }
         }
         let dtype = xt.dtype;
         let shape = self.f.shape(x).clone();
         let idx = self.push(Op::Convert { dtype }, &[idx], span)?;
-        let idx = self.push(Op::Broadcast { shape: shape.clone(), dims: kept }, &[idx], span)?;
+        let idx = self.push(
+            Op::Broadcast {
+                shape: shape.clone(),
+                dims: kept,
+            },
+            &[idx],
+            span,
+        )?;
         let at = self.push(Op::Iota { shape, axis, dtype }, &[], span)?;
         let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, idx], span)?;
         let zero = self.f.zeros_like(x);
@@ -577,7 +694,13 @@ impl Lowerer<'_> {
         self.push(Op::ReduceSum { axes: vec![axis] }, &[picked], span)
     }
 
-    fn array_call(&mut self, name: &str, x: Option<Var>, args: &[&Expr], span: Span) -> Option<Var> {
+    fn array_call(
+        &mut self,
+        name: &str,
+        x: Option<Var>,
+        args: &[&Expr],
+        span: Span,
+    ) -> Option<Var> {
         if name == "matmul" {
             let y = self.lower_expr(args[1]);
             return self.matmul(x?, y?, span);
@@ -647,7 +770,13 @@ impl Lowerer<'_> {
     /// an infinite max shifts by 0 instead, as JAX's does, so a row of -inf
     /// gives -inf and a row holding +inf gives +inf (logsumexp), not NaN.
     fn shift_by_max(&mut self, x: Var, axes: &[usize], span: Span) -> Option<(Var, Var)> {
-        let m = self.push(Op::ReduceMax { axes: axes.to_vec() }, &[x], span)?;
+        let m = self.push(
+            Op::ReduceMax {
+                axes: axes.to_vec(),
+            },
+            &[x],
+            span,
+        )?;
         let mut m = self.push(Op::StopGradient, &[m], span)?;
         for inf in [f64::NEG_INFINITY, f64::INFINITY] {
             let inf = self.f.full_like(inf, m);
@@ -673,7 +802,11 @@ impl Lowerer<'_> {
     /// call checks they match). A size-1 axis is only known statically: an
     /// axis whose size is a symbol is never stretched.
     pub(crate) fn broadcast_all(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
-        let rank = vs.iter().map(|v| self.f.shape(*v).rank()).max().unwrap_or(0);
+        let rank = vs
+            .iter()
+            .map(|v| self.f.shape(*v).rank())
+            .max()
+            .unwrap_or(0);
         for pos in 0..rank {
             // The non-1 sizes at this position (counted from the end).
             let mut target: Option<Dim> = None;
