@@ -8,38 +8,12 @@ use oxla_core::exec::{InterpLauncher, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::transforms::{grad, jvp, vjp, vmap};
 use oxla_core::*;
-use std::collections::BTreeMap;
 
 const LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 1001];
 
 /// The kernel interpreter rounds each value to its type like the reference
 /// interpreter and sums in the same order, so f64 results agree exactly.
 const RTOL: f64 = 0.0;
-
-/// Bind, check bounds, run with the kernel interpreter; outputs as tensors.
-fn run_program(p: &Program, args: &[Tensor]) -> Vec<Tensor> {
-    let f = &p.function;
-    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
-    let lens: Vec<usize> = bufs.iter().map(Buffer::len).collect();
-    let sizes = p
-        .bind(&lens)
-        .unwrap_or_else(|e| panic!("bind `{}`: {e}", f.name));
-    p.check_bounds(&sizes)
-        .unwrap_or_else(|e| panic!("check_bounds `{}` at {sizes:?}: {e}", f.name));
-    let env: BTreeMap<String, usize> = p
-        .symbols
-        .iter()
-        .cloned()
-        .zip(sizes.iter().map(|s| *s as usize))
-        .collect();
-    let out = p
-        .run(&InterpLauncher(&p.kernels), &bufs)
-        .unwrap_or_else(|e| panic!("run `{}`: {e}", f.name));
-    out.iter()
-        .zip(&f.outs)
-        .map(|(b, o)| Tensor::from_buffer(concrete(f.shape(*o), &env), b))
-        .collect()
-}
 
 /// Fuse `f` and compare with `interp::eval` at every length of the
 /// symbols (or once, when `f` has none).

@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::rng;
-use oxla_core::exec::{InterpLauncher, Program};
+use common::{rng, run_program};
+use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
@@ -104,29 +104,6 @@ fn args_for(
             let len = shape.iter().product();
             let data = (0..len).map(|_| value(rng, specials)).collect();
             Tensor::new(f.dtype(*p), shape, data)
-        })
-        .collect()
-}
-
-/// Bind, check bounds, run with the kernel interpreter.
-fn run_program(p: &Program, args: &[Tensor]) -> Vec<Tensor> {
-    let f = &p.function;
-    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
-    let lens: Vec<usize> = bufs.iter().map(Buffer::len).collect();
-    let sizes = p
-        .bind(&lens)
-        .unwrap_or_else(|e| panic!("bind `{}`: {e}", f.name));
-    p.check_bounds(&sizes)
-        .unwrap_or_else(|e| panic!("check_bounds `{}` at {sizes:?}: {e}", f.name));
-    let env: BTreeMap<String, u64> = p.symbols.iter().cloned().zip(sizes).collect();
-    let out = p
-        .run(&InterpLauncher(&p.kernels), &bufs)
-        .unwrap_or_else(|e| panic!("run `{}`: {e}", f.name));
-    out.iter()
-        .zip(&f.outs)
-        .map(|(b, o)| {
-            let shape = f.shape(*o).concrete(&env).unwrap();
-            Tensor::from_buffer(shape, b)
         })
         .collect()
 }

@@ -131,40 +131,32 @@ impl MatmulPlan {
         } else {
             gemm::Parallelism::None
         };
-        let st = |s: &[isize], a: Option<usize>| a.map_or(0, |a| s[a]);
+        // The stride of each operand along the m, n and k axes (0 where the
+        // product has no such axis, which then has size 1).
+        let along = |s: &[isize], a: Option<usize>| a.map_or(0, |a| s[a]);
+        let shape = GemmShape {
+            mnk: (m, n, k),
+            lhs: (along(&sa, m_axis), along(&sa, k_axis)),
+            rhs: (along(&sb, k_axis), along(&sb, n_axis)),
+            dst: (along(&so, m_axis), along(&so, n_axis)),
+            par,
+        };
         let mut coord = vec![0i64; loops.len()];
         for _ in 0..count {
-            let off = |s: &[isize]| {
+            let off = |s: &[isize]| -> isize {
                 loops
                     .iter()
                     .zip(&coord)
                     .map(|(a, c)| s[*a] * *c as isize)
-                    .sum::<isize>()
+                    .sum()
             };
-            // Every reduced axis but `k_axis` is looped over and accumulated.
+            // Every reduced axis but `k_axis` is looped over: the first
+            // product writes the output, the others add to it.
             let first = loops.iter().zip(&coord).all(|(a, c)| *a < outer || *c == 0);
-            let (oa, ob, oo) = (off(&sa), off(&sb), off(&so));
+            let offsets = [off(&sa), off(&sb), off(&so)];
             match self.dtype {
-                DType::F32 => self.call::<f32>(
-                    args,
-                    (oa, ob, oo),
-                    (m, n, k),
-                    (&sa, &sb, &so),
-                    (m_axis, n_axis, k_axis),
-                    !first,
-                    par,
-                    &st,
-                ),
-                _ => self.call::<f64>(
-                    args,
-                    (oa, ob, oo),
-                    (m, n, k),
-                    (&sa, &sb, &so),
-                    (m_axis, n_axis, k_axis),
-                    !first,
-                    par,
-                    &st,
-                ),
+                DType::F32 => self.call::<f32>(args, offsets, &shape, !first),
+                _ => self.call::<f64>(args, offsets, &shape, !first),
             }
             for (c, a) in coord.iter_mut().zip(&loops).rev() {
                 *c += 1;
@@ -177,42 +169,39 @@ impl MatmulPlan {
         true
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One `gemm` call at element offsets `[lhs, rhs, dst]`.
     unsafe fn call<T: 'static + Copy + From<u8>>(
         &self,
         args: &[*mut u8],
-        (oa, ob, oo): (isize, isize, isize),
-        (m, n, k): (usize, usize, usize),
-        (sa, sb, so): (&[isize], &[isize], &[isize]),
-        (ma, na, ka): (Option<usize>, Option<usize>, Option<usize>),
+        [oa, ob, od]: [isize; 3],
+        g: &GemmShape,
         accumulate: bool,
-        par: gemm::Parallelism,
-        st: &dyn Fn(&[isize], Option<usize>) -> isize,
     ) {
         let a = (args[self.lhs] as *const T).offset(oa);
         let b = (args[self.rhs] as *const T).offset(ob);
-        let d = (args[self.out] as *mut T).offset(oo);
-        // dst (m×n) = lhs (m×k) · rhs (k×n), each with (column, row) strides.
+        let d = (args[self.out] as *mut T).offset(od);
+        let (m, n, k) = g.mnk;
+        // dst (m×n) = lhs (m×k) · rhs (k×n); gemm takes (column, row) strides.
         gemm::gemm(
             m,
             n,
             k,
             d,
-            st(so, na),
-            st(so, ma),
+            g.dst.1,
+            g.dst.0,
             accumulate,
             a,
-            st(sa, ka),
-            st(sa, ma),
+            g.lhs.1,
+            g.lhs.0,
             b,
-            st(sb, na),
-            st(sb, ka),
+            g.rhs.1,
+            g.rhs.0,
             T::from(1),
             T::from(1),
             false,
             false,
             false,
-            par,
+            g.par,
         );
     }
 
@@ -222,6 +211,15 @@ impl MatmulPlan {
             .position(|s| s == name)
             .map_or(0, |i| sizes[i] as u64)
     }
+}
+
+/// The sizes of one product and each matrix's (row, column) strides.
+struct GemmShape {
+    mnk: (usize, usize, usize),
+    lhs: (isize, isize),
+    rhs: (isize, isize),
+    dst: (isize, isize),
+    par: gemm::Parallelism,
 }
 
 /// Runs compiled CPU kernels, and the matrix products among them on `gemm`.

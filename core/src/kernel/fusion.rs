@@ -42,7 +42,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             param: Some(i),
         });
     }
-    check_kernel_types(&f, &materialized)?;
+    check_kernel_types(&f, &defs, &materialized)?;
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut launches = Vec::new();
     for e in &f.eqns {
@@ -136,10 +136,13 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
 
 /// Integer values exist in kernels only as buffers converted to floats
 /// (labels, indices); a kernel cannot compute, convert to or store one yet.
-fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String> {
+fn check_kernel_types(
+    f: &Function,
+    defs: &[Option<usize>],
+    materialized: &[bool],
+) -> Result<(), String> {
     use crate::dtype::DType;
     let int = |d: DType| matches!(d, DType::I32 | DType::I64);
-    let defs = f.definitions();
     for e in &f.eqns {
         let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out));
         if let Op::Convert { dtype } = e.op {
@@ -152,7 +155,7 @@ fn check_kernel_types(f: &Function, materialized: &[bool]) -> Result<(), String>
                     "converting {from} to {dtype} inside a kernel is not supported yet"
                 ));
             }
-            if int(from) && !is_plain(f, &defs, materialized, e.ins[0]) {
+            if int(from) && !is_plain(f, defs, materialized, e.ins[0]) {
                 return Err(format!(
                     "converting a computed {from} value to {dtype} is not supported yet: only integer parameters convert"
                 ));

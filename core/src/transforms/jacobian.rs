@@ -30,8 +30,7 @@ pub fn jacfwd(f: &Function, wrt: usize) -> Result<Function, String> {
 
 /// `jax.jacrev(f, argnums=wrt)`: reverse mode, one VJP per output element.
 pub fn jacrev(f: &Function, wrt: usize) -> Result<Function, String> {
-    let x = check(f, wrt, "jacrev")?;
-    let _ = x;
+    check(f, wrt, "jacrev")?;
     let y_shape = f.shape(f.outs[0]).clone();
     // (primals, ct_y) -> ct_x
     let v = vjp_wrt(f, &[wrt]);

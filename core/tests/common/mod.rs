@@ -681,6 +681,30 @@ pub fn random_for_outputs(
 
 // ---- evaluation and finite differences ------------------------------------
 
+/// Fuse's program run with the kernel interpreter, after binding the sizes
+/// and checking bounds; the outputs as tensors.
+pub fn run_program(p: &exec::Program, args: &[Tensor]) -> Vec<Tensor> {
+    let f = &p.function;
+    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
+    let lens: Vec<usize> = bufs.iter().map(Buffer::len).collect();
+    let sizes = p
+        .bind(&lens)
+        .unwrap_or_else(|e| panic!("bind `{}`: {e}", f.name));
+    p.check_bounds(&sizes)
+        .unwrap_or_else(|e| panic!("check_bounds `{}` at {sizes:?}: {e}", f.name));
+    let env: BTreeMap<String, u64> = p.symbols.iter().cloned().zip(sizes).collect();
+    let out = p
+        .run(&exec::InterpLauncher(&p.kernels), &bufs)
+        .unwrap_or_else(|e| panic!("run `{}`: {e}", f.name));
+    out.iter()
+        .zip(&f.outs)
+        .map(|(b, o)| {
+            let shape = f.shape(*o).concrete(&env).unwrap();
+            Tensor::from_buffer(shape, b)
+        })
+        .collect()
+}
+
 pub fn eval(f: &Function, args: &[Tensor]) -> Vec<Tensor> {
     interp::eval(f, args).unwrap_or_else(|e| panic!("eval of `{}`: {e}", f.name))
 }

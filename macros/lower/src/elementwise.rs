@@ -66,12 +66,10 @@ impl Lowerer<'_> {
                 self.push(Op::Binary(BinaryOp::Div), &[one, x], span)
             }
             "ln_1p" => self.log1p(x, span),
-            _ => (|| {
-                let mut vs = [x, args[0]?, args[1]?];
-                self.broadcast_all(&mut vs, span)?;
-                let lo = self.push(Op::Binary(BinaryOp::Max), &[vs[0], vs[1]], span)?;
-                self.push(Op::Binary(BinaryOp::Min), &[lo, vs[2]], span)
-            })(),
+            _ => match (args[0], args[1]) {
+                (Some(lo), Some(hi)) => self.clamp(x, lo, hi, span),
+                _ => None,
+            },
         })
     }
 
@@ -92,25 +90,39 @@ impl Lowerer<'_> {
             );
             return Some(None);
         }
-        let x = args[0]?;
+        // (`Some(None)`: handled, with the error already reported.)
+        let Some(x) = args[0] else {
+            return Some(None);
+        };
         let span = c.span();
         Some(match name {
             "sigmoid" => self.sigmoid(x, span),
-            "relu" => {
-                let zero = self.f.zeros_like(x);
-                let p = self.push(Op::Cmp(CmpOp::Le), &[x, zero], span)?;
-                self.push(Op::Select, &[p, zero, x], span)
-            }
-            "softplus" => (|| {
-                let zero = self.f.zeros_like(x);
-                let p = self.push(Op::Cmp(CmpOp::Ge), &[x, zero], span)?;
-                let pos = self.push(Op::Select, &[p, x, zero], span)?;
-                let e = self.exp_neg_abs(x, span)?;
-                let l = self.log1p(e, span)?;
-                self.push(Op::Binary(BinaryOp::Add), &[pos, l], span)
-            })(),
+            "relu" => self.relu(x, span),
+            "softplus" => self.softplus(x, span),
             _ => self.log1p(x, span),
         })
+    }
+
+    fn clamp(&mut self, x: Var, lo: Var, hi: Var, span: Span) -> Option<Var> {
+        let mut vs = [x, lo, hi];
+        self.broadcast_all(&mut vs, span)?;
+        let above = self.push(Op::Binary(BinaryOp::Max), &[vs[0], vs[1]], span)?;
+        self.push(Op::Binary(BinaryOp::Min), &[above, vs[2]], span)
+    }
+
+    fn relu(&mut self, x: Var, span: Span) -> Option<Var> {
+        let zero = self.f.zeros_like(x);
+        let p = self.push(Op::Cmp(CmpOp::Le), &[x, zero], span)?;
+        self.push(Op::Select, &[p, zero, x], span)
+    }
+
+    fn softplus(&mut self, x: Var, span: Span) -> Option<Var> {
+        let zero = self.f.zeros_like(x);
+        let p = self.push(Op::Cmp(CmpOp::Ge), &[x, zero], span)?;
+        let pos = self.push(Op::Select, &[p, x, zero], span)?;
+        let e = self.exp_neg_abs(x, span)?;
+        let l = self.log1p(e, span)?;
+        self.push(Op::Binary(BinaryOp::Add), &[pos, l], span)
     }
 
     fn abs(&mut self, x: Var, span: Span) -> Option<Var> {
