@@ -503,3 +503,48 @@ fn bool_predicate_param() {
     );
     assert!(grad(&weighted_sum(&f), &[0]).is_err(), "grad wrt a bool");
 }
+
+/// A max or min over no elements is the constant ∓inf: its tangent is 0
+/// (it was 0/0 = NaN: the chooser rule divided by a count of 0). A row
+/// whose max is NaN has no position equal to it either: tangent 0 there
+/// too, as `max(a, b)` of a NaN result has.
+#[test]
+fn max_over_no_elements_or_of_nan_has_zero_tangent() {
+    for max in [true, false] {
+        let f = build(
+            "choose",
+            &[("x", Shape(vec![Dim::Const(3), Dim::sym("n")]))],
+            |f, p| {
+                let axes = vec![1];
+                let op = if max {
+                    Op::ReduceMax { axes }
+                } else {
+                    Op::ReduceMin { axes }
+                };
+                vec![f.push(op, &[p[0]]).unwrap()]
+            },
+        );
+        let jf = jvp(&f);
+        let empty = Tensor::new(F, vec![3, 0], vec![]);
+        let out = eval(&jf, &[empty.clone(), empty]);
+        let inf = if max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        assert_eq!(out[0].data, vec![inf; 3]);
+        assert_eq!(out[1].data, vec![0.0; 3], "tangent of an empty max");
+        // Row 1 holds a NaN: its result is NaN, its tangent 0; the other
+        // rows' tangents are those of their chosen elements.
+        let x = Tensor::new(F, vec![3, 2], vec![1.0, 2.0, f64::NAN, 0.5, -1.0, -3.0]);
+        let t = Tensor::new(F, vec![3, 2], vec![10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+        let out = eval(&jf, &[x, t]);
+        assert!(out[0].data[1].is_nan());
+        let want = if max {
+            [20.0, 0.0, 50.0]
+        } else {
+            [10.0, 0.0, 60.0]
+        };
+        assert_eq!(out[1].data, want, "max {max}");
+    }
+}
