@@ -1,0 +1,173 @@
+//! Every case of the core tests' catalog — its function, its VJP, and the
+//! function with its rank-2+ params transposed (read through permuted
+//! strides) — fused, compiled for the host ISA and for baseline SSE2, and
+//! run by the executor (also with matrix products on `gemm`) against the
+//! reference interpreter on the unfused function, at sizes around the
+//! vector widths (0, 1, 3, 4, 5, 15, 16, 17, 1025). Every kernel's outputs
+//! are pre-filled with a sentinel NaN before it runs, so an element a
+//! kernel leaves unwritten is an error even where the reference is NaN.
+
+#[path = "../../../core/tests/common/mod.rs"]
+mod common;
+#[path = "common/mod.rs"]
+mod kernels;
+
+use common::*;
+use oxla_core::exec::{ArgDims, FnLauncher, Launcher, Program, RawArg};
+use oxla_core::kernel::fusion::fuse;
+use oxla_core::transforms::vjp;
+use oxla_core::{Buffer, Function, Kernel, KernelFn, Tensor};
+use oxla_cpu::{matmul_plans, CpuLauncher, IsaLevel, JitModule};
+
+/// Around the f64 vector widths (2 and 4 lanes, loops unrolled by 4) and
+/// the f64 reduction block (512); 1025 only where it stays cheap.
+const SIZES: [usize; 9] = [0, 1, 3, 4, 5, 15, 16, 17, 1025];
+
+/// Most elements of an argument or result at one binding.
+const MAX_ELEMENTS: usize = 4_000;
+
+/// The backends compute exp/log/sin/cos/tanh within 4 ulp (see
+/// ARCHITECTURE.md, "Math accuracy") and sum in another order than the
+/// reference (blocked pairwise; gemm's blocked FMA sums), whose error is
+/// bounded by k·eps·Σ|x| for k ≤ ~4000 terms of magnitude ≲ 10 here: at most
+/// ~4e-9 relative to the result's magnitude max(1, |want|), in the worst
+/// case of full cancellation; 1e-9 leaves the typical case a factor 10³.
+const RTOL: f64 = 1e-9;
+
+/// Runs `inner` after filling each output of the kernel with the sentinel.
+struct Prefilled<'a> {
+    kernels: &'a [Kernel],
+    inner: &'a dyn Launcher,
+}
+
+impl Launcher for Prefilled<'_> {
+    unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
+        let k = &self.kernels[kernel];
+        let len = k.output_len(sizes);
+        for (a, ptr) in k.args.iter().zip(args) {
+            if !a.output {
+                continue;
+            }
+            let pattern = kernels::bits(&kernels::sentinel(a.dtype, 1), 0);
+            // SAFETY: the executor passes output buffers of `len` elements.
+            unsafe {
+                match a.dtype.size_bytes() {
+                    8 => std::slice::from_raw_parts_mut(*ptr as *mut u64, len).fill(pattern),
+                    4 => std::slice::from_raw_parts_mut(*ptr as *mut u32, len).fill(pattern as u32),
+                    2 => std::slice::from_raw_parts_mut(*ptr as *mut u16, len).fill(pattern as u16),
+                    _ => std::slice::from_raw_parts_mut(*ptr, len).fill(pattern as u8),
+                }
+            }
+        }
+        unsafe { self.inner.launch(kernel, args, sizes) }
+    }
+}
+
+/// Run `p` on `args`, passed with their dimensions as the macros pass them.
+fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
+    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
+    let raw: Vec<RawArg> = bufs
+        .iter()
+        .zip(args)
+        .map(|(b, t)| RawArg {
+            dtype: b.dtype(),
+            ptr: b.as_ptr(),
+            len: b.len(),
+            dims: ArgDims::new(&t.shape).expect("rank within MAX_RANK"),
+        })
+        .collect();
+    p.check_schedule().unwrap();
+    // SAFETY: `raw` points into `bufs`, alive for the call; the launchers
+    // run this program's kernels; the schedule was checked.
+    unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
+}
+
+/// `f` against the reference at every size of its symbol (all symbols
+/// equal; bindings over `MAX_ELEMENTS` skipped), in every launcher.
+fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], seed: u64) -> usize {
+    let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
+    let host = JitModule::compile(&p.kernels).expect("compile");
+    let base = JitModule::compile_at(&p.kernels, IsaLevel::Baseline).expect("baseline");
+    let host_fns: Vec<KernelFn> = (0..host.len()).map(|i| host.function(i)).collect();
+    let base_fns: Vec<KernelFn> = (0..base.len()).map(|i| base.function(i)).collect();
+    let plans = matmul_plans(&p.kernels);
+    let gemm = CpuLauncher {
+        fns: &host_fns,
+        plans: &plans,
+    };
+    let launchers: [(&str, &dyn Launcher); 3] = [
+        ("JIT host", &FnLauncher(&host_fns)),
+        ("JIT baseline", &FnLauncher(&base_fns)),
+        ("JIT host, products on gemm", &gemm),
+    ];
+    let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { &SIZES };
+    let mut runs = 0;
+    for &size in sizes {
+        let env = env_all(f, size);
+        let too_big = f
+            .params
+            .iter()
+            .chain(&f.outs)
+            .any(|v| concrete(f.shape(*v), &env).iter().product::<usize>() > MAX_ELEMENTS);
+        if too_big {
+            continue;
+        }
+        let mut rng = rng(seed * 1009 + size as u64);
+        let args = random_args_for(f, ranges, sep, &mut rng, &env);
+        let want = eval(f, &args);
+        for (name, inner) in launchers {
+            let launcher = Prefilled {
+                kernels: &p.kernels,
+                inner,
+            };
+            let got = run(&p, &launcher, &args);
+            let ctx = format!("{name}: `{}` at {env:?}", f.name);
+            compare(&ctx, &p, &got, &want);
+            runs += 1;
+        }
+    }
+    runs
+}
+
+fn compare(ctx: &str, p: &Program, got: &[Buffer], want: &[Tensor]) {
+    assert_eq!(got.len(), want.len(), "{ctx}: outputs");
+    for (o, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.len(), w.numel(), "{ctx}: output {o} length");
+        if let Some(j) = kernels::unwritten(g) {
+            panic!("{ctx}: output {o}[{j}] left unwritten\n{}", p.text());
+        }
+        let got: Vec<f64> = (0..g.len()).map(|j| g.get(j)).collect();
+        assert_close(&format!("{ctx}: output {o}"), &got, &w.data, RTOL);
+    }
+}
+
+/// The programs of a case: its function, its VJP, and the function with
+/// transposed params; each with the ranges of its params.
+fn programs(c: &Case) -> Vec<(Function, Vec<(f64, f64)>)> {
+    let mut out = vec![(c.f.clone(), c.ranges.clone())];
+    let mut vjp_ranges = c.ranges.clone();
+    vjp_ranges.extend(vec![(-1.0, 1.0); c.f.outs.len()]);
+    out.push((vjp(&c.f), vjp_ranges));
+    if let Some(t) = with_transposed_params(&c.f) {
+        out.push((t, c.ranges.clone()));
+    }
+    out
+}
+
+fn check_family(family: &str) {
+    let cases: Vec<Case> = catalog(&oxla_core::Dim::sym("n"))
+        .into_iter()
+        .filter(|c| c.family == family)
+        .collect();
+    assert!(!cases.is_empty());
+    let mut runs = 0;
+    for (i, c) in cases.iter().enumerate() {
+        for (j, (f, ranges)) in programs(c).iter().enumerate() {
+            runs += check_program(f, ranges, &c.sep, (10 * i + j) as u64);
+        }
+    }
+    assert!(runs > 0);
+}
+
+// One test per op family of the catalog.
+common::family_tests!(check_family);
