@@ -7,12 +7,12 @@
 
 mod common;
 
+use common::nd::*;
 use common::{rng, run_program};
 use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use oxla_core::ops::DotDims;
 use oxla_core::*;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -20,55 +20,6 @@ use std::collections::BTreeMap;
 
 /// Sizes the symbols `n` and `m` take.
 const SIZES: [usize; 6] = [0, 1, 3, 4, 17, 1000];
-
-fn n() -> Dim {
-    Dim::sym("n")
-}
-
-fn m() -> Dim {
-    Dim::sym("m")
-}
-
-fn k(c: u64) -> Dim {
-    Dim::Const(c)
-}
-
-fn sh(dims: &[Dim]) -> Shape {
-    Shape(dims.to_vec())
-}
-
-fn push(f: &mut Function, op: Op, ins: &[Var]) -> Var {
-    f.push(op.clone(), ins)
-        .unwrap_or_else(|e| panic!("building {op}: {e}"))
-}
-
-/// A function of params `(name, dtype, shape)` and a body. A parameter
-/// `[s]` is appended for each symbol `s` of their shapes, so that flat
-/// argument lengths determine every size (even with empty arguments).
-fn build(
-    name: &str,
-    params: &[(&str, DType, Shape)],
-    body: impl FnOnce(&mut Function, &[Var]) -> Vec<Var>,
-) -> Function {
-    let mut f = Function::new(name);
-    let ps: Vec<Var> = params
-        .iter()
-        .map(|(n, d, s)| f.add_param(n, Type::new(*d, s.clone())))
-        .collect();
-    let syms: std::collections::BTreeSet<String> = params
-        .iter()
-        .flat_map(|(_, _, s)| s.symbols().map(str::to_string))
-        .collect();
-    for s in syms {
-        f.add_param(
-            &format!("len_{s}"),
-            Type::new(DType::F32, sh(&[Dim::sym(&s)])),
-        );
-    }
-    f.outs = body(&mut f, &ps);
-    verify::verify(&f).unwrap_or_else(|e| panic!("`{name}` invalid: {e}"));
-    f
-}
 
 /// A value in [-2, 2] (quarters, so ties happen), or now and then a NaN, an
 /// infinity or a signed zero when `specials`.
@@ -89,23 +40,7 @@ fn args_for(
     rng: &mut StdRng,
     specials: bool,
 ) -> Vec<Tensor> {
-    f.params
-        .iter()
-        .map(|p| {
-            let shape: Vec<usize> = f
-                .shape(*p)
-                .0
-                .iter()
-                .map(|d| match d {
-                    Dim::Const(c) => *c as usize,
-                    Dim::Sym(s) => env[s],
-                })
-                .collect();
-            let len = shape.iter().product();
-            let data = (0..len).map(|_| value(rng, specials)).collect();
-            Tensor::new(f.dtype(*p), shape, data)
-        })
-        .collect()
+    args_with(f, env, rng, |rng| value(rng, specials))
 }
 
 /// Equal values: the same bits, or both NaN.
@@ -117,21 +52,7 @@ fn same(a: f64, b: f64) -> bool {
 /// below 20000 elements) and compare bit for bit with `interp::eval`.
 fn check(f: &Function, specials: bool) -> Program {
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
-    let syms: Vec<String> = f.symbols().into_iter().collect();
-    let mut envs: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new()];
-    for s in &syms {
-        envs = envs
-            .into_iter()
-            .flat_map(|e| {
-                SIZES.iter().map(move |v| {
-                    let mut e = e.clone();
-                    e.insert(s.clone(), *v);
-                    e
-                })
-            })
-            .filter(|e| e.values().product::<usize>() <= 20_000)
-            .collect();
-    }
+    let envs = bindings(f, &SIZES, 20_000);
     for (i, env) in envs.iter().enumerate() {
         let mut rng = rng(i as u64 * 7919 + f.eqns.len() as u64);
         let args = args_for(f, env, &mut rng, specials);
@@ -392,27 +313,6 @@ fn reshapes() {
     );
     let p = check(&f, false);
     assert_eq!(p.kernels.len(), 1, "{}", p.text());
-}
-
-fn dot_general(
-    f: &mut Function,
-    a: Var,
-    b: Var,
-    lc: &[usize],
-    rc: &[usize],
-    lb: &[usize],
-    rb: &[usize],
-) -> Var {
-    push(
-        f,
-        Op::DotGeneral(DotDims {
-            lhs_contract: lc.to_vec(),
-            rhs_contract: rc.to_vec(),
-            lhs_batch: lb.to_vec(),
-            rhs_batch: rb.to_vec(),
-        }),
-        &[a, b],
-    )
 }
 
 /// Whether `k` is exactly `Load a, Load b, Mul` stored once, a sum over one

@@ -16,8 +16,7 @@ use common::*;
 use oxla_core::exec::{ArgDims, FnLauncher, Launcher, Program, RawArg};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::transforms::vjp;
-use oxla_core::{Buffer, Function, Kernel, KernelFn, Tensor};
-use oxla_cpu::{matmul_plans, CpuLauncher, IsaLevel, JitModule};
+use oxla_core::{Buffer, Function, Kernel, Tensor};
 
 /// Around the f64 vector widths (2 and 4 lanes, loops unrolled by 4) and
 /// the f64 reduction block (512); 1025 only where it stays cheap.
@@ -86,18 +85,11 @@ fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
 /// equal; bindings over `MAX_ELEMENTS` skipped), in every launcher.
 fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], seed: u64) -> usize {
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
-    let host = JitModule::compile(&p.kernels).expect("compile");
-    let base = JitModule::compile_at(&p.kernels, IsaLevel::Baseline).expect("baseline");
-    let host_fns: Vec<KernelFn> = (0..host.len()).map(|i| host.function(i)).collect();
-    let base_fns: Vec<KernelFn> = (0..base.len()).map(|i| base.function(i)).collect();
-    let plans = matmul_plans(&p.kernels);
-    let gemm = CpuLauncher {
-        fns: &host_fns,
-        plans: &plans,
-    };
+    let jit = kernels::Compiled::new(&p.kernels);
+    let gemm = jit.with_gemm();
     let launchers: [(&str, &dyn Launcher); 3] = [
-        ("JIT host", &FnLauncher(&host_fns)),
-        ("JIT baseline", &FnLauncher(&base_fns)),
+        ("JIT host", &FnLauncher(&jit.host)),
+        ("JIT baseline", &FnLauncher(&jit.base)),
         ("JIT host, products on gemm", &gemm),
     ];
     let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { &SIZES };

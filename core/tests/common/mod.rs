@@ -3,6 +3,8 @@
 //! finite differences and tolerance comparison.
 #![allow(dead_code)]
 
+pub mod nd;
+
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::*;
 use rand::rngs::StdRng;
