@@ -52,20 +52,9 @@ fn stack(examples: &[Vec<Tensor>], like: &[Tensor], axes: &[Option<usize>]) -> V
         .collect()
 }
 
-/// Check `vmap(f, axes)` on `batch` examples against a loop of `f`.
+/// Check `vmap(f, axes)` on `batch` examples against a loop of `f`, with
+/// the symbols of `f` bound by `env`.
 fn check_vmap(
-    f: &Function,
-    ranges: &[(f64, f64)],
-    sep: &[(usize, usize)],
-    axes: &[Option<usize>],
-    batch: usize,
-    seed: u64,
-) {
-    check_vmap_at(f, ranges, sep, axes, batch, seed, &env_all(f, 3));
-}
-
-/// `check_vmap` with the symbols of `f` bound by `env`.
-fn check_vmap_at(
     f: &Function,
     ranges: &[(f64, f64)],
     sep: &[(usize, usize)],
@@ -123,7 +112,7 @@ fn check_family(family: &str) {
             for (l, batch) in [0, 1, 3].into_iter().enumerate() {
                 let seed = (i * 100 + j * 10 + batch) as u64;
                 let env = &envs[(3 * j + l) % envs.len()];
-                check_vmap_at(&c.f, &c.ranges, &c.sep, axes, batch, seed, env);
+                check_vmap(&c.f, &c.ranges, &c.sep, axes, batch, seed, env);
             }
         }
         check_axes_anywhere(c, 7000 + 100 * i as u64);
@@ -146,11 +135,27 @@ fn vmap_of_grad() {
         ranges.extend(vec![(-1.0, 1.0); c.f.outs.len()]);
         let mut axes = vec![Some(0); np];
         axes.extend(vec![None; c.f.outs.len()]);
-        check_vmap(&gf, &ranges, &c.sep, &axes, 3, 300 + i as u64);
+        check_vmap(
+            &gf,
+            &ranges,
+            &c.sep,
+            &axes,
+            3,
+            300 + i as u64,
+            &env_all(&gf, 3),
+        );
         // And with only the first param batched.
         let mut axes1 = vec![None; np + c.f.outs.len()];
         axes1[0] = Some(0);
-        check_vmap(&gf, &ranges, &c.sep, &axes1, 2, 400 + i as u64);
+        check_vmap(
+            &gf,
+            &ranges,
+            &c.sep,
+            &axes1,
+            2,
+            400 + i as u64,
+            &env_all(&gf, 3),
+        );
     }
 }
 
@@ -162,7 +167,7 @@ fn per_example_logistic_gradients() {
     let f = logistic(&n);
     let g = grad(&f, &[0]).unwrap();
     let axes = [None, Some(0), Some(0)];
-    check_vmap(&g, &[(-1.0, 1.0); 3], &[], &axes, 4, 11);
+    check_vmap(&g, &[(-1.0, 1.0); 3], &[], &axes, 4, 11, &env_all(&g, 3));
     let v = vmap(&g, &axes).unwrap();
     let mut rng = rng(12);
     let (batch, len) = (5, 4);
@@ -296,7 +301,7 @@ fn unbatched_outputs_are_broadcast() {
         },
     );
     let axes = [Some(0), None];
-    check_vmap(&f, &[(-1.0, 1.0); 2], &[], &axes, 3, 21);
+    check_vmap(&f, &[(-1.0, 1.0); 2], &[], &axes, 3, 21, &env_all(&f, 3));
     let v = vmap(&f, &axes).unwrap();
     let b = Dim::sym("b");
     assert_eq!(v.shape(v.outs[1]), &Shape(vec![b.clone(), n.clone()]));
@@ -323,7 +328,7 @@ fn batch_symbol_avoids_existing_symbols() {
         v.shape(v.params[0]),
         &Shape(vec![Dim::sym("b1"), Dim::sym("b")])
     );
-    check_vmap(&f, &[(-1.0, 1.0)], &[], &[Some(0)], 2, 31);
+    check_vmap(&f, &[(-1.0, 1.0)], &[], &[Some(0)], 2, 31, &env_all(&f, 3));
 }
 
 #[test]
