@@ -259,6 +259,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
+    cases.extend(two_sizes(n));
     cases
 }
 
@@ -686,19 +687,33 @@ pub fn random_for_outputs(
 // ---- evaluation and finite differences ------------------------------------
 
 /// Fuse's program run with the kernel interpreter, after binding the sizes
-/// and checking bounds; the outputs as tensors.
+/// (from the arguments' dimensions, as the macros pass them, so that an
+/// empty argument binds too) and checking bounds; the outputs as tensors.
 pub fn run_program(p: &exec::Program, args: &[Tensor]) -> Vec<Tensor> {
     let f = &p.function;
     let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
-    let lens: Vec<usize> = bufs.iter().map(Buffer::len).collect();
+    let raw: Vec<exec::RawArg> = bufs
+        .iter()
+        .zip(args)
+        .map(|(b, t)| exec::RawArg {
+            dtype: b.dtype(),
+            ptr: b.as_ptr(),
+            len: b.len(),
+            dims: exec::ArgDims::new(&t.shape).expect("rank within MAX_RANK"),
+        })
+        .collect();
+    let dims: Vec<(usize, exec::ArgDims)> = raw.iter().map(|a| (a.len, a.dims)).collect();
     let sizes = p
-        .bind(&lens)
+        .bind_dims(&dims)
         .unwrap_or_else(|e| panic!("bind `{}`: {e}", f.name));
     p.check_bounds(&sizes)
         .unwrap_or_else(|e| panic!("check_bounds `{}` at {sizes:?}: {e}", f.name));
     let env: BTreeMap<String, u64> = p.symbols.iter().cloned().zip(sizes).collect();
-    let out = p
-        .run(&exec::InterpLauncher(&p.kernels), &bufs)
+    p.check_schedule()
+        .unwrap_or_else(|e| panic!("check_schedule `{}`: {e}", f.name));
+    // SAFETY: `raw` points into `bufs`, alive for the call; the launcher
+    // runs this program's kernels; the schedule was checked.
+    let out = unsafe { p.execute(&exec::InterpLauncher(&p.kernels), &raw) }
         .unwrap_or_else(|e| panic!("run `{}`: {e}", f.name));
     out.iter()
         .zip(&f.outs)
@@ -1057,6 +1072,59 @@ pub fn special_ops(n: &Dim) -> Vec<Case> {
         },
     );
     cases.push(case("special", f, vec![ANY, ANY], vec![(0, 1)]));
+    cases
+}
+
+/// A second size beside `n`: the symbol `m` when `n` is a symbol (the
+/// two then vary independently), else `n` itself.
+pub fn second_dim(n: &Dim) -> Dim {
+    match n {
+        Dim::Sym(_) => Dim::sym("m"),
+        fixed => fixed.clone(),
+    }
+}
+
+/// Cases with two independent sizes `n` and `m` (see [`second_dim`]), so
+/// that one axis can be empty or a unit while the other is not: an outer
+/// sum by broadcasting, a product contracting `m`, a max over `m`, a
+/// transpose.
+pub fn two_sizes(n: &Dim) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let m = second_dim(n);
+    let (d1, d3) = (Dim::Const(1), Dim::Const(3));
+    let sh = |d: &[&Dim]| Shape(d.iter().map(|d| (*d).clone()).collect());
+    let nm = sh(&[n, &m]);
+    let f = build(
+        "unit_broadcast_n1_add_1m",
+        &[("a", sh(&[n, &d1])), ("b", sh(&[&d1, &m]))],
+        |f, p| {
+            let ab = np_broadcast(f, p);
+            vec![f.add(ab[0], ab[1])]
+        },
+    );
+    cases.push(case("unit_broadcast", f, vec![ANY, ANY], vec![]));
+    let f = build(
+        "dot_general_nm_m3",
+        &[("a", nm.clone()), ("b", sh(&[&m, &d3]))],
+        |f, p| {
+            let d = DotDims {
+                lhs_contract: vec![1],
+                rhs_contract: vec![0],
+                lhs_batch: vec![],
+                rhs_batch: vec![],
+            };
+            vec![f.push(Op::DotGeneral(d), &[p[0], p[1]]).unwrap()]
+        },
+    );
+    cases.push(case("dot_general", f, vec![ANY, ANY], vec![]));
+    let f = build("reduce_max_nm_a1", &[("x", nm.clone())], |f, p| {
+        vec![f.push(Op::ReduceMax { axes: vec![1] }, &[p[0]]).unwrap()]
+    });
+    cases.push(case("reduce_max_min", f, vec![ANY], vec![]));
+    let f = build("transpose_nm", &[("x", nm)], |f, p| {
+        vec![f.push(Op::Transpose { perm: vec![1, 0] }, &[p[0]]).unwrap()]
+    });
+    cases.push(case("layout", f, vec![ANY], vec![]));
     cases
 }
 
