@@ -2,8 +2,9 @@
 //! function with its rank-2+ params transposed (read through permuted
 //! strides) — fused, compiled for the host ISA and for baseline SSE2, and
 //! run by the executor (also with matrix products on `gemm`) against the
-//! reference interpreter on the unfused function, at sizes around the
-//! vector widths (0, 1, 3, 4, 5, 15, 16, 17, 1025). Every kernel's outputs
+//! reference interpreter on the unfused function, in f64 and in f32, at
+//! sizes around the vector widths of each (0, 1, 3, 4, 5, 15, 16, 17, 1025
+//! and 0, 1, 7, 8, 9, 31, 32, 33, 1025). Every kernel's outputs
 //! are pre-filled with a sentinel NaN before it runs, so an element a
 //! kernel leaves unwritten is an error even where the reference is NaN.
 
@@ -22,6 +23,10 @@ use oxla_core::{Buffer, Function, Kernel, Tensor};
 /// the f64 reduction block (512); 1025 only where it stays cheap.
 const SIZES: [usize; 9] = [0, 1, 3, 4, 5, 15, 16, 17, 1025];
 
+/// The same around the f32 vector widths (4 and 8 lanes, unrolled by 4)
+/// and the f32 reduction block (1024).
+const SIZES_F32: [usize; 9] = [0, 1, 7, 8, 9, 31, 32, 33, 1025];
+
 /// Most elements of an argument or result at one binding.
 const MAX_ELEMENTS: usize = 4_000;
 
@@ -32,6 +37,14 @@ const MAX_ELEMENTS: usize = 4_000;
 /// ~4e-9 relative to the result's magnitude max(1, |want|), in the worst
 /// case of full cancellation; 1e-9 leaves the typical case a factor 10³.
 const RTOL: f64 = 1e-9;
+
+/// In f32 the reference rounds every value to f32 as the backends do, so
+/// elementwise results differ by the math functions' ≲ 1.2 ulp, a few ulp
+/// after a chain (~1e-6); sums differ by their order, typically
+/// eps·√k·|x| ≲ 1e-5 for the longest sums here (every case passes at
+/// 1e-5; 1e-4 leaves room for other seeds). A wrong element, stride or
+/// loop tail is an O(1) error.
+const RTOL_F32: f64 = 1e-4;
 
 /// Runs `inner` after filling each output of the kernel with the sentinel.
 struct Prefilled<'a> {
@@ -81,9 +94,17 @@ fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
     unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
 }
 
-/// `f` against the reference at every size of its symbol (all symbols
-/// equal; bindings over `MAX_ELEMENTS` skipped), in every launcher.
-fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], seed: u64) -> usize {
+/// `f` against the reference at every size of `sizes` for its symbols
+/// (all symbols equal; bindings over `MAX_ELEMENTS` skipped), in every
+/// launcher, within `rtol`.
+fn check_program(
+    f: &Function,
+    ranges: &[(f64, f64)],
+    sep: &[(usize, usize)],
+    seed: u64,
+    sizes: &[usize],
+    rtol: f64,
+) -> usize {
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
     let jit = kernels::Compiled::new(&p.kernels);
     let gemm = jit.with_gemm();
@@ -92,7 +113,7 @@ fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], se
         ("JIT baseline", &FnLauncher(&jit.base)),
         ("JIT host, products on gemm", &gemm),
     ];
-    let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { &SIZES };
+    let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { sizes };
     let mut runs = 0;
     for &size in sizes {
         let env = env_all(f, size);
@@ -105,7 +126,11 @@ fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], se
             continue;
         }
         let mut rng = rng(seed * 1009 + size as u64);
-        let args = random_args_for(f, ranges, sep, &mut rng, &env);
+        let mut args = random_args_for(f, ranges, sep, &mut rng, &env);
+        for a in &mut args {
+            // Values of the parameter's type, for the reference too.
+            a.data.iter_mut().for_each(|v| *v = a.dtype.round(*v));
+        }
         let want = eval(f, &args);
         for (name, inner) in launchers {
             let launcher = Prefilled {
@@ -114,14 +139,14 @@ fn check_program(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], se
             };
             let got = run(&p, &launcher, &args);
             let ctx = format!("{name}: `{}` at {env:?}", f.name);
-            compare(&ctx, &p, &got, &want);
+            compare(&ctx, &p, &got, &want, rtol);
             runs += 1;
         }
     }
     runs
 }
 
-fn compare(ctx: &str, p: &Program, got: &[Buffer], want: &[Tensor]) {
+fn compare(ctx: &str, p: &Program, got: &[Buffer], want: &[Tensor], rtol: f64) {
     assert_eq!(got.len(), want.len(), "{ctx}: outputs");
     for (o, (g, w)) in got.iter().zip(want).enumerate() {
         assert_eq!(g.len(), w.numel(), "{ctx}: output {o} length");
@@ -129,7 +154,7 @@ fn compare(ctx: &str, p: &Program, got: &[Buffer], want: &[Tensor]) {
             panic!("{ctx}: output {o}[{j}] left unwritten\n{}", p.text());
         }
         let got: Vec<f64> = (0..g.len()).map(|j| g.get(j)).collect();
-        assert_close(&format!("{ctx}: output {o}"), &got, &w.data, RTOL);
+        assert_close(&format!("{ctx}: output {o}"), &got, &w.data, rtol);
     }
 }
 
@@ -146,6 +171,16 @@ fn programs(c: &Case) -> Vec<(Function, Vec<(f64, f64)>)> {
     out
 }
 
+/// `f` with every f64 value in f32: its text form with the type renamed.
+fn in_f32(f: &Function) -> Function {
+    let text = oxla_core::text::print(f);
+    assert!(!text.contains("f32"), "{text}");
+    let g = oxla_core::text::parse(&text.replace("f64", "f32"))
+        .unwrap_or_else(|e| panic!("`{}` in f32: {e}", f.name));
+    oxla_core::verify::verify(&g).unwrap();
+    g
+}
+
 fn check_family(family: &str) {
     let cases: Vec<Case> = catalog(&oxla_core::Dim::sym("n"))
         .into_iter()
@@ -155,7 +190,10 @@ fn check_family(family: &str) {
     let mut runs = 0;
     for (i, c) in cases.iter().enumerate() {
         for (j, (f, ranges)) in programs(c).iter().enumerate() {
-            runs += check_program(f, ranges, &c.sep, (10 * i + j) as u64);
+            let seed = (10 * i + j) as u64;
+            runs += check_program(f, ranges, &c.sep, seed, &SIZES, RTOL);
+            let f32 = in_f32(f);
+            runs += check_program(&f32, ranges, &c.sep, seed, &SIZES_F32, RTOL_F32);
         }
     }
     assert!(runs > 0);
