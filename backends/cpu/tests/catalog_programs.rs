@@ -1,6 +1,6 @@
-//! Every case of the core tests' catalog — its function, its VJP, and the
+//! Every case of the core tests' catalog — its function, its VJP, the
 //! function with its rank-2+ params transposed (read through permuted
-//! strides) — fused, compiled for the host ISA and for baseline SSE2, and
+//! strides), and the function batched along last axes — fused, compiled for the host ISA and for baseline SSE2, and
 //! run by the executor (also with matrix products on `gemm`) against the
 //! reference interpreter on the unfused function, in f64 and in f32, at
 //! sizes around the vector widths of each (0, 1, 3, 4, 5, 15, 16, 17, 1025
@@ -16,7 +16,7 @@ mod kernels;
 use common::*;
 use oxla_core::exec::{ArgDims, FnLauncher, Launcher, Program, RawArg};
 use oxla_core::kernel::fusion::fuse;
-use oxla_core::transforms::vjp;
+use oxla_core::transforms::{vjp, vmap_axes};
 use oxla_core::{Buffer, Function, Kernel, Tensor};
 
 /// Around the f64 vector widths (2 and 4 lanes, loops unrolled by 4) and
@@ -94,17 +94,20 @@ fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
     unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
 }
 
-/// `f` against the reference at every size of `sizes` for its symbols
-/// (all symbols equal; bindings over `MAX_ELEMENTS` skipped), in every
-/// launcher, within `rtol`.
+/// `f` against the reference at every size of `sizes` for the symbols of
+/// the case (all equal), a batch symbol that `vmap` added at `BATCH`
+/// (bindings over `MAX_ELEMENTS` skipped), in every launcher, within
+/// `rtol`.
 fn check_program(
+    c: &Case,
     f: &Function,
     ranges: &[(f64, f64)],
-    sep: &[(usize, usize)],
     seed: u64,
     sizes: &[usize],
     rtol: f64,
 ) -> usize {
+    let sep = &c.sep;
+    let case_syms = c.f.symbols();
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
     let jit = kernels::Compiled::new(&p.kernels);
     let gemm = jit.with_gemm();
@@ -116,7 +119,12 @@ fn check_program(
     let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { sizes };
     let mut runs = 0;
     for &size in sizes {
-        let env = env_all(f, size);
+        let mut env = env_all(f, size);
+        for (s, v) in env.iter_mut() {
+            if !case_syms.contains(s) {
+                *v = BATCH;
+            }
+        }
         let too_big = f
             .params
             .iter()
@@ -158,8 +166,14 @@ fn compare(ctx: &str, p: &Program, got: &[Buffer], want: &[Tensor], rtol: f64) {
     }
 }
 
-/// The programs of a case: its function, its VJP, and the function with
-/// transposed params; each with the ranges of its params.
+/// The batch size of the vmapped programs.
+const BATCH: usize = 3;
+
+/// The programs of a case: its function, its VJP, the function with
+/// transposed params, and the function batched along the last axis of
+/// every param and result (the program transposes the batch axis to the
+/// front and back: strided loads and stores); each with the ranges of its
+/// params.
 fn programs(c: &Case) -> Vec<(Function, Vec<(f64, f64)>)> {
     let mut out = vec![(c.f.clone(), c.ranges.clone())];
     let mut vjp_ranges = c.ranges.clone();
@@ -168,6 +182,12 @@ fn programs(c: &Case) -> Vec<(Function, Vec<(f64, f64)>)> {
     if let Some(t) = with_transposed_params(&c.f) {
         out.push((t, c.ranges.clone()));
     }
+    let last = |vs: &[oxla_core::Var]| -> Vec<Option<usize>> {
+        vs.iter().map(|v| Some(c.f.shape(*v).rank())).collect()
+    };
+    let batched = vmap_axes(&c.f, &last(&c.f.params), &last(&c.f.outs))
+        .unwrap_or_else(|e| panic!("vmap_axes `{}`: {e}", c.name));
+    out.push((batched, c.ranges.clone()));
     out
 }
 
@@ -191,9 +211,9 @@ fn check_family(family: &str) {
     for (i, c) in cases.iter().enumerate() {
         for (j, (f, ranges)) in programs(c).iter().enumerate() {
             let seed = (10 * i + j) as u64;
-            runs += check_program(f, ranges, &c.sep, seed, &SIZES, RTOL);
+            runs += check_program(c, f, ranges, seed, &SIZES, RTOL);
             let f32 = in_f32(f);
-            runs += check_program(&f32, ranges, &c.sep, seed, &SIZES_F32, RTOL_F32);
+            runs += check_program(c, &f32, ranges, seed, &SIZES_F32, RTOL_F32);
         }
     }
     assert!(runs > 0);
