@@ -45,6 +45,13 @@ fn check_case(case: &Case, seed: u64, env: &std::collections::BTreeMap<String, u
     let primal = eval(f, &args);
     let np = f.params.len();
     let nout = f.outs.len();
+    for (k, (o, p)) in f.outs.iter().zip(&primal).enumerate() {
+        assert_eq!(
+            p.shape,
+            concrete(f.shape(*o), &env),
+            "{name}: output {k} shape"
+        );
+    }
 
     // (a) JVP along random directions.
     let jf = jvp(f);
