@@ -1,12 +1,13 @@
 //! Every case of the core tests' catalog — its function, its VJP, the
 //! function with its rank-2+ params transposed (read through permuted
-//! strides), and the function batched along last axes — fused, compiled for the host ISA and for baseline SSE2, and
-//! run by the executor (also with matrix products on `gemm`) against the
-//! reference interpreter on the unfused function, in f64 and in f32, at
-//! sizes around the vector widths of each (0, 1, 3, 4, 5, 15, 16, 17, 1025
-//! and 0, 1, 7, 8, 9, 31, 32, 33, 1025). Every kernel's outputs
-//! are pre-filled with a sentinel NaN before it runs, so an element a
-//! kernel leaves unwritten is an error even where the reference is NaN.
+//! strides), and the function batched along last axes — fused, compiled
+//! for the host ISA and for baseline SSE2, and run by the executor (also
+//! with matrix products on `gemm`) against the reference interpreter on the
+//! unfused function, in f64 and in f32, at sizes around the vector widths
+//! of each (0, 1, 3, 4, 5, 15, 16, 17, 1025 and 0, 1, 7, 8, 9, 31, 32, 33,
+//! 1025). Every kernel's outputs are pre-filled with a sentinel NaN before
+//! it runs, so an element a kernel leaves unwritten is an error even where
+//! the reference is NaN.
 
 #[path = "../../../core/tests/common/mod.rs"]
 mod common;
@@ -30,12 +31,13 @@ const SIZES_F32: [usize; 9] = [0, 1, 7, 8, 9, 31, 32, 33, 1025];
 /// Most elements of an argument or result at one binding.
 const MAX_ELEMENTS: usize = 4_000;
 
-/// The backends compute exp/log/sin/cos/tanh within 4 ulp (see
-/// ARCHITECTURE.md, "Math accuracy") and sum in another order than the
-/// reference (blocked pairwise; gemm's blocked FMA sums), whose error is
-/// bounded by k·eps·Σ|x| for k ≤ ~4000 terms of magnitude ≲ 10 here: at most
-/// ~4e-9 relative to the result's magnitude max(1, |want|), in the worst
-/// case of full cancellation; 1e-9 leaves the typical case a factor 10³.
+/// The backends compute exp/log/sin/cos/tanh within 4 ulp (ARCHITECTURE.md,
+/// "Math accuracy") and sum in another order than the reference:
+/// blocked pairwise sums within (log₂k + 2)·eps·Σ|x| ≈ 14·1.1e-16·(4000·10)
+/// ≈ 6e-11 for the ≤ 4000 terms of magnitude ≲ 10 here; gemm's blocked
+/// sums within k·eps·Σ|a·b| ≈ 1025·1.1e-16·(1025·4) ≈ 5e-10 for the longest
+/// contraction it runs (the VJP of a product, over n = 1025). Relative to
+/// max(1, |want|), in the worst case of full cancellation: 1e-9.
 const RTOL: f64 = 1e-9;
 
 /// In f32 the reference rounds every value to f32 as the backends do, so
