@@ -337,31 +337,19 @@ fn powi_second_derivatives() {
 
 /// Hessian-vector products three ways: forward-over-reverse (`jvp` of
 /// `grad`), reverse-over-reverse (`grad` of ⟨grad, v⟩), finite differences of
-/// `grad`.
+/// `grad`; of a weighted sum of the outputs of every catalog case (weights
+/// held fixed), at every size of `shape_envs`.
 #[test]
 fn hessian_vector_products() {
     let n = Dim::sym("n");
-    for (i, case) in composites(&n).iter().enumerate() {
-        let f = &case.f;
-        if f.outs.len() != 1 || !f.shape(f.outs[0]).is_scalar() {
-            continue;
-        }
-        let name = &case.name;
-        let np = f.params.len();
+    for (i, case) in catalog(&n).iter().enumerate() {
+        // g(params, weights): Hessians with respect to the params.
+        let f = weighted_sum(&case.f);
+        let np = case.f.params.len();
         let wrt: Vec<usize> = (0..np).collect();
-        let g = grad(f, &wrt).unwrap();
-        let mut rng = rng(50 + i as u64);
-        let env = env_all(f, 4);
-        let x = random_args(case, &mut rng, &env);
-        let v = random_like(&mut rng, &x);
-
-        // Forward over reverse.
+        let g = grad(&f, &wrt).unwrap();
         let fg = jvp(&g);
-        let mut a = x.clone();
-        a.extend(v.iter().cloned());
-        let hv_fwd = eval(&fg, &a)[np..].to_vec();
-
-        // Reverse over reverse: grad_x <grad f(x), v>.
+        // Reverse over reverse: grad_x <grad g(x, w), v>.
         let mut h = Function::new("hv");
         let xs: Vec<Var> = f
             .params
@@ -369,8 +357,7 @@ fn hessian_vector_products() {
             .zip(&f.param_names)
             .map(|(p, n)| h.add_param(n, f.ty(*p).clone()))
             .collect();
-        let vs: Vec<Var> = f
-            .params
+        let vs: Vec<Var> = f.params[..np]
             .iter()
             .zip(&f.param_names)
             .map(|(p, n)| h.add_param(&format!("v_{n}"), f.ty(*p).clone()))
@@ -386,22 +373,45 @@ fn hessian_vector_products() {
             });
         }
         h.outs = vec![acc.unwrap()];
-        let hv_rev = eval(&grad(&h, &wrt).unwrap(), &a);
+        let hr = grad(&h, &wrt).unwrap();
+        for (e, env) in shape_envs(&case.f, i as u64).iter().enumerate() {
+            let name = format!("{} at {env:?}", case.name);
+            let mut rng = rng(50 + 10 * i as u64 + e as u64);
+            let mut x = random_args(case, &mut rng, env);
+            x.extend(random_for_outputs(&mut rng, &case.f, env));
+            let v = random_like(&mut rng, &x[..np]);
+            // The direction: v in the params, 0 in the weights.
+            let mut dir = v.clone();
+            dir.extend(
+                x[np..]
+                    .iter()
+                    .map(|w| Tensor::new(w.dtype, w.shape.clone(), vec![0.0; w.numel()])),
+            );
 
-        let fd = fd_jvp(&g, &x, &v, H);
-        for k in 0..np {
-            assert_close(
-                &format!("{name}: Hv forward-over-reverse vs reverse-over-reverse, param {k}"),
-                &hv_fwd[k].data,
-                &hv_rev[k].data,
-                1e-12,
-            );
-            assert_close(
-                &format!("{name}: Hv vs finite differences of grad, param {k}"),
-                &hv_fwd[k].data,
-                &fd[k],
-                FD_RTOL,
-            );
+            // Forward over reverse.
+            let mut a = x.clone();
+            a.extend(dir.iter().cloned());
+            let hv_fwd = eval(&fg, &a)[np..].to_vec();
+
+            let mut b = x.clone();
+            b.extend(v.iter().cloned());
+            let hv_rev = eval(&hr, &b);
+
+            let fd = fd_jvp(&g, &x, &dir, H);
+            for k in 0..np {
+                assert_close(
+                    &format!("{name}: Hv forward-over-reverse vs reverse-over-reverse, param {k}"),
+                    &hv_fwd[k].data,
+                    &hv_rev[k].data,
+                    1e-12,
+                );
+                assert_close(
+                    &format!("{name}: Hv vs finite differences of grad, param {k}"),
+                    &hv_fwd[k].data,
+                    &fd[k],
+                    FD_RTOL,
+                );
+            }
         }
     }
 }
