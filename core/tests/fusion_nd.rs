@@ -7,12 +7,12 @@
 
 mod common;
 
+use common::nd::*;
 use common::{rng, run_program};
 use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use oxla_core::ops::DotDims;
 use oxla_core::*;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -20,55 +20,6 @@ use std::collections::BTreeMap;
 
 /// Sizes the symbols `n` and `m` take.
 const SIZES: [usize; 6] = [0, 1, 3, 4, 17, 1000];
-
-fn n() -> Dim {
-    Dim::sym("n")
-}
-
-fn m() -> Dim {
-    Dim::sym("m")
-}
-
-fn k(c: u64) -> Dim {
-    Dim::Const(c)
-}
-
-fn sh(dims: &[Dim]) -> Shape {
-    Shape(dims.to_vec())
-}
-
-fn push(f: &mut Function, op: Op, ins: &[Var]) -> Var {
-    f.push(op.clone(), ins)
-        .unwrap_or_else(|e| panic!("building {op}: {e}"))
-}
-
-/// A function of params `(name, dtype, shape)` and a body. A parameter
-/// `[s]` is appended for each symbol `s` of their shapes, so that flat
-/// argument lengths determine every size (even with empty arguments).
-fn build(
-    name: &str,
-    params: &[(&str, DType, Shape)],
-    body: impl FnOnce(&mut Function, &[Var]) -> Vec<Var>,
-) -> Function {
-    let mut f = Function::new(name);
-    let ps: Vec<Var> = params
-        .iter()
-        .map(|(n, d, s)| f.add_param(n, Type::new(*d, s.clone())))
-        .collect();
-    let syms: std::collections::BTreeSet<String> = params
-        .iter()
-        .flat_map(|(_, _, s)| s.symbols().map(str::to_string))
-        .collect();
-    for s in syms {
-        f.add_param(
-            &format!("len_{s}"),
-            Type::new(DType::F32, sh(&[Dim::sym(&s)])),
-        );
-    }
-    f.outs = body(&mut f, &ps);
-    verify::verify(&f).unwrap_or_else(|e| panic!("`{name}` invalid: {e}"));
-    f
-}
 
 /// A value in [-2, 2] (quarters, so ties happen), or now and then a NaN, an
 /// infinity or a signed zero when `specials`.
@@ -89,23 +40,7 @@ fn args_for(
     rng: &mut StdRng,
     specials: bool,
 ) -> Vec<Tensor> {
-    f.params
-        .iter()
-        .map(|p| {
-            let shape: Vec<usize> = f
-                .shape(*p)
-                .0
-                .iter()
-                .map(|d| match d {
-                    Dim::Const(c) => *c as usize,
-                    Dim::Sym(s) => env[s],
-                })
-                .collect();
-            let len = shape.iter().product();
-            let data = (0..len).map(|_| value(rng, specials)).collect();
-            Tensor::new(f.dtype(*p), shape, data)
-        })
-        .collect()
+    args_with(f, env, rng, |rng| value(rng, specials))
 }
 
 /// Equal values: the same bits, or both NaN.
@@ -117,21 +52,7 @@ fn same(a: f64, b: f64) -> bool {
 /// below 20000 elements) and compare bit for bit with `interp::eval`.
 fn check(f: &Function, specials: bool) -> Program {
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
-    let syms: Vec<String> = f.symbols().into_iter().collect();
-    let mut envs: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new()];
-    for s in &syms {
-        envs = envs
-            .into_iter()
-            .flat_map(|e| {
-                SIZES.iter().map(move |v| {
-                    let mut e = e.clone();
-                    e.insert(s.clone(), *v);
-                    e
-                })
-            })
-            .filter(|e| e.values().product::<usize>() <= 20_000)
-            .collect();
-    }
+    let envs = bindings(f, &SIZES, 20_000);
     for (i, env) in envs.iter().enumerate() {
         let mut rng = rng(i as u64 * 7919 + f.eqns.len() as u64);
         let args = args_for(f, env, &mut rng, specials);
@@ -392,27 +313,6 @@ fn reshapes() {
     );
     let p = check(&f, false);
     assert_eq!(p.kernels.len(), 1, "{}", p.text());
-}
-
-fn dot_general(
-    f: &mut Function,
-    a: Var,
-    b: Var,
-    lc: &[usize],
-    rc: &[usize],
-    lb: &[usize],
-    rb: &[usize],
-) -> Var {
-    push(
-        f,
-        Op::DotGeneral(DotDims {
-            lhs_contract: lc.to_vec(),
-            rhs_contract: rc.to_vec(),
-            lhs_batch: lb.to_vec(),
-            rhs_batch: rb.to_vec(),
-        }),
-        &[a, b],
-    )
 }
 
 /// Whether `k` is exactly `Load a, Load b, Mul` stored once, a sum over one
@@ -828,4 +728,89 @@ fn malformed_size_and_index_are_errors() {
         .unwrap();
     k.insts[sz].kind = InstKind::Size(Size::of(&m()));
     assert!(k.check_call(bufs(), &[3]).is_err());
+}
+
+/// Matrix products `a · b` (operands stored transposed or not, with a batch
+/// axis or not) at every size in {0, 1, 2, 3, 5, 7} of m, k and n, by the
+/// reference interpreter and by the fused program, against a plain triple
+/// loop summed in f64: within (k + 2)·eps·Σ|a·b| (the loop's own
+/// rounding error bound plus the reference's, which rounds once).
+#[test]
+fn matmul_matches_a_triple_loop() {
+    const SIZES: [usize; 6] = [0, 1, 2, 3, 5, 7];
+    for batched in [false, true] {
+        for (a_t, b_t) in [(false, false), (true, false), (false, true), (true, true)] {
+            let bdim: Vec<Dim> = if batched { vec![k(2)] } else { vec![] };
+            let mut a_shape = bdim.clone();
+            a_shape.extend(if a_t {
+                [Dim::sym("k"), m()]
+            } else {
+                [m(), Dim::sym("k")]
+            });
+            let mut b_shape = bdim.clone();
+            b_shape.extend(if b_t {
+                [n(), Dim::sym("k")]
+            } else {
+                [Dim::sym("k"), n()]
+            });
+            let off = bdim.len();
+            let lc = off + if a_t { 0 } else { 1 };
+            let rc = off + if b_t { 1 } else { 0 };
+            let batch: Vec<usize> = (0..off).collect();
+            let f = build(
+                &format!("matmul_{a_t}_{b_t}_{batched}"),
+                &[
+                    ("a", DType::F64, sh(&a_shape)),
+                    ("b", DType::F64, sh(&b_shape)),
+                ],
+                |f, p| vec![dot_general(f, p[0], p[1], &[lc], &[rc], &batch, &batch)],
+            );
+            let p = fuse(&f).unwrap();
+            let mut rng = rng(11);
+            for (mm, kk, nn) in SIZES.iter().flat_map(|&a| {
+                SIZES
+                    .iter()
+                    .flat_map(move |&b| SIZES.iter().map(move |&c| (a, b, c)))
+            }) {
+                let env: BTreeMap<String, usize> = [("m", mm), ("k", kk), ("n", nn)]
+                    .map(|(s, v)| (s.to_string(), v))
+                    .into();
+                let args = args_for(&f, &env, &mut rng, false);
+                let bs = if batched { 2 } else { 1 };
+                let (a, b) = (&args[0].data, &args[1].data);
+                let at = |q: usize, i: usize, l: usize| {
+                    a[q * mm * kk + if a_t { l * mm + i } else { i * kk + l }]
+                };
+                let bt = |q: usize, l: usize, j: usize| {
+                    b[q * kk * nn + if b_t { j * kk + l } else { l * nn + j }]
+                };
+                let want = interp::eval(&f, &args).unwrap().remove(0);
+                let fused = run_program(&p, &args).remove(0);
+                let mut shape = if batched { vec![2] } else { vec![] };
+                shape.extend([mm, nn]);
+                let ctx = format!("{} at m={mm} k={kk} n={nn}", f.name);
+                assert_eq!(want.shape, shape, "{ctx}");
+                assert_eq!(fused.shape, shape, "{ctx}");
+                for q in 0..bs {
+                    for i in 0..mm {
+                        for j in 0..nn {
+                            let terms = (0..kk).map(|l| at(q, i, l) * bt(q, l, j));
+                            let looped: f64 = terms.clone().sum();
+                            let mag: f64 = terms.map(f64::abs).sum();
+                            let bound = (kk as f64 + 2.0) * f64::EPSILON * mag;
+                            let e = (q * mm + i) * nn + j;
+                            for (who, got) in
+                                [("reference", want.data[e]), ("fused", fused.data[e])]
+                            {
+                                assert!(
+                                    (got - looped).abs() <= bound,
+                                    "{ctx}: {who} [{q},{i},{j}] = {got}, loop {looped}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -27,12 +27,36 @@ fn jacfwd_equals_jacrev_and_differences() {
         if f.outs.len() != 1 {
             continue;
         }
-        let mut rng = rng(500 + i as u64);
-        let env = env_all(f, 3);
+        for (e, env) in jacobian_envs(f, i as u64).iter().enumerate() {
+            checked += check_jacobians(c, env, 500 + 10 * i as u64 + e as u64);
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// Sizes for the Jacobian checks: three of `shape_envs` (0 and 1 among
+/// them, so empty Jacobians and unit axes are checked), to keep the
+/// quadratic cost of full Jacobians and Hessians small.
+fn jacobian_envs(f: &Function, seed: u64) -> Vec<std::collections::BTreeMap<String, usize>> {
+    let envs = shape_envs(f, seed);
+    let (zero, one) = (envs[0].clone(), envs[1].clone());
+    let other = envs[2 + seed as usize % (envs.len() - 2)].clone();
+    vec![zero, one, other]
+}
+
+/// jacfwd = jacrev for each param of the single-output `c` at `env`, and
+/// J·v against differences; the number of (param, env) pairs checked
+/// against differences.
+fn check_jacobians(c: &Case, env: &std::collections::BTreeMap<String, usize>, seed: u64) -> usize {
+    let f = &c.f;
+    let mut checked = 0;
+    {
+        let mut rng = rng(seed);
+        let env = env.clone();
         let args = random_args(c, &mut rng, &env);
         let y_shape = concrete(f.shape(f.outs[0]), &env);
         for wrt in 0..f.params.len() {
-            let ctx = format!("{} wrt {}", f.name, f.param_names[wrt]);
+            let ctx = format!("{} wrt {} at {env:?}", f.name, f.param_names[wrt]);
             let jf = jacfwd(f, wrt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let jr = jacrev(f, wrt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
             verify::verify(&jf).unwrap();
@@ -62,7 +86,7 @@ fn jacfwd_equals_jacrev_and_differences() {
             checked += 1;
         }
     }
-    assert!(checked > 100, "{checked}");
+    checked
 }
 
 #[test]
@@ -73,25 +97,26 @@ fn hessians_are_symmetric_and_agree() {
         // A scalar function of every param: a weighted sum of the outputs.
         let g = weighted_sum(&c.f);
         let np = c.f.params.len();
-        let mut rng = rng(900 + i as u64);
-        let env = env_all(&g, 3);
-        let mut args = random_args(c, &mut rng, &env);
-        args.extend(random_for_outputs(&mut rng, &c.f, &env));
-        for wrt in 0..np {
-            let ctx = format!("{} wrt {}", c.f.name, c.f.param_names[wrt]);
-            let h = eval(&hessian(&g, wrt).unwrap(), &args).remove(0);
-            let fr = eval(&jacrev(&jacfwd(&g, wrt).unwrap(), wrt).unwrap(), &args).remove(0);
-            let k = args[wrt].numel();
-            assert_eq!(h.numel(), k * k, "{ctx}");
-            let ht: Vec<f64> = (0..k * k).map(|e| h.data[(e % k) * k + e / k]).collect();
-            assert_close(&format!("{ctx}: symmetric"), &h.data, &ht, 1e-12);
-            assert_close(
-                &format!("{ctx}: jacfwd(jacrev) vs jacrev(jacfwd)"),
-                &h.data,
-                &fr.data,
-                1e-12,
-            );
-            checked += 1;
+        for (e, env) in jacobian_envs(&g, i as u64).iter().enumerate() {
+            let mut rng = rng(900 + 10 * i as u64 + e as u64);
+            let mut args = random_args(c, &mut rng, env);
+            args.extend(random_for_outputs(&mut rng, &c.f, env));
+            for wrt in 0..np {
+                let ctx = format!("{} wrt {} at {env:?}", c.f.name, c.f.param_names[wrt]);
+                let h = eval(&hessian(&g, wrt).unwrap(), &args).remove(0);
+                let fr = eval(&jacrev(&jacfwd(&g, wrt).unwrap(), wrt).unwrap(), &args).remove(0);
+                let k = args[wrt].numel();
+                assert_eq!(h.numel(), k * k, "{ctx}");
+                let ht: Vec<f64> = (0..k * k).map(|e| h.data[(e % k) * k + e / k]).collect();
+                assert_close(&format!("{ctx}: symmetric"), &h.data, &ht, 1e-12);
+                assert_close(
+                    &format!("{ctx}: jacfwd(jacrev) vs jacrev(jacfwd)"),
+                    &h.data,
+                    &fr.data,
+                    1e-12,
+                );
+                checked += 1;
+            }
         }
     }
     assert!(checked > 100, "{checked}");

@@ -9,20 +9,49 @@ use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::transforms::{grad, jvp, value_and_grad, vjp};
 use oxla_core::*;
 
+/// The difference step for f64: the central difference's truncation error
+/// is h²·|f'''|/6 ≲ 1e-12 and its rounding error eps·|f|/h ≈ 2e-10·|f|
+/// for the values here (|f| ≲ 10² at the largest shapes), both far
+/// below `FD_RTOL`.
 const H: f64 = 1e-6;
 const FD_RTOL: f64 = 1e-6;
 
+/// Every derivative element finite; where a primal output element is
+/// infinite (a max or min over no elements) its tangent exactly 0: the
+/// value is a constant there, and a 0/0 would be garbage.
+#[track_caller]
+fn assert_sane_tangents(ctx: &str, primal: &[Tensor], tangents: &[Tensor]) {
+    for (k, (p, t)) in primal.iter().zip(tangents).enumerate() {
+        assert_eq!(p.shape, t.shape, "{ctx}: output {k} tangent shape");
+        for (i, (pv, tv)) in p.data.iter().zip(&t.data).enumerate() {
+            if pv.is_infinite() {
+                assert_eq!(*tv, 0.0, "{ctx}: output {k}[{i}] = {pv}: tangent {tv}");
+            } else {
+                assert!(tv.is_finite(), "{ctx}: output {k}[{i}]: tangent {tv}");
+            }
+        }
+    }
+}
+
 /// (a) JVP vs finite differences, (b) VJP vs JVP, (c) grad and
-/// value_and_grad of a weighted sum vs finite differences.
-fn check_case(case: &Case, seed: u64) {
+/// value_and_grad of a weighted sum vs finite differences, with the
+/// symbols of `case` bound by `env`.
+fn check_case(case: &Case, seed: u64, env: &std::collections::BTreeMap<String, usize>) {
     let f = &case.f;
-    let name = &case.name;
+    let name = &format!("{} at {env:?}", case.name);
     let mut rng = rng(seed);
-    let env = env_all(f, 3);
+    let env = env.clone();
     let args = random_args(case, &mut rng, &env);
     let primal = eval(f, &args);
     let np = f.params.len();
     let nout = f.outs.len();
+    for (k, (o, p)) in f.outs.iter().zip(&primal).enumerate() {
+        assert_eq!(
+            p.shape,
+            concrete(f.shape(*o), &env),
+            "{name}: output {k} shape"
+        );
+    }
 
     // (a) JVP along random directions.
     let jf = jvp(f);
@@ -48,7 +77,16 @@ fn check_case(case: &Case, seed: u64) {
             &primal,
             1e-14,
         );
-        let fd = fd_jvp(f, &args, &dir, H);
+        let mut fd = fd_jvp(f, &args, &dir, H);
+        // Differences of an infinite (constant) value are NaN; its
+        // derivative is 0 (`assert_sane_tangents` checks it exactly).
+        for (d, p) in fd.iter_mut().zip(&primal) {
+            for (d, p) in d.iter_mut().zip(&p.data) {
+                if p.is_infinite() {
+                    *d = 0.0;
+                }
+            }
+        }
         for k in 0..nout {
             assert_eq!(
                 jout[nout + k].shape,
@@ -62,6 +100,7 @@ fn check_case(case: &Case, seed: u64) {
                 FD_RTOL,
             );
         }
+        assert_sane_tangents(&format!("{name}: jvp"), &primal, &jout[nout..]);
         last = Some((dir, jout[nout..].to_vec()));
     }
 
@@ -87,6 +126,11 @@ fn check_case(case: &Case, seed: u64) {
             args[i].shape,
             "{name}: cotangent shape"
         );
+        assert!(
+            vout[nout + i].data.iter().all(|v| v.is_finite()),
+            "{name}: cotangent {i} not finite: {:?}",
+            vout[nout + i].data
+        );
     }
     let lhs = inner(&u, &jv);
     let rhs = inner(&vout[nout..], &dir);
@@ -106,6 +150,12 @@ fn check_case(case: &Case, seed: u64) {
     let gout = eval(&gf, &gargs);
     assert_eq!(gout.len(), np);
     for (i, gi) in gout.iter().enumerate() {
+        assert_eq!(gi.shape, args[i].shape, "{name}: grad {i} shape");
+        assert!(
+            gi.data.iter().all(|v| v.is_finite()),
+            "{name}: grad {i} not finite: {:?}",
+            gi.data
+        );
         let fd = fd_grad(&g, &gargs, i, 0, H);
         assert_close(
             &format!(
@@ -141,7 +191,10 @@ fn check_family(family: &str) {
         .collect();
     assert!(!cases.is_empty());
     for (i, c) in cases.iter().enumerate() {
-        check_case(c, 1000 + i as u64);
+        // Every size of `SHAPE_SIZES` for each symbol (0 and 1 included).
+        for (j, env) in shape_envs(&c.f, i as u64).iter().enumerate() {
+            check_case(c, 1000 + 10 * i as u64 + j as u64, env);
+        }
     }
 }
 
@@ -284,31 +337,19 @@ fn powi_second_derivatives() {
 
 /// Hessian-vector products three ways: forward-over-reverse (`jvp` of
 /// `grad`), reverse-over-reverse (`grad` of ⟨grad, v⟩), finite differences of
-/// `grad`.
+/// `grad`; of a weighted sum of the outputs of every catalog case (weights
+/// held fixed), at every size of `shape_envs`.
 #[test]
 fn hessian_vector_products() {
     let n = Dim::sym("n");
-    for (i, case) in composites(&n).iter().enumerate() {
-        let f = &case.f;
-        if f.outs.len() != 1 || !f.shape(f.outs[0]).is_scalar() {
-            continue;
-        }
-        let name = &case.name;
-        let np = f.params.len();
+    for (i, case) in catalog(&n).iter().enumerate() {
+        // g(params, weights): Hessians with respect to the params.
+        let f = weighted_sum(&case.f);
+        let np = case.f.params.len();
         let wrt: Vec<usize> = (0..np).collect();
-        let g = grad(f, &wrt).unwrap();
-        let mut rng = rng(50 + i as u64);
-        let env = env_all(f, 4);
-        let x = random_args(case, &mut rng, &env);
-        let v = random_like(&mut rng, &x);
-
-        // Forward over reverse.
+        let g = grad(&f, &wrt).unwrap();
         let fg = jvp(&g);
-        let mut a = x.clone();
-        a.extend(v.iter().cloned());
-        let hv_fwd = eval(&fg, &a)[np..].to_vec();
-
-        // Reverse over reverse: grad_x <grad f(x), v>.
+        // Reverse over reverse: grad_x <grad g(x, w), v>.
         let mut h = Function::new("hv");
         let xs: Vec<Var> = f
             .params
@@ -316,8 +357,7 @@ fn hessian_vector_products() {
             .zip(&f.param_names)
             .map(|(p, n)| h.add_param(n, f.ty(*p).clone()))
             .collect();
-        let vs: Vec<Var> = f
-            .params
+        let vs: Vec<Var> = f.params[..np]
             .iter()
             .zip(&f.param_names)
             .map(|(p, n)| h.add_param(&format!("v_{n}"), f.ty(*p).clone()))
@@ -333,53 +373,87 @@ fn hessian_vector_products() {
             });
         }
         h.outs = vec![acc.unwrap()];
-        let hv_rev = eval(&grad(&h, &wrt).unwrap(), &a);
+        let hr = grad(&h, &wrt).unwrap();
+        for (e, env) in shape_envs(&case.f, i as u64).iter().enumerate() {
+            let name = format!("{} at {env:?}", case.name);
+            let mut rng = rng(50 + 10 * i as u64 + e as u64);
+            let mut x = random_args(case, &mut rng, env);
+            x.extend(random_for_outputs(&mut rng, &case.f, env));
+            let v = random_like(&mut rng, &x[..np]);
+            // The direction: v in the params, 0 in the weights.
+            let mut dir = v.clone();
+            dir.extend(
+                x[np..]
+                    .iter()
+                    .map(|w| Tensor::new(w.dtype, w.shape.clone(), vec![0.0; w.numel()])),
+            );
 
-        let fd = fd_jvp(&g, &x, &v, H);
-        for k in 0..np {
-            assert_close(
-                &format!("{name}: Hv forward-over-reverse vs reverse-over-reverse, param {k}"),
-                &hv_fwd[k].data,
-                &hv_rev[k].data,
-                1e-12,
-            );
-            assert_close(
-                &format!("{name}: Hv vs finite differences of grad, param {k}"),
-                &hv_fwd[k].data,
-                &fd[k],
-                FD_RTOL,
-            );
+            // Forward over reverse.
+            let mut a = x.clone();
+            a.extend(dir.iter().cloned());
+            let hv_fwd = eval(&fg, &a)[np..].to_vec();
+
+            let mut b = x.clone();
+            b.extend(v.iter().cloned());
+            let hv_rev = eval(&hr, &b);
+
+            let fd = fd_jvp(&g, &x, &dir, H);
+            for k in 0..np {
+                assert_close(
+                    &format!("{name}: Hv forward-over-reverse vs reverse-over-reverse, param {k}"),
+                    &hv_fwd[k].data,
+                    &hv_rev[k].data,
+                    1e-12,
+                );
+                assert_close(
+                    &format!("{name}: Hv vs finite differences of grad, param {k}"),
+                    &hv_fwd[k].data,
+                    &fd[k],
+                    FD_RTOL,
+                );
+            }
         }
     }
 }
 
 /// `jvp(vjp(f))` against finite differences of `vjp(f)` along a direction
-/// in both primals and cotangents.
+/// in both primals and cotangents: the JVPs of the transpose rules, for
+/// every catalog case at every size of `shape_envs`.
 #[test]
 fn jvp_of_vjp() {
     let n = Dim::sym("n");
-    for (i, case) in composites(&n).iter().enumerate() {
+    for (i, case) in catalog(&n).iter().enumerate() {
         let vf = vjp(&case.f);
         let jvf = jvp(&vf);
         verify::verify(&jvf).unwrap();
-        let mut rng = rng(70 + i as u64);
-        let env = env_all(&case.f, 3);
-        let mut a = random_args(case, &mut rng, &env);
-        a.extend(random_for_outputs(&mut rng, &case.f, &env));
-        let d = random_like(&mut rng, &a);
-        let mut ja = a.clone();
-        ja.extend(d.iter().cloned());
-        let out = eval(&jvf, &ja);
-        let nv = vf.outs.len();
-        assert_eq!(out.len(), 2 * nv);
-        let fd = fd_jvp(&vf, &a, &d, H);
-        for k in 0..nv {
-            assert_close(
-                &format!("{}: jvp(vjp) output {k} vs finite differences", case.name),
-                &out[nv + k].data,
-                &fd[k],
-                FD_RTOL,
-            );
+        for (e, env) in shape_envs(&case.f, i as u64).iter().enumerate() {
+            let name = format!("{} at {env:?}", case.name);
+            let mut rng = rng(70 + 10 * i as u64 + e as u64);
+            let mut a = random_args(case, &mut rng, env);
+            a.extend(random_for_outputs(&mut rng, &case.f, env));
+            let d = random_like(&mut rng, &a);
+            let mut ja = a.clone();
+            ja.extend(d.iter().cloned());
+            let out = eval(&jvf, &ja);
+            let nv = vf.outs.len();
+            assert_eq!(out.len(), 2 * nv);
+            assert_sane_tangents(&format!("{name}: jvp(vjp)"), &out[..nv], &out[nv..]);
+            let fd = fd_jvp(&vf, &a, &d, H);
+            for k in 0..nv {
+                // An infinite value (a max over no elements) is constant:
+                // its differences are NaN, its tangent 0 (checked above).
+                let fd_k: Vec<f64> = fd[k]
+                    .iter()
+                    .zip(&out[k].data)
+                    .map(|(d, v)| if v.is_infinite() { 0.0 } else { *d })
+                    .collect();
+                assert_close(
+                    &format!("{name}: jvp(vjp) output {k} vs finite differences"),
+                    &out[nv + k].data,
+                    &fd_k,
+                    FD_RTOL,
+                );
+            }
         }
     }
 }
@@ -502,4 +576,95 @@ fn bool_predicate_param() {
         1e-12,
     );
     assert!(grad(&weighted_sum(&f), &[0]).is_err(), "grad wrt a bool");
+}
+
+/// A max or min over no elements is the constant ∓inf: its tangent is 0
+/// (it was 0/0 = NaN: the chooser rule divided by a count of 0). A row
+/// whose max is NaN has no position equal to it either: tangent 0 there
+/// too, as `max(a, b)` of a NaN result has.
+#[test]
+fn max_over_no_elements_or_of_nan_has_zero_tangent() {
+    for max in [true, false] {
+        let f = build(
+            "choose",
+            &[("x", Shape(vec![Dim::Const(3), Dim::sym("n")]))],
+            |f, p| {
+                let axes = vec![1];
+                let op = if max {
+                    Op::ReduceMax { axes }
+                } else {
+                    Op::ReduceMin { axes }
+                };
+                vec![f.push(op, &[p[0]]).unwrap()]
+            },
+        );
+        let jf = jvp(&f);
+        let empty = Tensor::new(F, vec![3, 0], vec![]);
+        let out = eval(&jf, &[empty.clone(), empty]);
+        let inf = if max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        assert_eq!(out[0].data, vec![inf; 3]);
+        assert_eq!(out[1].data, vec![0.0; 3], "tangent of an empty max");
+        // Row 1 holds a NaN: its result is NaN, its tangent 0; the other
+        // rows' tangents are those of their chosen elements.
+        let x = Tensor::new(F, vec![3, 2], vec![1.0, 2.0, f64::NAN, 0.5, -1.0, -3.0]);
+        let t = Tensor::new(F, vec![3, 2], vec![10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+        let out = eval(&jf, &[x, t]);
+        assert!(out[0].data[1].is_nan());
+        let want = if max {
+            [20.0, 0.0, 50.0]
+        } else {
+            [10.0, 0.0, 60.0]
+        };
+        assert_eq!(out[1].data, want, "max {max}");
+    }
+}
+
+/// Every op kind, unary, binary and comparison op appears in some catalog
+/// function, so every op gets the checks above (and the batching, Jacobian
+/// and backend checks that run the catalog). A new `Op` variant fails to
+/// compile in `op_kind` until it is named; a new `UnaryOp` in
+/// `unary_variants`; new binary and comparison ops are in their `ALL`.
+#[test]
+fn catalog_covers_every_op() {
+    let cases = catalog(&Dim::sym("n"));
+    let used: Vec<Op> = cases
+        .iter()
+        .flat_map(|c| c.f.eqns.iter().map(|e| e.op.clone()))
+        .collect();
+    let kinds: std::collections::BTreeSet<&str> = used.iter().map(op_kind).collect();
+    for k in &kinds {
+        assert!(OP_KINDS.contains(k), "op kind `{k}` missing from OP_KINDS");
+    }
+    for k in OP_KINDS {
+        assert!(
+            kinds.contains(k),
+            "no catalog case uses an op of kind `{k}`"
+        );
+    }
+    for u in unary_variants() {
+        assert!(
+            used.iter()
+                .any(|o| matches!(o, Op::Unary(v) if same_unary_variant(*v, u))),
+            "no catalog case uses {}",
+            u.name()
+        );
+    }
+    for b in oxla_core::ops::elementwise::BinaryOp::ALL {
+        assert!(
+            used.contains(&Op::Binary(b)),
+            "no catalog case uses {}",
+            b.name()
+        );
+    }
+    for c in oxla_core::ops::elementwise::CmpOp::ALL {
+        assert!(
+            used.contains(&Op::Cmp(c)),
+            "no catalog case uses {}",
+            c.name()
+        );
+    }
 }

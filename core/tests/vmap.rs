@@ -6,6 +6,7 @@ use common::*;
 use oxla_core::tensor::unravel;
 use oxla_core::transforms::{grad, vmap, vmap_axes};
 use oxla_core::*;
+use std::collections::BTreeMap;
 
 /// Batching reorders no arithmetic today, so results agree exactly; loosen
 /// to ~1e-13 if a batching rule ever reassociates a sum.
@@ -51,7 +52,8 @@ fn stack(examples: &[Vec<Tensor>], like: &[Tensor], axes: &[Option<usize>]) -> V
         .collect()
 }
 
-/// Check `vmap(f, axes)` on `batch` examples against a loop of `f`.
+/// Check `vmap(f, axes)` on `batch` examples against a loop of `f`, with
+/// the symbols of `f` bound by `env`.
 fn check_vmap(
     f: &Function,
     ranges: &[(f64, f64)],
@@ -59,18 +61,18 @@ fn check_vmap(
     axes: &[Option<usize>],
     batch: usize,
     seed: u64,
+    env: &BTreeMap<String, usize>,
 ) {
-    let ctx = format!("vmap({}, {axes:?}) batch {batch}", f.name);
+    let ctx = format!("vmap({}, {axes:?}) batch {batch} at {env:?}", f.name);
     let v = vmap(f, axes).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     verify::verify(&v).unwrap();
     assert_eq!(v.outs.len(), f.outs.len(), "{ctx}");
     let mut rng = rng(seed);
-    let env = env_all(f, 3);
     // Unbatched params take one value; batched ones a value per example.
-    let shared = random_args_for(f, ranges, sep, &mut rng, &env);
+    let shared = random_args_for(f, ranges, sep, &mut rng, env);
     let examples: Vec<Vec<Tensor>> = (0..batch)
         .map(|_| {
-            let e = random_args_for(f, ranges, sep, &mut rng, &env);
+            let e = random_args_for(f, ranges, sep, &mut rng, env);
             e.into_iter()
                 .zip(&shared)
                 .zip(axes)
@@ -82,7 +84,7 @@ fn check_vmap(
     let expect: Vec<Vec<Tensor>> = examples.iter().map(|e| eval(f, e)).collect();
     for (k, o) in f.outs.iter().enumerate() {
         let mut shape = vec![batch];
-        shape.extend(concrete(f.shape(*o), &env));
+        shape.extend(concrete(f.shape(*o), env));
         assert_eq!(out[k].shape, shape, "{ctx}: output {k} shape");
         for (b, e) in expect.iter().enumerate() {
             assert_close(
@@ -103,12 +105,17 @@ fn check_family(family: &str) {
         .collect();
     assert!(!cases.is_empty());
     for (i, c) in cases.iter().enumerate() {
+        // Sizes of the case's symbols from `shape_envs` (0 and 1 among
+        // them), a different one for each mix and batch size.
+        let envs = shape_envs(&c.f, i as u64);
         for (j, axes) in axes_mixes(c.f.params.len()).iter().enumerate() {
-            for batch in [0, 1, 3] {
+            for (l, batch) in [0, 1, 3].into_iter().enumerate() {
                 let seed = (i * 100 + j * 10 + batch) as u64;
-                check_vmap(&c.f, &c.ranges, &c.sep, axes, batch, seed);
+                let env = &envs[(3 * j + l) % envs.len()];
+                check_vmap(&c.f, &c.ranges, &c.sep, axes, batch, seed, env);
             }
         }
+        check_axes_anywhere(c, 7000 + 100 * i as u64);
     }
 }
 
@@ -128,11 +135,27 @@ fn vmap_of_grad() {
         ranges.extend(vec![(-1.0, 1.0); c.f.outs.len()]);
         let mut axes = vec![Some(0); np];
         axes.extend(vec![None; c.f.outs.len()]);
-        check_vmap(&gf, &ranges, &c.sep, &axes, 3, 300 + i as u64);
+        check_vmap(
+            &gf,
+            &ranges,
+            &c.sep,
+            &axes,
+            3,
+            300 + i as u64,
+            &env_all(&gf, 3),
+        );
         // And with only the first param batched.
         let mut axes1 = vec![None; np + c.f.outs.len()];
         axes1[0] = Some(0);
-        check_vmap(&gf, &ranges, &c.sep, &axes1, 2, 400 + i as u64);
+        check_vmap(
+            &gf,
+            &ranges,
+            &c.sep,
+            &axes1,
+            2,
+            400 + i as u64,
+            &env_all(&gf, 3),
+        );
     }
 }
 
@@ -144,7 +167,7 @@ fn per_example_logistic_gradients() {
     let f = logistic(&n);
     let g = grad(&f, &[0]).unwrap();
     let axes = [None, Some(0), Some(0)];
-    check_vmap(&g, &[(-1.0, 1.0); 3], &[], &axes, 4, 11);
+    check_vmap(&g, &[(-1.0, 1.0); 3], &[], &axes, 4, 11, &env_all(&g, 3));
     let v = vmap(&g, &axes).unwrap();
     let mut rng = rng(12);
     let (batch, len) = (5, 4);
@@ -278,7 +301,7 @@ fn unbatched_outputs_are_broadcast() {
         },
     );
     let axes = [Some(0), None];
-    check_vmap(&f, &[(-1.0, 1.0); 2], &[], &axes, 3, 21);
+    check_vmap(&f, &[(-1.0, 1.0); 2], &[], &axes, 3, 21, &env_all(&f, 3));
     let v = vmap(&f, &axes).unwrap();
     let b = Dim::sym("b");
     assert_eq!(v.shape(v.outs[1]), &Shape(vec![b.clone(), n.clone()]));
@@ -305,7 +328,7 @@ fn batch_symbol_avoids_existing_symbols() {
         v.shape(v.params[0]),
         &Shape(vec![Dim::sym("b1"), Dim::sym("b")])
     );
-    check_vmap(&f, &[(-1.0, 1.0)], &[], &[Some(0)], 2, 31);
+    check_vmap(&f, &[(-1.0, 1.0)], &[], &[Some(0)], 2, 31, &env_all(&f, 3));
 }
 
 #[test]
@@ -355,41 +378,76 @@ fn take_at(t: &Tensor, axis: usize, b: usize) -> Tensor {
     Tensor::new(t.dtype, shape, data)
 }
 
-/// Every catalog function batched along other axes than 0: each param's
-/// batch axis last (then, for rank ≥ 1, in the middle), each result's batch
-/// axis last, against a loop over examples.
-#[test]
-fn batch_axes_anywhere() {
-    let n = Dim::sym("n");
-    for (i, c) in catalog(&n).iter().enumerate() {
-        let f = &c.f;
-        for middle in [false, true] {
+/// Where a batch axis goes in a value of rank `r`: variant 0 leading, 1
+/// last, 2 in the middle.
+fn axis_at(variant: usize, r: usize) -> usize {
+    [0, r, r / 2][variant % 3]
+}
+
+/// `c` batched with its batch axes anywhere, at every binding of
+/// `shape_envs`: each param's batch axis leading, last, in the middle, or
+/// mixed (param `p` at `axis_at(p)`, the first param unbatched when there
+/// are several), each result's at an `out_axes` position that varies, batch
+/// sizes 0 to 3; against a loop over examples.
+fn check_axes_anywhere(c: &Case, seed: u64) {
+    let f = &c.f;
+    let np = f.params.len();
+    for (j, env) in shape_envs(f, seed).iter().enumerate() {
+        for variant in 0..4 {
             let in_axes: Vec<Option<usize>> = f
                 .params
                 .iter()
-                .map(|p| {
-                    let r = f.shape(*p).rank();
-                    Some(if middle { r / 2 } else { r })
+                .enumerate()
+                .map(|(p, v)| {
+                    let r = f.shape(*v).rank();
+                    match variant {
+                        3 if p == 0 && np > 1 => None,
+                        3 => Some(axis_at(p, r)),
+                        _ => Some(axis_at(variant, r)),
+                    }
                 })
                 .collect();
-            let out_axes: Vec<Option<usize>> =
-                f.outs.iter().map(|o| Some(f.shape(*o).rank())).collect();
-            let ctx = format!("vmap_axes({}, {in_axes:?}, {out_axes:?})", f.name);
+            let out_axes: Vec<Option<usize>> = f
+                .outs
+                .iter()
+                .enumerate()
+                .map(|(k, o)| Some(axis_at(j + variant + k, f.shape(*o).rank())))
+                .collect();
+            let batch = (j + variant) % 4;
+            let ctx = format!(
+                "vmap_axes({}, {in_axes:?}, {out_axes:?}) batch {batch} at {env:?}",
+                f.name
+            );
             let v = vmap_axes(f, &in_axes, &out_axes).unwrap_or_else(|e| panic!("{ctx}: {e}"));
             verify::verify(&v).unwrap();
-            let mut rng = rng(7000 + i as u64);
-            let env = env_all(f, 3);
-            let batch = 3;
+            let mut rng = rng(seed + 10 * j as u64 + variant as u64);
+            // Unbatched params take one value; batched ones one per example.
+            let shared = random_args_for(f, &c.ranges, &c.sep, &mut rng, env);
             let examples: Vec<Vec<Tensor>> = (0..batch)
-                .map(|_| random_args_for(f, &c.ranges, &c.sep, &mut rng, &env))
+                .map(|_| {
+                    let e = random_args_for(f, &c.ranges, &c.sep, &mut rng, env);
+                    e.into_iter()
+                        .zip(&shared)
+                        .zip(&in_axes)
+                        .map(|((e, s), a)| if a.is_some() { e } else { s.clone() })
+                        .collect()
+                })
                 .collect();
-            let args: Vec<Tensor> = (0..f.params.len())
-                .map(|p| {
-                    let per: Vec<Tensor> = examples.iter().map(|e| e[p].clone()).collect();
-                    stack_at(&per, &per[0], in_axes[p].unwrap())
+            let args: Vec<Tensor> = (0..np)
+                .map(|p| match in_axes[p] {
+                    None => shared[p].clone(),
+                    Some(axis) => {
+                        let per: Vec<Tensor> = examples.iter().map(|e| e[p].clone()).collect();
+                        stack_at(&per, &shared[p], axis)
+                    }
                 })
                 .collect();
             let out = eval(&v, &args);
+            for k in 0..f.outs.len() {
+                let mut shape = concrete(f.shape(f.outs[k]), env);
+                shape.insert(out_axes[k].unwrap(), batch);
+                assert_eq!(out[k].shape, shape, "{ctx}: output {k} shape");
+            }
             for (b, e) in examples.iter().enumerate() {
                 let want = eval(f, e);
                 for k in 0..f.outs.len() {

@@ -5,82 +5,21 @@
 //! reference interpreter on the unfused function: exactly where the result
 //! is exact (max/min, layout, iota), within a summation bound elsewhere.
 
+mod common;
+#[path = "../../../core/tests/common/nd.rs"]
+mod nd;
+
+use common::Compiled;
+use nd::*;
 use oxla_core::exec::{FnLauncher, InterpLauncher, Launcher, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use oxla_core::ops::DotDims;
-use oxla_core::{interp, Buffer, DType, Dim, Function, KernelFn, Op, Shape, Tensor, Type, Var};
-use oxla_cpu::{matmul_plans, CpuLauncher, IsaLevel, JitModule};
+use oxla_core::{interp, Buffer, DType, Dim, Function, Op, Shape, Tensor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
 const SIZES: [usize; 6] = [0, 1, 3, 5, 17, 1001];
-
-fn n() -> Dim {
-    Dim::sym("n")
-}
-
-fn m() -> Dim {
-    Dim::sym("m")
-}
-
-fn k(c: u64) -> Dim {
-    Dim::Const(c)
-}
-
-fn sh(dims: &[Dim]) -> Shape {
-    Shape(dims.to_vec())
-}
-
-fn push(f: &mut Function, op: Op, ins: &[Var]) -> Var {
-    f.push(op.clone(), ins)
-        .unwrap_or_else(|e| panic!("building {op}: {e}"))
-}
-
-/// A function of params `(name, dtype, shape)` and a body; a `[s]`
-/// parameter is appended for each symbol so flat lengths bind every size.
-fn build(
-    name: &str,
-    params: &[(&str, DType, Shape)],
-    body: impl FnOnce(&mut Function, &[Var]) -> Vec<Var>,
-) -> Function {
-    let mut f = Function::new(name);
-    let ps: Vec<Var> = params
-        .iter()
-        .map(|(n, d, s)| f.add_param(n, Type::new(*d, s.clone())))
-        .collect();
-    let syms: std::collections::BTreeSet<String> = params
-        .iter()
-        .flat_map(|(_, _, s)| s.symbols().map(str::to_string))
-        .collect();
-    for s in syms {
-        f.add_param(
-            &format!("len_{s}"),
-            Type::new(DType::F32, sh(&[Dim::sym(&s)])),
-        );
-    }
-    f.outs = body(&mut f, &ps);
-    f
-}
-
-fn dot_general(
-    f: &mut Function,
-    a: Var,
-    b: Var,
-    lc: &[usize],
-    rc: &[usize],
-    lb: &[usize],
-    rb: &[usize],
-) -> Var {
-    let d = DotDims {
-        lhs_contract: lc.to_vec(),
-        rhs_contract: rc.to_vec(),
-        lhs_batch: lb.to_vec(),
-        rhs_batch: rb.to_vec(),
-    };
-    push(f, Op::DotGeneral(d), &[a, b])
-}
 
 fn value(rng: &mut StdRng, specials: bool) -> f64 {
     if specials && rng.gen_bool(0.05) {
@@ -103,56 +42,18 @@ enum Tol {
 /// of the symbols to `SIZES` (up to 20000 elements).
 fn check(f: &Function, specials: bool, tol: Tol) {
     let p = fuse(f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
-    let host = JitModule::compile(&p.kernels).expect("compile");
-    let base = JitModule::compile_at(&p.kernels, IsaLevel::Baseline).expect("baseline");
-    let host_fns: Vec<KernelFn> = (0..host.len()).map(|i| host.function(i)).collect();
-    let base_fns: Vec<KernelFn> = (0..base.len()).map(|i| base.function(i)).collect();
-    let plans = matmul_plans(&p.kernels);
-    let with_gemm = CpuLauncher {
-        fns: &host_fns,
-        plans: &plans,
-    };
+    let jit = Compiled::new(&p.kernels);
+    let with_gemm = jit.with_gemm();
     let launchers: [(&str, &dyn Launcher); 4] = [
         ("kernel interpreter", &InterpLauncher(&p.kernels)),
-        ("JIT host", &FnLauncher(&host_fns)),
-        ("JIT baseline", &FnLauncher(&base_fns)),
+        ("JIT host", &FnLauncher(&jit.host)),
+        ("JIT baseline", &FnLauncher(&jit.base)),
         ("JIT host, products on gemm", &with_gemm),
     ];
-    let mut envs: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new()];
-    for s in f.symbols() {
-        envs = envs
-            .into_iter()
-            .flat_map(|e| {
-                let s = s.clone();
-                SIZES.iter().map(move |v| {
-                    let mut e = e.clone();
-                    e.insert(s.clone(), *v);
-                    e
-                })
-            })
-            .filter(|e| e.values().product::<usize>() <= 20_000)
-            .collect();
-    }
+    let envs = bindings(f, &SIZES, 20_000);
     for (c, env) in envs.iter().enumerate() {
         let mut rng = StdRng::seed_from_u64(c as u64 + 17 * f.eqns.len() as u64);
-        let args: Vec<Tensor> = f
-            .params
-            .iter()
-            .map(|p| {
-                let shape: Vec<usize> = f
-                    .shape(*p)
-                    .0
-                    .iter()
-                    .map(|d| match d {
-                        Dim::Const(c) => *c as usize,
-                        Dim::Sym(s) => env[s],
-                    })
-                    .collect();
-                let len = shape.iter().product();
-                let data = (0..len).map(|_| value(&mut rng, specials)).collect();
-                Tensor::new(f.dtype(*p), shape, data)
-            })
-            .collect();
+        let args = args_with(f, env, &mut rng, |rng| value(rng, specials));
         let want = interp::eval(f, &args).unwrap_or_else(|e| panic!("eval: {e}"));
         let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
         for (name, launcher) in launchers {

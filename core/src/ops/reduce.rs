@@ -70,7 +70,12 @@ pub fn reduce_choose_eval(x: &Tensor, axes: &[usize], op: BinaryOp) -> Tensor {
 }
 
 /// JVP (JAX's `_reduce_chooser_jvp_rule`): the tangent averaged over the
-/// positions where `x` equals the result, so ties share it equally.
+/// positions where `x` equals the result, so ties share it equally. Where
+/// no position equals it — a max over no elements (the constant -inf), or
+/// a NaN result — the tangent is 0, not 0/0: the count is taken as at
+/// least 1, and the sum of picked tangents is then empty. (JAX gives NaN
+/// there; `max(a, b)` of a NaN result already has derivative 0 in oxla
+/// and in JAX.)
 pub fn reduce_choose_jvp(f: &mut Function, x: Var, out: Var, axes: &[usize], t: Var) -> Var {
     let x_ty = f.ty(x).clone();
     let kept: Vec<usize> = (0..x_ty.shape.rank())
@@ -82,6 +87,8 @@ pub fn reduce_choose_jvp(f: &mut Function, x: Var, out: Var, axes: &[usize], t: 
     let one = f.full_like(1.0, x);
     let mask = f.select(at, one, zero);
     let count = f.reduce_sum(mask, axes.to_vec());
+    let one_out = f.full_like(1.0, count);
+    let count = f.binary(BinaryOp::Max, count, one_out);
     let picked = f.select(at, t, zero);
     let total = f.reduce_sum(picked, axes.to_vec());
     f.div(total, count)

@@ -265,3 +265,36 @@ pub fn tol(ty: DType) -> f64 {
 }
 
 pub const LENGTHS: [i64; 7] = [0, 1, 3, 4, 5, 1000, 1001];
+
+/// A program's kernels compiled for the host ISA and for baseline SSE2,
+/// with the `gemm` plans of its products.
+pub struct Compiled {
+    _host: JitModule,
+    _base: JitModule,
+    pub host: Vec<oxla_core::KernelFn>,
+    pub base: Vec<oxla_core::KernelFn>,
+    pub plans: Vec<Option<oxla_cpu::MatmulPlan>>,
+}
+
+impl Compiled {
+    pub fn new(kernels: &[Kernel]) -> Compiled {
+        let host = JitModule::compile(kernels).expect("compile");
+        let base = JitModule::compile_at(kernels, IsaLevel::Baseline).expect("baseline");
+        Compiled {
+            host: (0..host.len()).map(|i| host.function(i)).collect(),
+            base: (0..base.len()).map(|i| base.function(i)).collect(),
+            plans: oxla_cpu::matmul_plans(kernels),
+            _host: host,
+            _base: base,
+        }
+    }
+
+    /// The host kernels with the products on `gemm`, as the `oxla` crate
+    /// runs them.
+    pub fn with_gemm(&self) -> oxla_cpu::CpuLauncher<'_> {
+        oxla_cpu::CpuLauncher {
+            fns: &self.host,
+            plans: &self.plans,
+        }
+    }
+}
