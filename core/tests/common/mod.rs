@@ -9,6 +9,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
+mod slicing_cases;
+pub use slicing_cases::slicing_cases;
+
 pub const F: DType = DType::F64;
 
 pub fn rng(seed: u64) -> StdRng {
@@ -33,7 +36,7 @@ pub struct Case {
 pub const SEP: f64 = 0.1;
 
 const POS: (f64, f64) = (0.5, 2.0);
-const ANY: (f64, f64) = (-2.0, 2.0);
+pub(crate) const ANY: (f64, f64) = (-2.0, 2.0);
 
 /// Shape of rank 0, 1 (`[n]`) or 2 (`[n,3]`).
 pub fn shape(rank: usize, n: &Dim) -> Shape {
@@ -66,7 +69,7 @@ pub fn build(
     f
 }
 
-fn case(
+pub(crate) fn case(
     family: &'static str,
     f: Function,
     ranges: Vec<(f64, f64)>,
@@ -254,6 +257,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     });
     cases.push(case("dot", f, vec![ANY], vec![]));
     cases.extend(nd_cases(n));
+    cases.extend(slicing_cases(n));
     cases.extend(composites(n));
     cases
 }
@@ -606,7 +610,21 @@ pub fn inline(g: &mut Function, f: &Function, args: &[Var]) -> Vec<Var> {
 
 /// Bind every symbol to `size`.
 pub fn env_all(f: &Function, size: usize) -> BTreeMap<String, usize> {
-    f.symbols().into_iter().map(|s| (s, size)).collect()
+    try_env_all(f, size).unwrap_or_else(|e| panic!("`{}` at size {size}: {e}", f.name))
+}
+
+/// Every base symbol bound to `size`, and the derived ones computed from
+/// them; an error when a slice does not fit at that size.
+pub fn try_env_all(f: &Function, size: usize) -> Result<BTreeMap<String, usize>, String> {
+    use oxla_core::shape::derived;
+    let symbols = f.symbols();
+    let mut env: BTreeMap<String, u64> = symbols
+        .iter()
+        .filter(|s| !derived::is_derived(s))
+        .map(|s| (s.clone(), size as u64))
+        .collect();
+    derived::bind_derived(symbols.iter().map(String::as_str), &mut env)?;
+    Ok(env.into_iter().map(|(k, v)| (k, v as usize)).collect())
 }
 
 pub fn concrete(shape: &Shape, env: &BTreeMap<String, usize>) -> Vec<usize> {
@@ -851,6 +869,10 @@ macro_rules! family_tests {
         #[test]
         fn composite_functions() {
             $check("composite");
+        }
+        #[test]
+        fn slicing() {
+            $check("slicing");
         }
     };
 }
