@@ -229,7 +229,11 @@ impl Program {
         launches: Vec<Launch>,
         outputs: Vec<usize>,
     ) -> Program {
-        let symbols: Vec<String> = function.symbols().into_iter().collect();
+        // The function's symbols, and derived ones only a kernel names (the
+        // offset of a concatenation's part).
+        let mut symbols = function.symbols();
+        symbols.extend(kernels.iter().flat_map(|k| k.sizes.iter().cloned()));
+        let symbols: Vec<String> = symbols.into_iter().collect();
         let index = |s: &str| {
             symbols
                 .iter()

@@ -306,3 +306,37 @@ pub fn bind_derived<'a>(
     }
     Ok(())
 }
+
+/// `d` with the symbol `from` replaced by `to`, inside derived definitions
+/// too (re-put in canonical form).
+pub fn rename(d: &Dim, from: &str, to: &Dim) -> Dim {
+    let Dim::Sym(s) = d else { return d.clone() };
+    if s == from {
+        return to.clone();
+    }
+    match parse(s) {
+        None => d.clone(),
+        Some(Derived::Sum(terms)) => {
+            let terms: Vec<Dim> = terms.iter().map(|t| rename(t, from, to)).collect();
+            sum(&terms)
+        }
+        Some(Derived::Slice {
+            of,
+            start,
+            stop,
+            step,
+        }) => {
+            let of = rename(&of, from, to);
+            // A constant axis gives a constant length (in range: the
+            // renamed definition was).
+            slice_len(&of, start, stop, step).unwrap_or_else(|_| {
+                derived(Derived::Slice {
+                    of,
+                    start,
+                    stop,
+                    step,
+                })
+            })
+        }
+    }
+}

@@ -84,6 +84,12 @@ pub fn slicing_cases(n: &Dim) -> Vec<Case> {
     cases.push(case("slicing", f, vec![ANY], vec![]));
     let concats: Vec<(&str, Vec<Shape>, usize)> = vec![
         ("concat_vectors", vec![shape(1, n), shape(1, n)], 0),
+        // The third part's offset `n + n` is a derived size only a kernel names.
+        (
+            "concat_three_vectors",
+            vec![shape(1, n), shape(1, n), shape(1, n)],
+            0,
+        ),
         (
             "concat_rows_const",
             vec![shape(2, n), sh(&[d2.clone(), d3.clone()])],

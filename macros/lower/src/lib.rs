@@ -21,6 +21,7 @@ mod elementwise;
 pub mod errors;
 pub mod lower;
 mod paths;
+mod slicing;
 pub mod stack;
 pub mod types;
 mod vocab;
