@@ -218,7 +218,7 @@ impl Lowerer<'_> {
             self.errors.at(
                 span,
                 format!(
-                    "`s![..]` has {axes} items for an array of rank {} (shape {shape}): give one per axis (`..` keeps an axis whole); `NewAxis` items add axes",
+                    "`s![..]` slices {axes} axes of an array of rank {} (shape {shape}): give one item per axis (`..` keeps an axis whole); `NewAxis` items add axes",
                     shape.rank()
                 ),
             );

@@ -463,7 +463,7 @@ impl Lowerer<'_> {
         let Some(ks) = ks else {
             self.errors.spanned(
                 &i.index,
-                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slicing and run-time indices are not supported yet",
+                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slice with `x.slice(s![1..])`; run-time indices are not supported yet",
             );
             return None;
         };
