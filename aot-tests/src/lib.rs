@@ -74,7 +74,7 @@ pub fn slicing_f64(x: &[f64], y: &[f64]) -> (Vec<f64>, Vec<f64>, f64) {
     (
         x.slice(s![1..]) - x.slice(s![..-1]),
         concatenate![Axis(0), x.slice(s![..;2]), y.exp()],
-        sum(concatenate(Axis(0), &[x, y]) * 2.0),
+        sum(concatenate![Axis(0), x, y] * 2.0),
     )
 }
 
