@@ -202,5 +202,25 @@ fn slices_of_a_run_time_axis_inside_a_concatenation() {
     }
 }
 
-#[allow(dead_code)]
-fn uses(_: ArrayView2<f64>) {}
+#[jit]
+fn weighted_differences(x: ArrayView1<f64>, w: ArrayView1<f64>) -> f64 {
+    ((x.slice(s![1..]) - x.slice(s![..-1])) * w).sum()
+}
+
+#[test]
+fn an_argument_sized_like_a_slice_is_checked_against_it() {
+    let x = Array1::from(vec![1.0, 4.0, 9.0, 16.0, 25.0]);
+    let w = Array1::from(vec![1.0, -1.0, 2.0, 0.5]);
+    // Differences 3, 5, 7, 9.
+    assert_eq!(
+        weighted_differences(x.view(), w.view()),
+        3.0 - 5.0 + 14.0 + 4.5
+    );
+    let long = Array1::<f64>::zeros(5);
+    let err = std::panic::catch_unwind(|| weighted_differences(x.view(), long.view())).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("argument `w`") && msg.contains("axis 0 is 5") && msg.contains("argument `x`"),
+        "{msg}"
+    );
+}

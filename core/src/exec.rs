@@ -685,7 +685,21 @@ impl Program {
                 sizes[i]
             };
             match derived_eval(&self.symbols[k], &lookup) {
-                Ok(v) => sizes[k] = Some(v),
+                Ok(v) => {
+                    sizes[k] = Some(v);
+                    // For messages: where its (first) base symbol came from.
+                    let mut base = Vec::new();
+                    crate::shape::derived::base_symbols(
+                        &Dim::Sym(self.symbols[k].clone()),
+                        &mut base,
+                    );
+                    if let Some(i) = base
+                        .first()
+                        .and_then(|b| self.symbols.iter().position(|x| x == b))
+                    {
+                        source[k] = source[i];
+                    }
+                }
                 Err(e) => {
                     let mut base = Vec::new();
                     crate::shape::derived::base_symbols(

@@ -30,6 +30,8 @@ mod vocab;
 mod tests;
 #[cfg(test)]
 mod tests_nd;
+#[cfg(test)]
+mod tests_slicing;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, TransformAttr, TransformKind};
