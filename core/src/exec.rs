@@ -332,8 +332,10 @@ impl Program {
     /// Check that the schedule is well formed, the structural precondition
     /// every executor relies on: each launch matches its kernel's arity and
     /// dtypes, reads only parameters or buffers written by an earlier launch,
-    /// writes only buffers the call allocates, each exactly once and never
-    /// one it also reads; every output exists and is written. Programs from
+    /// writes only buffers the call allocates, each exactly once (or, by
+    /// launches storing into regions of it, again before anything reads
+    /// it: a pad, a concatenation) and never one it also reads; every
+    /// output exists and is written. Programs from
     /// `fuse` always pass; run it once per program, not per call.
     pub fn check_schedule(&self) -> Result<(), String> {
         let f = &self.function;
@@ -944,7 +946,10 @@ impl Program {
             // SAFETY: each pointer is valid for its buffer's element count
             // (checked just above); fusion only emits loads within a buffer's
             // shape and stores within the output's shape (`check_bounds`,
-            // run in tests); a launch writes only buffers this call owns,
+            // run in tests, and before any launch of every call of a
+            // program with offset loads or region stores, whose extents
+            // depend on the IR's stated slice shapes); a launch writes only
+            // buffers this call owns,
             // which are distinct from each other and from the arguments and
             // never also passed as its inputs (`check_schedule`, run once
             // per program by the callers); the caller guarantees `RawArg`

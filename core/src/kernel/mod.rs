@@ -3,7 +3,8 @@
 //! A kernel iterates over a rectangular `domain` (outermost first). Each
 //! iteration evaluates the SSA instructions `insts` (loads, constants,
 //! arithmetic). When `reduce_dims == 0` the kernel is a *map*: every stored
-//! value is written at the row-major position of the iteration. Otherwise the
+//! value is written at the row-major position of the iteration (or, for a
+//! store into a `Region`, at the region's offset and strides). Otherwise the
 //! trailing `reduce_dims` axes are summed over: every stored value is the sum
 //! of the values over those axes, computed with error O(log n)·eps in the
 //! value's type (n the number of terms), written at the row-major position of
