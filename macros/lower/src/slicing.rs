@@ -218,7 +218,7 @@ impl Lowerer<'_> {
             self.errors.at(
                 span,
                 format!(
-                    "`s![..]` slices {axes} axes of an array of rank {} (shape {shape}): give one item per axis (`..` keeps an axis whole); `NewAxis` items add axes",
+                    "`s![..]` covers {axes} of the {} axes of this array (shape {shape}): give one item per axis (`..` keeps an axis whole); `NewAxis` items add axes",
                     shape.rank()
                 ),
             );
