@@ -67,6 +67,26 @@ pub fn reductions_f64(x: &[f64], y: &[f64]) -> (f64, f64) {
     (sum(x * y + 1.0), dot(x, y))
 }
 
+/// Slices (a bound from the end, a step) and concatenations: loads at an
+/// offset and stores into regions of the output.
+#[jit]
+pub fn slicing_f64(x: &[f64], y: &[f64]) -> (Vec<f64>, Vec<f64>, f64) {
+    (
+        x.slice(s![1..]) - x.slice(s![..-1]),
+        concatenate![Axis(0), x.slice(s![..;2]), y.exp()],
+        sum(concatenate![Axis(0), x, y] * 2.0),
+    )
+}
+
+/// Its gradient: pads (a zero fill, then a strided region) and the slices
+/// of a concatenation's cotangent.
+#[jit]
+#[grad(slicing_loss_grad, wrt = (x, y))]
+pub fn slicing_loss(x: &[f64], y: &[f64]) -> f64 {
+    let d = x.slice(s![1..;2]) - x.slice(s![..-1;2]);
+    sum(d * d) + sum(concatenate![Axis(0), x, y].sin())
+}
+
 /// A gradient of an array function with respect to two arguments.
 #[jit]
 #[grad(loss_grad, wrt = (w, b))]

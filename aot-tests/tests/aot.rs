@@ -225,6 +225,53 @@ fn gradient_matches_interpreter_and_finite_differences() {
 }
 
 #[test]
+fn slicing_matches_interpreter_and_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(9);
+    for (n, m) in [(1usize, 0usize), (2, 1), (5, 3), (17, 4), (1001, 33)] {
+        let x = random(&mut rng, n, -1.0, 1.0);
+        let y = random(&mut rng, m, -1.0, 1.0);
+        let args = || {
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ]
+        };
+        let (d, c, s) = slicing_f64(&x, &y);
+        let want = reference(SLICING_F64_IR, args());
+        assert_matches("slicing_f64", &[d, c, vec![s]], &want, 1e-13);
+        let (gx, gy) = slicing_loss_grad(&x, &y);
+        let want = reference(SLICING_LOSS_GRAD_IR, args());
+        assert_matches("slicing_loss_grad", &[gx.clone(), gy.clone()], &want, 1e-13);
+        for i in 0..n.min(12) {
+            let mut e = vec![0.0; n];
+            e[i] = 1.0;
+            let fd = central_difference(|x| vec![slicing_loss(x, &y)], &x, &e)[0];
+            assert!(
+                (gx[i] - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "∂x{i}: {} vs {fd}",
+                gx[i]
+            );
+        }
+        for i in 0..m.min(12) {
+            let mut e = vec![0.0; m];
+            e[i] = 1.0;
+            let fd = central_difference(|y| vec![slicing_loss(&x, y)], &y, &e)[0];
+            assert!(
+                (gy[i] - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "∂y{i}: {} vs {fd}",
+                gy[i]
+            );
+        }
+    }
+    // A vector too short for `x[1..]`: an error at the call, not a read.
+    let short = std::panic::catch_unwind(|| slicing_f64(&[], &[1.0]));
+    assert!(short.is_err());
+    assert_build_script("slicing_f64");
+    assert_build_script("slicing_loss_grad");
+    assert_build_script("slicing_loss");
+}
+
+#[test]
 fn jvp_and_vjp_match_finite_differences() {
     let mut rng = StdRng::seed_from_u64(6);
     for n in [1usize, 5, 64] {

@@ -50,6 +50,14 @@ pub struct Program {
     /// The order in which arguments bind the symbols; it depends on shapes
     /// only, so it is worked out once. `None` when some symbol cannot be bound.
     solve_order: Option<Vec<SolveStep>>,
+    /// The derived symbols (`shape::derived`), computed from the others once
+    /// those are bound, never bound from an argument: their evaluation
+    /// checks the slices' bounds.
+    derived: Vec<usize>,
+    /// Whether a kernel loads at an offset or stores into a region: then
+    /// every call checks each launch's extents (`check_bounds`) before
+    /// running it, so a slice can never read outside a buffer.
+    windowed: bool,
 }
 
 /// Where a buffer of a program lives during a call.
@@ -221,7 +229,11 @@ impl Program {
         launches: Vec<Launch>,
         outputs: Vec<usize>,
     ) -> Program {
-        let symbols: Vec<String> = function.symbols().into_iter().collect();
+        // The function's symbols, and derived ones only a kernel names (the
+        // offset of a concatenation's part).
+        let mut symbols = function.symbols();
+        symbols.extend(kernels.iter().flat_map(|k| k.sizes.iter().cloned()));
+        let symbols: Vec<String> = symbols.into_iter().collect();
         let index = |s: &str| {
             symbols
                 .iter()
@@ -269,8 +281,28 @@ impl Program {
                 }
             })
             .collect();
-        let solve_order = static_solve_order(&param_dims, symbols.len());
+        let derived: Vec<usize> = (0..symbols.len())
+            .filter(|k| crate::shape::derived::is_derived(&symbols[*k]))
+            .collect();
+        // Derived symbols are computed, not solved for: with one in a
+        // parameter's shape, flat arguments take the general solver.
+        let in_params = param_dims
+            .iter()
+            .flatten()
+            .any(|d| matches!(d, DimRef::Sym(k) if derived.contains(k)));
+        let solve_order = match in_params {
+            true => None,
+            false => static_solve_order(&param_dims, symbols.len(), &derived),
+        };
+        let windowed = kernels.iter().any(|k| {
+            k.region().is_some()
+                || k.insts.iter().any(|i| {
+                    matches!(&i.kind, crate::kernel::InstKind::Load { offset, .. } if !offset.is_empty())
+                })
+        });
         Program {
+            derived,
+            windowed,
             solve_order,
             param_dims,
             out_dims,
@@ -300,8 +332,10 @@ impl Program {
     /// Check that the schedule is well formed, the structural precondition
     /// every executor relies on: each launch matches its kernel's arity and
     /// dtypes, reads only parameters or buffers written by an earlier launch,
-    /// writes only buffers the call allocates, each exactly once and never
-    /// one it also reads; every output exists and is written. Programs from
+    /// writes only buffers the call allocates, each exactly once (or, by
+    /// launches storing into regions of it, again before anything reads
+    /// it: a pad, a concatenation) and never one it also reads; every
+    /// output exists and is written. Programs from
     /// `fuse` always pass; run it once per program, not per call.
     pub fn check_schedule(&self) -> Result<(), String> {
         let f = &self.function;
@@ -323,6 +357,7 @@ impl Program {
             }
         }
         let mut written = vec![false; self.buffers.len()];
+        let mut read = vec![false; self.buffers.len()];
         for (l, launch) in self.launches.iter().enumerate() {
             let k = self.kernels.get(launch.kernel).ok_or_else(|| {
                 format!("launch {l} runs kernel {}, which is missing", launch.kernel)
@@ -352,6 +387,9 @@ impl Program {
                         k.name
                     ));
                 }
+                if !arg.output {
+                    read[*b] = true;
+                }
             }
             for (a, (b, arg)) in launch.args.iter().zip(&k.args).enumerate() {
                 if !arg.output {
@@ -365,7 +403,11 @@ impl Program {
                     .iter()
                     .enumerate()
                     .any(|(c, x)| c != a && x == b);
-                if written[*b] || used_twice {
+                // Several launches may write one buffer in a row when each
+                // later one stores into a region of it (a pad after its zero
+                // fill, the parts of a concatenation), before anything reads it.
+                let rewrite = written[*b] && (k.region().is_none() || read[*b]);
+                if rewrite || used_twice {
                     return Err(format!(
                         "launch {l} (`{}`) writes buffer {b}, which is written elsewhere or also passed to it",
                         k.name
@@ -461,6 +503,8 @@ impl Program {
                     let g64 = *g as u64;
                     let ok = match *w {
                         DimRef::Const(c) => c == g64,
+                        // Computed below, then checked.
+                        DimRef::Sym(k) if self.derived.contains(&k) => true,
                         DimRef::Sym(k) if bound[k] == UNSET => {
                             bound[k] = g64;
                             true
@@ -476,7 +520,20 @@ impl Program {
                     return false;
                 }
             }
-            return !bound.contains(&UNSET);
+            if self.derived.is_empty() {
+                return !bound.contains(&UNSET);
+            }
+            if self.compute_derived(bound, UNSET).is_err() || bound.contains(&UNSET) {
+                return false;
+            }
+            return self.param_dims.iter().zip(args).all(|(want, a)| {
+                want.iter()
+                    .zip(a.dims.get().unwrap_or(&[]))
+                    .all(|(w, g)| match *w {
+                        DimRef::Sym(k) => bound[k] == *g as u64,
+                        DimRef::Const(_) => true,
+                    })
+            });
         }
         let len = |i: usize| args[i].len;
         let Some(order) = &self.solve_order else {
@@ -493,6 +550,9 @@ impl Program {
                 return false;
             }
             bound[step.sym] = n / known;
+        }
+        if self.compute_derived(bound, 0).is_err() {
+            return false;
         }
         (0..self.param_dims.len()).all(|i| {
             let (factor, syms) = &self.numel[i];
@@ -523,6 +583,8 @@ impl Program {
             for (axis, (w, g)) in want.iter().zip(got).enumerate() {
                 let expected = match *w {
                     DimRef::Const(c) => c,
+                    // Computed once the others are bound; checked below.
+                    DimRef::Sym(k) if self.derived.contains(&k) => continue,
                     DimRef::Sym(k) => match sizes[k] {
                         Some(v) => v,
                         None => {
@@ -553,6 +615,7 @@ impl Program {
                         DimRef::Const(c) => known *= c,
                         DimRef::Sym(k) => match (sizes[k], unknown) {
                             (Some(v), _) => known *= v,
+                            (None, _) if self.derived.contains(&k) => solvable = false,
                             (None, None) => unknown = Some(k),
                             (None, Some(_)) => solvable = false,
                         },
@@ -567,6 +630,9 @@ impl Program {
                     }
                 }
             }
+        }
+        if !self.derived.is_empty() {
+            self.bind_derived(arg, sizes, source)?;
         }
         for (i, dims) in self.param_dims.iter().enumerate() {
             let mut expected = Some(1u64);
@@ -587,6 +653,83 @@ impl Program {
                 "`{}`: no argument determines dimension `{}`",
                 f.name, self.symbols[k]
             ));
+        }
+        Ok(())
+    }
+
+    /// Compute the derived symbols in `bound` (where `unset` marks a symbol
+    /// not bound) from the others; the error says which slice is out of
+    /// range.
+    fn compute_derived(&self, bound: &mut [u64], unset: u64) -> Result<(), String> {
+        for &k in &self.derived {
+            let lookup = |name: &str| {
+                let i = self.symbols.iter().position(|x| x == name)?;
+                (bound[i] != unset || unset == 0).then_some(bound[i])
+            };
+            bound[k] = derived_eval(&self.symbols[k], &lookup)?;
+        }
+        Ok(())
+    }
+
+    /// The general solver's step for derived symbols: compute each from the
+    /// bound ones, then check every argument axis that carries one. Errors
+    /// name the arguments that bound the symbols a failing slice uses.
+    fn bind_derived(
+        &self,
+        arg: &dyn Fn(usize) -> (usize, ArgDims),
+        sizes: &mut [Option<u64>],
+        source: &mut [(usize, Option<usize>)],
+    ) -> Result<(), String> {
+        let f = &self.function;
+        for &k in &self.derived {
+            let lookup = |name: &str| {
+                let i = self.symbols.iter().position(|x| x == name)?;
+                sizes[i]
+            };
+            match derived_eval(&self.symbols[k], &lookup) {
+                Ok(v) => {
+                    sizes[k] = Some(v);
+                    // For messages: where its (first) base symbol came from.
+                    let mut base = Vec::new();
+                    crate::shape::derived::base_symbols(
+                        &Dim::Sym(self.symbols[k].clone()),
+                        &mut base,
+                    );
+                    if let Some(i) = base
+                        .first()
+                        .and_then(|b| self.symbols.iter().position(|x| x == b))
+                    {
+                        source[k] = source[i];
+                    }
+                }
+                Err(e) => {
+                    let mut base = Vec::new();
+                    crate::shape::derived::base_symbols(
+                        &Dim::Sym(self.symbols[k].clone()),
+                        &mut base,
+                    );
+                    let from: Vec<String> = base
+                        .iter()
+                        .filter_map(|b| {
+                            let i = self.symbols.iter().position(|x| x == b)?;
+                            let v = sizes[i]?;
+                            Some(format!("`{b}` = {v} from {}", self.source_text(source[i])))
+                        })
+                        .collect();
+                    return Err(format!("`{}`: {e}; {}", f.name, from.join(", ")));
+                }
+            }
+        }
+        for (i, want) in self.param_dims.iter().enumerate() {
+            let dims = arg(i).1;
+            let Some(got) = dims.get() else { continue };
+            for (axis, (w, g)) in want.iter().zip(got).enumerate() {
+                if let DimRef::Sym(k) = *w {
+                    if self.derived.contains(&k) && sizes[k] != Some(*g as u64) {
+                        return Err(self.axis_error(i, axis, got, sizes, source));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -759,6 +902,9 @@ impl Program {
             let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
             scratch.bound = bound;
         }
+        if self.windowed {
+            self.check_bounds(&scratch.bound)?;
+        }
         scratch.lens.clear();
         for (factor, syms) in &self.numel {
             let n = syms.iter().fold(*factor, |acc, s| acc * scratch.bound[*s]);
@@ -800,7 +946,10 @@ impl Program {
             // SAFETY: each pointer is valid for its buffer's element count
             // (checked just above); fusion only emits loads within a buffer's
             // shape and stores within the output's shape (`check_bounds`,
-            // run in tests); a launch writes only buffers this call owns,
+            // run in tests, and before any launch of every call of a
+            // program with offset loads or region stores, whose extents
+            // depend on the IR's stated slice shapes); a launch writes only
+            // buffers this call owns,
             // which are distinct from each other and from the arguments and
             // never also passed as its inputs (`check_schedule`, run once
             // per program by the callers); the caller guarantees `RawArg`
@@ -854,7 +1003,8 @@ impl Program {
                 } else {
                     k.input_extent(a, &ks)
                 };
-                if need > len || (k.args[a].output && need != len) {
+                let whole = k.args[a].output && k.region().is_none();
+                if need > len || (whole && need != len) {
                     return Err(format!(
                         "launch {l} ({}): arg {a} needs {need} elements, buffer has {len}",
                         k.name
@@ -913,8 +1063,13 @@ pub fn raw_args(bufs: &[Buffer]) -> Vec<RawArg> {
 
 /// Work out, from the shapes alone, an order in which each symbol is the
 /// only unknown dimension of some parameter. `None` if a symbol is left over.
-fn static_solve_order(param_dims: &[Vec<DimRef>], n_symbols: usize) -> Option<Vec<SolveStep>> {
-    let mut known = vec![false; n_symbols];
+fn static_solve_order(
+    param_dims: &[Vec<DimRef>],
+    n_symbols: usize,
+    derived: &[usize],
+) -> Option<Vec<SolveStep>> {
+    // Derived symbols are computed after the order has run.
+    let mut known: Vec<bool> = (0..n_symbols).map(|k| derived.contains(&k)).collect();
     let mut order = Vec::new();
     let mut progress = true;
     while progress {
@@ -943,4 +1098,9 @@ fn static_solve_order(param_dims: &[Vec<DimRef>], n_symbols: usize) -> Option<Ve
         }
     }
     known.iter().all(|k| *k).then_some(order)
+}
+
+/// The value of the derived symbol `name` given the bound ones.
+fn derived_eval(name: &str, lookup: &dyn Fn(&str) -> Option<u64>) -> Result<u64, String> {
+    crate::shape::derived::eval(&Dim::Sym(name.to_string()), lookup)
 }

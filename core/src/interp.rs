@@ -1,7 +1,7 @@
 //! The reference interpreter: evaluates any IR function on host tensors.
 
 use crate::ir::Function;
-use crate::shape::Dim;
+use crate::shape::{derived, Dim};
 use crate::tensor::Tensor;
 use std::collections::BTreeMap;
 
@@ -28,6 +28,8 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
         for (d, n) in ty.shape.0.iter().zip(&a.shape) {
             let ok = match d {
                 Dim::Const(c) => *c == *n as u64,
+                // Checked below, once the base symbols are bound.
+                Dim::Sym(s) if derived::is_derived(s) => true,
                 Dim::Sym(s) => *env.entry(s.clone()).or_insert(*n as u64) == *n as u64,
             };
             if !ok {
@@ -36,6 +38,18 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
                     ty.shape, a.shape
                 ));
             }
+        }
+    }
+    let symbols = f.symbols();
+    derived::bind_derived(symbols.iter().map(String::as_str), &mut env)?;
+    for ((p, name), a) in f.params.iter().zip(&f.param_names).zip(args) {
+        let want = f.shape(*p).concrete(&env)?;
+        if want != a.shape {
+            return Err(format!(
+                "argument `{name}`: expected shape {}, got {:?}",
+                f.shape(*p),
+                a.shape
+            ));
         }
     }
     let mut vals: Vec<Option<Tensor>> = vec![None; f.types.len()];

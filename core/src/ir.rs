@@ -225,11 +225,34 @@ impl Function {
     }
 
     /// Every dimension symbol used by the function.
+    /// Every dimension symbol of the function: in its types, in the
+    /// dimensions its ops name (slice starts, `dim_size`), and the base
+    /// symbols of every derived one.
     pub fn symbols(&self) -> BTreeSet<String> {
-        self.types
+        let mut dims: Vec<crate::shape::Dim> = self
+            .types
             .iter()
-            .flat_map(|t| t.shape.symbols().map(str::to_string))
-            .collect()
+            .flat_map(|t| t.shape.0.iter().cloned())
+            .collect();
+        for e in &self.eqns {
+            match &e.op {
+                Op::Slice { starts, .. } | Op::Pad { starts, .. } => {
+                    dims.extend(starts.iter().cloned())
+                }
+                Op::DimSize { dim, .. } => dims.push(dim.clone()),
+                _ => {}
+            }
+        }
+        let mut out = BTreeSet::new();
+        for d in &dims {
+            if let crate::shape::Dim::Sym(s) = d {
+                out.insert(s.clone());
+                let mut base = Vec::new();
+                crate::shape::derived::base_symbols(d, &mut base);
+                out.extend(base);
+            }
+        }
+        out
     }
 
     /// The definition of each value, if it is defined by an equation.

@@ -1,6 +1,8 @@
 //! Shapes whose dimensions are constants or named symbols, and products of
 //! dimensions (`Size`) used for element counts and strides.
 
+pub mod derived;
+
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -87,7 +87,7 @@ pub fn parse(src: &str) -> Result<Function, String> {
             .ok_or_else(|| format!("bad line `{line}`"))?;
         let ty = parse_type(ty.trim())?;
         let mut words = rhs.split_whitespace();
-        let op = parse_op(words.next().ok_or("missing op")?, &ty)?;
+        let mut op = parse_op(words.next().ok_or("missing op")?, &ty)?;
         let ins = words
             .map(|w| {
                 vars.get(w)
@@ -95,6 +95,9 @@ pub fn parse(src: &str) -> Result<Function, String> {
                     .ok_or_else(|| format!("unknown value `{w}` in `{line}`"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Op::Concatenate { operands, .. } = &mut op {
+            *operands = ins.len();
+        }
         let out = f.push(op, &ins).map_err(|e| format!("{e} in `{line}`"))?;
         if f.ty(out) != &ty {
             return Err(format!(
@@ -145,11 +148,7 @@ pub fn parse_type(s: &str) -> Result<Type, String> {
         .split(',')
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(|d| match d.parse::<u64>() {
-            Ok(c) => Ok(Dim::Const(c)),
-            Err(_) if is_ident(d) => Ok(Dim::sym(d)),
-            Err(_) => Err(format!("bad dimension `{d}` in `{s}`")),
-        })
+        .map(|d| parse_dim(d).ok_or_else(|| format!("bad dimension `{d}` in `{s}`")))
         .collect::<Result<_, String>>()?;
     Ok(Type::new(dtype, Shape(shape)))
 }
@@ -183,6 +182,9 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "dot_general",
         "dim_size",
         "iota",
+        "slice",
+        "pad",
+        "concatenate",
     ];
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
@@ -241,11 +243,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "dim_size" => {
             let d = arg.unwrap_or("");
             Op::DimSize {
-                dim: match d.parse::<u64>() {
-                    Ok(c) => Dim::Const(c),
-                    Err(_) if is_ident(d) => Dim::sym(d),
-                    Err(_) => return Err(format!("bad op `{word}`")),
-                },
+                dim: parse_dim(d).ok_or_else(|| format!("bad op `{word}`"))?,
                 dtype: out.dtype,
             }
         }
@@ -257,8 +255,44 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
                 .map_err(|_| format!("bad op `{word}`"))?,
             dtype: out.dtype,
         },
+        "slice" | "pad" => {
+            let (starts, steps) = crate::ops::slicing::parse_window(arg.unwrap_or(""))
+                .ok_or_else(|| format!("bad op `{word}`: expected starts`;`steps"))?;
+            let shape = out.shape.clone();
+            if name == "slice" {
+                Op::Slice {
+                    shape,
+                    starts,
+                    steps,
+                }
+            } else {
+                Op::Pad {
+                    shape,
+                    starts,
+                    steps,
+                }
+            }
+        }
+        // The operand count is set from the operands that follow.
+        "concatenate" => Op::Concatenate {
+            axis: arg
+                .unwrap_or("")
+                .parse()
+                .map_err(|_| format!("bad op `{word}`"))?,
+            operands: 0,
+        },
         _ => return Err(format!("unknown op `{word}`")),
     })
+}
+
+/// A constant, a symbol, or a derived dimension (`shape::derived`).
+fn parse_dim(d: &str) -> Option<Dim> {
+    match d.parse::<u64>() {
+        Ok(c) => Some(Dim::Const(c)),
+        Err(_) if crate::shape::derived::is_derived(d) => crate::shape::derived::parse_dim(d),
+        Err(_) if is_ident(d) => Some(Dim::sym(d)),
+        Err(_) => None,
+    }
 }
 
 /// Print one equation (for error messages).

@@ -27,7 +27,24 @@ fn check_fused(f: &Function, ranges: &[(f64, f64)], sep: &[(usize, usize)], seed
     };
     for &len in lengths {
         let mut rng = rng(seed * 31 + len as u64);
-        let env = env_all(f, len);
+        let env = match try_env_all(f, len) {
+            Ok(env) => env,
+            // A slice that does not fit this length: binding the program
+            // to arguments of it must fail, naming the slice.
+            Err(_) => {
+                let lens: Vec<usize> = f
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let base = env_all_base(f, len);
+                        concrete(f.shape(*p), &base).iter().product()
+                    })
+                    .collect();
+                let err = p.bind(&lens).expect_err("a slice out of range binds");
+                assert!(err.contains("out of range"), "`{}`: {err}", f.name);
+                continue;
+            }
+        };
         // Two symbols at 1000 would make a million elements: slow in the
         // reference interpreter, and no more awkward than 1000 × 6.
         let elements = |v: &Var| concrete(f.shape(*v), &env).iter().product::<usize>();
@@ -268,4 +285,9 @@ fn bind_rejects_a_symbol_no_argument_determines() {
     let p = fuse(&f).unwrap();
     let e = p.bind(&[1]).expect_err("`n` is not determined by `x`");
     assert!(e.contains('n'), "{e}");
+}
+
+/// Base symbols bound to `size` (parameters have no derived dimensions here).
+fn env_all_base(f: &Function, size: usize) -> std::collections::BTreeMap<String, usize> {
+    f.symbols().into_iter().map(|s| (s, size)).collect()
 }

@@ -38,10 +38,14 @@ fn jacfwd_equals_jacrev_and_differences() {
 /// them, so empty Jacobians and unit axes are checked), to keep the
 /// quadratic cost of full Jacobians and Hessians small.
 fn jacobian_envs(f: &Function, seed: u64) -> Vec<std::collections::BTreeMap<String, usize>> {
-    let envs = shape_envs(f, seed);
-    let (zero, one) = (envs[0].clone(), envs[1].clone());
-    let other = envs[2 + seed as usize % (envs.len() - 2)].clone();
-    vec![zero, one, other]
+    let mut envs = shape_envs(f, seed);
+    if envs.len() > 3 {
+        // The smallest two (0 and 1 where a slice fits) and one other.
+        let other = envs[2 + seed as usize % (envs.len() - 2)].clone();
+        envs.truncate(2);
+        envs.push(other);
+    }
+    envs
 }
 
 /// jacfwd = jacrev for each param of the single-output `c` at `env`, and

@@ -58,9 +58,12 @@ impl MatmulPlan {
             return None;
         };
         let load = |i: usize| match &k.insts[i].kind {
-            InstKind::Load { arg, strides } if k.insts[i].ty == dtype => {
-                Some((*arg, strides.clone()))
-            }
+            // A load at an offset (a slice) is left to the kernel.
+            InstKind::Load {
+                arg,
+                strides,
+                offset,
+            } if k.insts[i].ty == dtype && offset.is_empty() => Some((*arg, strides.clone())),
             _ => None,
         };
         let ((lhs, lhs_strides), (rhs, rhs_strides)) = (load(x)?, load(y)?);

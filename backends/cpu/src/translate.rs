@@ -145,7 +145,7 @@ fn validate(k: &Kernel) -> Result<(), String> {
             ));
         }
         let operands: Vec<usize> = match &inst.kind {
-            InstKind::Load { arg, strides } => {
+            InstKind::Load { arg, strides, .. } => {
                 if k.args.get(*arg).is_none_or(|a| a.output) {
                     return Err(format!("v{i}: load of a{arg}, which is not an input"));
                 }
@@ -214,7 +214,7 @@ fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
             float = Some(inst.ty);
         }
         match &inst.kind {
-            InstKind::Load { arg, strides } => {
+            InstKind::Load { arg, strides, .. } => {
                 let (s, dtype) = (&strides[inner], k.args[*arg].dtype);
                 let contiguous = s.is_one() && dtype.is_float() && dtype.compute_type() == inst.ty;
                 if !(contiguous || s.is_zero()) {
@@ -230,6 +230,10 @@ fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
         }
     }
     let float = float?;
+    // A region store moves by its innermost stride: vectors need 1.
+    if k.region().is_some_and(|r| !r.strides[inner].is_one()) {
+        return None;
+    }
     if !k.is_reduction()
         && k.stores
             .iter()
@@ -375,6 +379,7 @@ impl<'a> Body<'a> {
         let size_vals: Vec<Value> = (0..k.sizes.len())
             .map(|i| b.ins().load(types::I64, flags, sizes_ptr, 8 * i as i32))
             .collect();
+        let sym_vals = size_vals.clone();
         let mut eval = |s: &Size| {
             let syms = s
                 .syms
@@ -414,6 +419,41 @@ impl<'a> Body<'a> {
             out_strides[axis] = acc;
             acc = fold_imul(&mut b, acc, extents[axis]);
         }
+        // Element offsets: each load's (a slice's start), and the output
+        // index of the first iteration (a region's offset, else 0).
+        let eval_sum = |b: &mut FunctionBuilder, terms: &[Size]| {
+            let zero = b.ins().iconst(types::I64, 0);
+            terms.iter().fold(zero, |acc, t| {
+                let syms = t
+                    .syms
+                    .iter()
+                    .map(|sym| sym_vals[k.sizes.iter().position(|n| n == sym).expect("validated")]);
+                let c = b.ins().iconst(types::I64, t.factor as i64);
+                let v = syms.fold(c, |acc, v| fold_imul(b, acc, v));
+                fold_iadd(b, acc, v)
+            })
+        };
+        let load_offsets: Vec<Value> = k
+            .insts
+            .iter()
+            .map(|inst| match &inst.kind {
+                InstKind::Load { offset, .. } => eval_sum(&mut b, offset),
+                _ => b.ins().iconst(types::I64, 0),
+            })
+            .collect();
+        let out_start = match k.region() {
+            Some(r) => {
+                for (axis, st) in r.strides.iter().enumerate() {
+                    let c = b.ins().iconst(types::I64, st.factor as i64);
+                    out_strides[axis] = st.syms.iter().fold(c, |acc, sym| {
+                        let v = sym_vals[k.sizes.iter().position(|n| n == sym).expect("validated")];
+                        fold_imul(&mut b, acc, v)
+                    });
+                }
+                eval_sum(&mut b, &r.offset)
+            }
+            None => b.ins().iconst(types::I64, 0),
+        };
 
         let invariant = invariant_insts(k);
         let plan = vector_plan(k, fma);
@@ -445,11 +485,10 @@ impl<'a> Body<'a> {
             vector_end,
             single_end,
         };
-        let zero = body.b.ins().iconst(types::I64, 0);
         if rank == 0 {
-            body.once()?;
+            body.once(&load_offsets, out_start)?;
         } else {
-            body.level(0, &vec![zero; k.insts.len()], zero, None)?;
+            body.level(0, &load_offsets, out_start, None)?;
         }
         body.b.ins().return_(&[]);
         body.b.seal_all_blocks();
@@ -458,11 +497,10 @@ impl<'a> Body<'a> {
     }
 
     /// A rank-0 kernel: one evaluation, stored at index 0.
-    fn once(&mut self) -> Result<(), String> {
-        let zero = self.b.ins().iconst(types::I64, 0);
+    fn once(&mut self, load_offsets: &[Value], out: Value) -> Result<(), String> {
         let mut vals = Vec::with_capacity(self.k.insts.len());
         for i in 0..self.k.insts.len() {
-            let v = self.inst(i, false, &vals, Some(At::Index(zero)))?;
+            let v = self.inst(i, false, &vals, Some(At::Index(load_offsets[i])))?;
             vals.push(v);
         }
         for st in &self.k.stores {
@@ -470,7 +508,7 @@ impl<'a> Body<'a> {
                 st.arg,
                 vals[st.value],
                 self.k.insts[st.value].ty,
-                zero,
+                out,
                 false,
             );
         }
@@ -547,7 +585,7 @@ impl<'a> Body<'a> {
         }
         let mut rows = Row::default();
         for (i, inst) in k.insts.iter().enumerate() {
-            if let (InstKind::Load { arg, strides }, false) = (&inst.kind, self.invariant[i]) {
+            if let (InstKind::Load { arg, strides, .. }, false) = (&inst.kind, self.invariant[i]) {
                 let size = k.args[*arg].dtype.size_bytes() as i64;
                 let p = self.address(*arg, bases[i]);
                 let stride = &strides[axis];
@@ -563,7 +601,13 @@ impl<'a> Body<'a> {
             for st in &k.stores {
                 let size = k.args[st.arg].dtype.size_bytes() as i64;
                 let p = self.address(st.arg, out);
-                rows.stores.push((p, Step::Const(size)));
+                // A region store moves by its innermost stride.
+                let step = match k.region().map(|r| &r.strides[axis]) {
+                    None => Step::Const(size),
+                    Some(s) if s.syms.is_empty() => Step::Const(s.factor as i64 * size),
+                    Some(_) => Step::Var(scale(&mut self.b, self.out_strides[axis], size)),
+                };
+                rows.stores.push((p, step));
             }
         }
         let mut start = self.b.ins().iconst(types::I64, 0);

@@ -19,6 +19,7 @@ fn fused_sum() -> Kernel {
         kind: InstKind::Load {
             arg,
             strides: vec![one.clone()],
+            offset: Vec::new(),
         },
     };
     let f32_inst = |kind| Inst {
@@ -52,7 +53,11 @@ fn fused_sum() -> Kernel {
             f32_inst(InstKind::Binary(BinaryOp::Mul, 4, 1)),
             f32_inst(InstKind::Binary(BinaryOp::Add, 5, 2)),
         ],
-        stores: vec![Store { arg: 3, value: 6 }],
+        stores: vec![Store {
+            arg: 3,
+            value: 6,
+            region: None,
+        }],
     }
 }
 

@@ -82,6 +82,10 @@ struct Emitter<'k> {
     strides: Vec<Vec<Option<String>>>,
     /// Per instruction: the value of a `Size` inst (computed at entry).
     size_vals: Vec<Option<Val>>,
+    /// Per instruction: a load's element offset (a slice's start), if any.
+    offsets: Vec<Option<String>>,
+    /// A region store's element offset and per-axis strides (`None` = 0).
+    region: Option<(Option<String>, Vec<Option<String>>)>,
 }
 
 impl<'k> Emitter<'k> {
@@ -109,6 +113,8 @@ impl<'k> Emitter<'k> {
             extents: Vec::new(),
             strides: Vec::new(),
             size_vals: Vec::new(),
+            offsets: Vec::new(),
+            region: None,
         };
         // Extents and strides once, before any loop.
         e.extents = k.domain.iter().map(|d| e.size(d)).collect();
@@ -121,6 +127,22 @@ impl<'k> Emitter<'k> {
                 _ => Vec::new(),
             };
             e.strides.push(per_axis);
+        }
+        // Offsets and a region's strides once, before any loop.
+        for inst in &k.insts {
+            let o = match &inst.kind {
+                InstKind::Load { offset, .. } => e.sum(offset),
+                _ => None,
+            };
+            e.offsets.push(o);
+        }
+        if let Some(r) = k.region() {
+            let strides = r
+                .strides
+                .iter()
+                .map(|s| (!s.is_zero()).then(|| e.size(s)))
+                .collect();
+            e.region = Some((e.sum(&r.offset), strides));
         }
         // `Size` values once, before any loop.
         for inst in &k.insts {
@@ -173,6 +195,50 @@ impl<'k> Emitter<'k> {
         };
         self.size_cache.insert(s.clone(), v.clone());
         v
+    }
+
+    /// A sum of sizes as a u64 operand (`None` when it is 0).
+    fn sum(&mut self, terms: &[Size]) -> Option<String> {
+        let mut acc: Option<String> = None;
+        for t in terms.iter().filter(|t| !t.is_zero()) {
+            let v = self.size(t);
+            acc = Some(match acc {
+                None => v,
+                Some(a) => {
+                    let d = self.f.reg(Class::B64);
+                    self.f.ins(format!("add.u64 {d}, {a}, {v}"));
+                    d
+                }
+            });
+        }
+        acc
+    }
+
+    /// `offset + sum_k coords[k]·strides[k]` (`None` when it is 0).
+    fn linear(
+        &mut self,
+        offset: Option<String>,
+        coords: &[Coord],
+        strides: &[Option<String>],
+    ) -> Option<String> {
+        let mut off = offset;
+        for (c, s) in coords.iter().zip(strides) {
+            let (Some(c), Some(s)) = (c, s) else { continue };
+            off = Some(match (off, s.as_str()) {
+                (None, "1") => c.clone(),
+                (None, _) => {
+                    let d = self.f.reg(Class::B64);
+                    self.f.ins(format!("mul.lo.u64 {d}, {c}, {s}"));
+                    d
+                }
+                (Some(o), _) => {
+                    let d = self.f.reg(Class::B64);
+                    self.f.ins(format!("mad.lo.u64 {d}, {c}, {s}, {o}"));
+                    d
+                }
+            });
+        }
+        off
     }
 
     /// Product of the extents of `axes` as a u64 register.
@@ -233,23 +299,8 @@ impl<'k> Emitter<'k> {
             let ty = Ty::of(inst.ty).expect("validated type");
             let v = match &inst.kind {
                 InstKind::Load { arg, .. } => {
-                    let mut off: Option<String> = None;
-                    for (c, s) in coords.iter().zip(self.strides[i].clone()) {
-                        let (Some(c), Some(s)) = (c, s) else { continue };
-                        off = Some(match (off, s.as_str()) {
-                            (None, "1") => c.clone(),
-                            (None, _) => {
-                                let d = self.f.reg(Class::B64);
-                                self.f.ins(format!("mul.lo.u64 {d}, {c}, {s}"));
-                                d
-                            }
-                            (Some(o), _) => {
-                                let d = self.f.reg(Class::B64);
-                                self.f.ins(format!("mad.lo.u64 {d}, {c}, {s}, {o}"));
-                                d
-                            }
-                        });
-                    }
+                    let strides = self.strides[i].clone();
+                    let off = self.linear(self.offsets[i].clone(), coords, &strides);
                     let dtype = self.k.args[*arg].dtype;
                     let base = self.bases[*arg].clone();
                     let addr = self.address(&base, off.as_deref(), dtype.size_bytes());
@@ -338,8 +389,23 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("@{p} bra {end}"));
         let coords = self.decode(&idx, 0..rank);
         let vals = self.eval(&coords);
+        // A region store writes at its own offset and strides.
+        let at = match self.region.clone() {
+            None => idx.clone(),
+            Some((offset, strides)) => self
+                .linear(offset, &coords, &strides)
+                .unwrap_or_else(|| "0".to_string()),
+        };
+        let at = match at.parse::<u64>() {
+            Ok(_) => {
+                let d = self.f.reg(Class::B64);
+                self.f.ins(format!("mov.u64 {d}, {at}"));
+                d
+            }
+            Err(_) => at,
+        };
         for st in &self.k.stores {
-            self.store(st.arg, &idx, &vals[st.value]);
+            self.store(st.arg, &at, &vals[st.value]);
         }
         self.f.ins(format!("add.u64 {idx}, {idx}, {step}"));
         self.f.ins(format!("bra {top}"));

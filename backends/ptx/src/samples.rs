@@ -5,7 +5,7 @@
 //! Size symbols: `n` is the length a test chooses; `m` is fixed at 3 and
 //! `k` at 5 (see [`size_values`]).
 
-use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Reduce, Store, ValueId};
+use oxla_core::kernel::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Store, ValueId};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Size};
 
@@ -63,7 +63,42 @@ impl Builder {
     }
 
     pub fn load(&mut self, ty: DType, arg: usize, strides: Vec<Size>) -> ValueId {
-        self.push(ty, InstKind::Load { arg, strides })
+        self.push(
+            ty,
+            InstKind::Load {
+                arg,
+                strides,
+                offset: Vec::new(),
+            },
+        )
+    }
+
+    /// A load from element `offset` (a sum of sizes) on: a slice.
+    pub fn load_at(
+        &mut self,
+        ty: DType,
+        arg: usize,
+        strides: Vec<Size>,
+        offset: Vec<Size>,
+    ) -> ValueId {
+        self.push(
+            ty,
+            InstKind::Load {
+                arg,
+                strides,
+                offset,
+            },
+        )
+    }
+
+    /// A store into a strided region of the output (pad, concatenate).
+    pub fn store_region(&mut self, arg: usize, value: ValueId, region: Region) -> &mut Builder {
+        self.k.stores.push(Store {
+            arg,
+            value,
+            region: Some(region),
+        });
+        self
     }
 
     pub fn constant(&mut self, ty: DType, v: f64) -> ValueId {
@@ -103,7 +138,11 @@ impl Builder {
     }
 
     pub fn store(&mut self, arg: usize, value: ValueId) -> &mut Builder {
-        self.k.stores.push(Store { arg, value });
+        self.k.stores.push(Store {
+            arg,
+            value,
+            region: None,
+        });
         self
     }
 
@@ -530,6 +569,59 @@ fn reductions() -> Vec<Kernel> {
         let x = b.load(ty, 0, vec![c(1)]);
         out.push(b.store(1, x).build());
     }
+    // Slices: a map reading x[1 + 2i] (offset and step), a sum over the
+    // window of k elements from k on; regions: a map storing row i of an
+    // [n, m] input at element m + 1 + 2m·i + j (a strided part of a larger
+    // output), and a scalar stored at offset k.
+    let mut b = Builder::new(
+        "slice_step_map_f32",
+        &[(F32, false), (F32, true)],
+        &["n"],
+        vec![n()],
+        0,
+    );
+    let x = b.load_at(F32, 0, vec![c(2)], vec![c(1)]);
+    let y = b.unary(F32, UnaryOp::Sin, x);
+    out.push(b.store(1, y).build());
+    let mut b = Builder::new(
+        "slice_sum_f64",
+        &[(F64, false), (F64, true)],
+        &["n", "k"],
+        vec![n(), sym("k")],
+        1,
+    );
+    let x = b.load_at(F64, 0, vec![Size::zero(), c(1)], vec![sym("k")]);
+    out.push(b.store(1, x).build());
+    let m2 = Size {
+        factor: 2,
+        syms: vec!["m".to_string()],
+    };
+    let mut b = Builder::new(
+        "region_store_f64",
+        &[(F64, false), (F64, true)],
+        &["m", "n"],
+        vec![n(), sym("m")],
+        0,
+    );
+    let x = b.load(F64, 0, vec![sym("m"), c(1)]);
+    let region = Region {
+        offset: vec![sym("m"), c(1)],
+        strides: vec![m2, c(1)],
+    };
+    out.push(b.store_region(1, x, region).build());
+    let mut b = Builder::new(
+        "region_scalar_f32",
+        &[(F32, false), (F32, true)],
+        &["k"],
+        vec![],
+        0,
+    );
+    let x = b.load_at(F32, 0, vec![], vec![c(1)]);
+    let region = Region {
+        offset: vec![sym("k")],
+        strides: vec![],
+    };
+    out.push(b.store_region(1, x, region).build());
     // The fused sum(x*2*y + z) of the design, and a second sum in the same pass.
     let mut b = Builder::new(
         "fused_sum_two",

@@ -17,6 +17,8 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
             k.domain.len()
         ));
     }
+    // Sizes, offsets and region stores (a region only on a map kernel).
+    k.check_sizes().or_else(err)?;
     let known = |s: &Size| s.syms.iter().all(|n| k.sizes.contains(n));
     if !k.domain.iter().all(known) {
         return err("the domain names a size symbol not in `sizes`".into());
@@ -24,12 +26,16 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
     for (i, inst) in k.insts.iter().enumerate() {
         Ty::of(inst.ty).map_err(|e| format!("kernel `{}`: v{i}: {e}", k.name))?;
         let operands: Vec<usize> = match &inst.kind {
-            InstKind::Load { arg, strides } => {
+            InstKind::Load {
+                arg,
+                strides,
+                offset,
+            } => {
                 match k.args.get(*arg) {
                     Some(a) if !a.output => {}
                     _ => return err(format!("v{i} loads a{arg}, which is not an input")),
                 }
-                if strides.len() != k.domain.len() || !strides.iter().all(known) {
+                if strides.len() != k.domain.len() || !strides.iter().chain(offset).all(known) {
                     return err(format!(
                         "v{i}: strides must be one per domain axis over known sizes"
                     ));

@@ -124,12 +124,14 @@ fn malformed_kernels_are_rejected() {
     load_output.insts[0].kind = InstKind::Load {
         arg: 1,
         strides: vec![c(1)],
+        offset: Vec::new(),
     };
     assert!(emit_kernel(&load_output, Arch::Sm80).is_err());
     let mut bad_strides = good();
     bad_strides.insts[0].kind = InstKind::Load {
         arg: 0,
         strides: vec![],
+        offset: Vec::new(),
     };
     assert!(emit_kernel(&bad_strides, Arch::Sm80).is_err());
     let mut unknown_size = good();

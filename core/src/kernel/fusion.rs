@@ -15,7 +15,7 @@
 //! domain axes; an axis whose coordinate is always 0 (a unit axis a reshape
 //! removed) maps to [`ZERO`].
 
-use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Store, ValueId};
+use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Store, ValueId};
 use crate::exec::{BufferInfo, Launch, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
@@ -50,6 +50,31 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         if !materialized[e.out.index()] {
             continue;
         }
+        if e.op.fusion_kind() == crate::ops::FusionKind::Assemble {
+            let out_buffer = buffers.len();
+            buffers.push(BufferInfo {
+                dtype: f.dtype(e.out),
+                shape: f.shape(e.out).clone(),
+                param: None,
+            });
+            buffer_of.insert(e.out, out_buffer);
+            for (kernel, inputs) in assemble(&f, &defs, &materialized, e) {
+                let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
+                args.push(out_buffer);
+                let index = match kernels.iter().position(|k| k.name == kernel.name) {
+                    Some(i) => i,
+                    None => {
+                        kernels.push(kernel);
+                        kernels.len() - 1
+                    }
+                };
+                launches.push(Launch {
+                    kernel: index,
+                    args,
+                });
+            }
+            continue;
+        }
         let mut b = KernelBuilder::new(&f, &defs, &materialized);
         let out_arg_dtype = f.dtype(e.out);
         let value = match &e.op {
@@ -78,7 +103,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             param: None,
         });
         buffer_of.insert(e.out, out_buffer);
-        let (kernel, inputs) = b.finish(value, out_arg_dtype);
+        let (kernel, inputs) = b.finish(value, out_arg_dtype, None);
         let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
         args.push(out_buffer);
         let index = match kernels.iter().position(|k| k.name == kernel.name) {
@@ -100,6 +125,71 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
 /// The coordinate-map entry of an axis whose coordinate is always 0.
 pub const ZERO: usize = usize::MAX;
 
+/// The kernels that write a pad or a concatenation, in launch order: each
+/// stores one operand (computed in the kernel, like any map) into its region
+/// of the result, so no kernel reads or writes outside a buffer; a pad
+/// first fills the result with zeros.
+fn assemble(
+    f: &Function,
+    defs: &[Option<usize>],
+    materialized: &[bool],
+    e: &crate::ir::Eqn,
+) -> Vec<(Kernel, Vec<Var>)> {
+    let dtype = f.dtype(e.out);
+    let out_strides = f.shape(e.out).strides();
+    // Operand `x` stored at `starts` (one per axis) with `steps`.
+    let part = |x: Var, starts: &[Dim], steps: &[u64]| {
+        let mut b = KernelBuilder::new(f, defs, materialized);
+        let shape = f.shape(x);
+        b.domain = shape.0.iter().map(Size::of).collect();
+        let cmap: Vec<usize> = (0..shape.rank()).collect();
+        let value = b.value(x, &cmap);
+        let region = Region {
+            offset: offset_terms(starts, &out_strides),
+            strides: out_strides
+                .iter()
+                .zip(steps)
+                .map(|(s, k)| s.mul(&Size::constant(*k)))
+                .collect(),
+        };
+        b.finish(value, dtype, Some(region))
+    };
+    match &e.op {
+        Op::Pad { starts, steps, .. } => {
+            let mut zeros = KernelBuilder::new(f, defs, materialized);
+            zeros.domain = f.shape(e.out).0.iter().map(Size::of).collect();
+            let zero = zeros.inst(dtype, InstKind::Const(0.0));
+            vec![
+                zeros.finish(zero, dtype, None),
+                part(e.ins[0], starts, steps),
+            ]
+        }
+        Op::Concatenate { axis, .. } => {
+            let rank = f.shape(e.out).rank();
+            let mut before: Vec<Dim> = Vec::new();
+            let mut out = Vec::new();
+            for x in &e.ins {
+                let mut starts = vec![Dim::Const(0); rank];
+                starts[*axis] = crate::shape::derived::sum(&before);
+                out.push(part(*x, &starts, &vec![1; rank]));
+                before.push(f.shape(*x).0[*axis].clone());
+            }
+            out
+        }
+        _ => unreachable!("internal error: {} is not assembled", e.op),
+    }
+}
+
+/// `sum_k starts[k] * strides[k]` as a sum of sizes (zero terms dropped).
+fn offset_terms(starts: &[Dim], strides: &[Size]) -> Vec<Size> {
+    starts
+        .iter()
+        .zip(strides)
+        .map(|(a, s)| Size::of(a).mul(s))
+        .filter(|t| !t.is_zero())
+        .collect()
+}
+
 /// Which values get a buffer: parameters, outputs, reduction results, the
 /// operand of a reshape that is not a unit-axis remap (it is read through
 /// the reshaped strides), and each `dot_general` operand that is not plain
@@ -120,6 +210,9 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => {
                 m[e.ins[0].index()] = true
             }
+            // A slice is a load of its operand's buffer at an offset.
+            Op::Slice { .. } => m[e.ins[0].index()] = true,
+            Op::Pad { .. } | Op::Concatenate { .. } => m[e.out.index()] = true,
             _ => {}
         }
     }
@@ -233,6 +326,8 @@ fn is_plain(f: &Function, defs: &[Option<usize>], m: &[bool], v: Var) -> bool {
         Op::Transpose { .. } | Op::Broadcast { .. } | Op::Reshape { .. } | Op::StopGradient => {
             is_plain(f, defs, m, e.ins[0])
         }
+        // A load at an offset: not a plain strided operand of a product.
+        Op::Slice { .. } => false,
         _ => false,
     }
 }
@@ -442,11 +537,26 @@ impl<'a> KernelBuilder<'a> {
                 ZERO => self.inst(dtype, InstKind::Const(0.0)),
                 d => self.inst(dtype, InstKind::Index(d)),
             },
+            Op::Slice { starts, steps, .. } => {
+                // The operand's buffer (materialized) read from the window's
+                // start with its strides multiplied by the steps.
+                let x = e.ins[0];
+                let base = self.f.shape(x).strides();
+                let strides: Vec<Size> = base
+                    .iter()
+                    .zip(steps)
+                    .map(|(s, k)| s.mul(&Size::constant(*k)))
+                    .collect();
+                let offset = offset_terms(starts, &base);
+                self.load_at(x, &strides, offset, cmap)
+            }
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
             | Op::Dot
-            | Op::DotGeneral(_) => self.load(v, cmap),
+            | Op::DotGeneral(_)
+            | Op::Pad { .. }
+            | Op::Concatenate { .. } => self.load(v, cmap),
         };
         self.memo.insert(key, id);
         id
@@ -461,6 +571,17 @@ impl<'a> KernelBuilder<'a> {
     /// Load the buffer of materialized `v` through `buf_strides`, one per
     /// axis of the value read (axis `k` at domain axis `cmap[k]`).
     fn load_strided(&mut self, v: Var, buf_strides: &[Size], cmap: &[usize]) -> ValueId {
+        self.load_at(v, buf_strides, Vec::new(), cmap)
+    }
+
+    /// `load_strided` from element `offset` (a sum of sizes) on.
+    fn load_at(
+        &mut self,
+        v: Var,
+        buf_strides: &[Size],
+        offset: Vec<Size>,
+        cmap: &[usize],
+    ) -> ValueId {
         let arg = match self.inputs.iter().position(|x| *x == v) {
             Some(i) => i,
             None => {
@@ -485,10 +606,22 @@ impl<'a> KernelBuilder<'a> {
             Some(to) if !self.f.dtype(v).is_float() => to,
             _ => self.f.dtype(v),
         };
-        self.inst(dtype, InstKind::Load { arg, strides })
+        self.inst(
+            dtype,
+            InstKind::Load {
+                arg,
+                strides,
+                offset,
+            },
+        )
     }
 
-    fn finish(self, value: ValueId, out_dtype: crate::dtype::DType) -> (Kernel, Vec<Var>) {
+    fn finish(
+        self,
+        value: ValueId,
+        out_dtype: crate::dtype::DType,
+        region: Option<Region>,
+    ) -> (Kernel, Vec<Var>) {
         let mut args: Vec<KernelArg> = self
             .inputs
             .iter()
@@ -507,8 +640,10 @@ impl<'a> KernelBuilder<'a> {
         }
         for inst in &self.insts {
             match &inst.kind {
-                InstKind::Load { strides, .. } => {
-                    for s in strides {
+                InstKind::Load {
+                    strides, offset, ..
+                } => {
+                    for s in strides.iter().chain(offset) {
                         syms.extend(s.syms.iter().cloned());
                     }
                 }
@@ -516,9 +651,15 @@ impl<'a> KernelBuilder<'a> {
                 _ => {}
             }
         }
+        if let Some(r) = &region {
+            for s in r.strides.iter().chain(&r.offset) {
+                syms.extend(s.syms.iter().cloned());
+            }
+        }
         let store = Store {
             arg: args.len() - 1,
             value,
+            region,
         };
         let mut k = Kernel {
             name: String::new(),

@@ -48,6 +48,23 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
             _ => Vec::new(),
         })
         .collect();
+    let offsets: Vec<usize> = kernel
+        .insts
+        .iter()
+        .map(|inst| match &inst.kind {
+            InstKind::Load { offset, .. } => kernel.eval_offset(offset, sizes) as usize,
+            _ => 0,
+        })
+        .collect();
+    // A region store: its offset and strides; else the row-major position.
+    let region = kernel.region().map(|r| {
+        let strides: Vec<usize> = r
+            .strides
+            .iter()
+            .map(|s| kernel.eval_size(s, sizes) as usize)
+            .collect();
+        (kernel.eval_offset(&r.offset, sizes) as usize, strides)
+    });
     let outer = kernel.outer_dims();
     let n_outer: usize = extents[..outer].iter().product();
     let n_inner: usize = extents[outer..].iter().product();
@@ -74,7 +91,12 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
             for (i, inst) in kernel.insts.iter().enumerate() {
                 let v = match &inst.kind {
                     InstKind::Load { arg, .. } => {
-                        let idx: usize = coord.iter().zip(&strides[i]).map(|(c, s)| c * s).sum();
+                        let idx: usize = offsets[i]
+                            + coord
+                                .iter()
+                                .zip(&strides[i])
+                                .map(|(c, s)| c * s)
+                                .sum::<usize>();
                         read_raw(args[*arg], kernel.args[*arg].dtype, idx)
                     }
                     InstKind::Const(c) => *c,
@@ -101,12 +123,13 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                         r => chosen[s] = r.combine(chosen[s], vals[st.value]),
                     }
                 } else {
-                    write_raw(
-                        args[st.arg],
-                        kernel.args[st.arg].dtype,
-                        o * n_inner + r,
-                        vals[st.value],
-                    );
+                    let at = match &region {
+                        None => o * n_inner + r,
+                        Some((offset, strides)) => {
+                            offset + coord.iter().zip(strides).map(|(c, s)| c * s).sum::<usize>()
+                        }
+                    };
+                    write_raw(args[st.arg], kernel.args[st.arg].dtype, at, vals[st.value]);
                 }
             }
         }

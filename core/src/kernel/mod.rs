@@ -3,7 +3,8 @@
 //! A kernel iterates over a rectangular `domain` (outermost first). Each
 //! iteration evaluates the SSA instructions `insts` (loads, constants,
 //! arithmetic). When `reduce_dims == 0` the kernel is a *map*: every stored
-//! value is written at the row-major position of the iteration. Otherwise the
+//! value is written at the row-major position of the iteration (or, for a
+//! store into a `Region`, at the region's offset and strides). Otherwise the
 //! trailing `reduce_dims` axes are summed over: every stored value is the sum
 //! of the values over those axes, computed with error O(log n)·eps in the
 //! value's type (n the number of terms), written at the row-major position of
@@ -67,11 +68,13 @@ pub struct Inst {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstKind {
-    /// Load element `sum_k coord[k] * strides[k]` of input `arg`;
+    /// Load element `offset + sum_k coord[k] * strides[k]` of input `arg`,
+    /// where `offset` is a sum of sizes (empty: 0; a slice's start);
     /// `strides.len() == domain.len()`. Half types widen to `f32`.
     Load {
         arg: usize,
         strides: Vec<Size>,
+        offset: Vec<Size>,
     },
     Const(f64),
     Unary(UnaryOp, ValueId),
@@ -132,11 +135,36 @@ impl Reduce {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Store {
     /// An output arg.
     pub arg: usize,
     pub value: ValueId,
+    /// Where a map stores (`None`: the row-major position of the iteration).
+    /// Every store of a kernel has the same region.
+    pub region: Option<Region>,
+}
+
+/// A strided part of a map kernel's output: the iteration at `coord` writes
+/// element `offset + sum_k coord[k] * strides[k]` (a part of a
+/// concatenation, or the operand's positions in a pad). Several launches
+/// write disjoint regions of one buffer (see `Program::check_schedule`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// A sum of sizes.
+    pub offset: Vec<Size>,
+    /// One per domain axis.
+    pub strides: Vec<Size>,
+}
+
+/// The value of a sum of sizes (an offset) under `eval`.
+pub fn eval_sum(terms: &[Size], eval: impl Fn(&Size) -> u64) -> u64 {
+    terms.iter().map(eval).sum()
+}
+
+fn sum_text(terms: &[Size]) -> String {
+    let t: Vec<String> = terms.iter().map(|x| x.to_string()).collect();
+    t.join("+")
 }
 
 impl Kernel {
@@ -149,12 +177,38 @@ impl Kernel {
         self.reduce_dims > 0
     }
 
-    /// Elements written to each output.
+    /// Elements written to each output (for a region store: one past the
+    /// largest index written).
     pub fn output_len(&self, sizes: &[i64]) -> usize {
-        self.domain[..self.outer_dims()]
+        let extents = self.domain[..self.outer_dims()]
             .iter()
-            .map(|s| self.eval_size(s, sizes) as usize)
-            .product()
+            .map(|s| self.eval_size(s, sizes) as usize);
+        match self.region() {
+            None => extents.product(),
+            Some(r) => {
+                let extents: Vec<usize> = extents.collect();
+                if extents.contains(&0) {
+                    return 0;
+                }
+                let last: u64 = r
+                    .strides
+                    .iter()
+                    .zip(&extents)
+                    .map(|(s, e)| self.eval_size(s, sizes) * (*e as u64 - 1))
+                    .sum();
+                (self.eval_offset(&r.offset, sizes) + last) as usize + 1
+            }
+        }
+    }
+
+    /// The region every store writes, if the kernel stores into one.
+    pub fn region(&self) -> Option<&Region> {
+        self.stores.first().and_then(|s| s.region.as_ref())
+    }
+
+    /// Value of a sum of sizes under the kernel's size arguments.
+    pub fn eval_offset(&self, terms: &[Size], sizes: &[i64]) -> u64 {
+        eval_sum(terms, |s| self.eval_size(s, sizes))
     }
 
     /// Value of a size under the kernel's size arguments.
@@ -182,13 +236,19 @@ impl Kernel {
         }
         let mut need = 0usize;
         for inst in &self.insts {
-            if let InstKind::Load { arg: a, strides } = &inst.kind {
+            if let InstKind::Load {
+                arg: a,
+                strides,
+                offset,
+            } = &inst.kind
+            {
                 if *a == arg {
                     let last: u64 = strides
                         .iter()
                         .zip(&extents)
                         .map(|(s, e)| self.eval_size(s, sizes) * (e - 1))
                         .sum();
+                    let last = last + self.eval_offset(offset, sizes);
                     need = need.max(last as usize + 1);
                 }
             }
@@ -241,9 +301,26 @@ impl Kernel {
         if !self.domain.iter().all(known) {
             return Err("the domain names a size symbol not in `sizes`".into());
         }
+        let region = self
+            .stores
+            .iter()
+            .all(|st| st.region == self.stores[0].region);
+        if let Some(r) = self.region() {
+            if self.is_reduction()
+                || r.strides.len() != self.domain.len()
+                || !r.strides.iter().chain(&r.offset).all(known)
+            {
+                return Err("a region store needs a map kernel and known sizes".into());
+            }
+        }
+        if !region {
+            return Err("the stores of a kernel write different regions".into());
+        }
         for (i, inst) in self.insts.iter().enumerate() {
             let ok = match &inst.kind {
-                InstKind::Load { strides, .. } => strides.iter().all(known),
+                InstKind::Load {
+                    strides, offset, ..
+                } => strides.iter().chain(offset).all(known),
                 InstKind::Size(s) => known(s),
                 InstKind::Index(axis) => *axis < self.domain.len(),
                 _ => true,
@@ -283,9 +360,19 @@ impl Kernel {
         for (i, inst) in self.insts.iter().enumerate() {
             let _ = write!(s, "  v{i}: {} = ", inst.ty);
             let _ = match &inst.kind {
-                InstKind::Load { arg, strides } => {
+                InstKind::Load {
+                    arg,
+                    strides,
+                    offset,
+                } => {
                     let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
-                    writeln!(s, "load a{arg} strides[{}]", st.join(", "))
+                    // No offset writes nothing, so earlier kernels keep
+                    // their text and symbol.
+                    let off = match offset.is_empty() {
+                        true => String::new(),
+                        false => format!(" offset {}", sum_text(offset)),
+                    };
+                    writeln!(s, "load a{arg} strides[{}]{off}", st.join(", "))
                 }
                 InstKind::Const(c) => writeln!(s, "const {c:?}"),
                 InstKind::Unary(op, a) => writeln!(s, "{} v{a}", op.name()),
@@ -297,7 +384,17 @@ impl Kernel {
             };
         }
         for st in &self.stores {
-            let _ = writeln!(s, "  store a{} v{}", st.arg, st.value);
+            let _ = write!(s, "  store a{} v{}", st.arg, st.value);
+            if let Some(r) = &st.region {
+                let st: Vec<String> = r.strides.iter().map(|x| x.to_string()).collect();
+                let _ = write!(
+                    s,
+                    " region offset {} strides[{}]",
+                    sum_text(&r.offset),
+                    st.join(", ")
+                );
+            }
+            s.push('\n');
         }
         s
     }

@@ -7,6 +7,7 @@ pub mod dot_general;
 pub mod elementwise;
 pub mod layout;
 pub mod reduce;
+pub mod slicing;
 pub mod structural;
 
 use crate::dtype::DType;
@@ -82,6 +83,25 @@ pub enum Op {
     Convert {
         dtype: DType,
     },
+    /// The elements at `starts[k] + i·steps[k]` along each axis `k`, a result
+    /// of `shape` (`lax.slice`; see `slicing`).
+    Slice {
+        shape: Shape,
+        starts: Vec<Dim>,
+        steps: Vec<u64>,
+    },
+    /// Zeros of `shape` with the operand at the positions a `Slice` with the
+    /// same `starts` and `steps` reads (the transpose of `Slice`).
+    Pad {
+        shape: Shape,
+        starts: Vec<Dim>,
+        steps: Vec<u64>,
+    },
+    /// The `operands` operands joined along `axis`.
+    Concatenate {
+        axis: usize,
+        operands: usize,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -94,8 +114,11 @@ pub enum FusionKind {
     /// Ends a fused group: its result is written to memory.
     Reduction,
     /// Permutes load strides (transpose) or reads a materialized operand
-    /// under another shape (reshape).
+    /// under another shape (reshape), or at an offset (slice).
     Layout,
+    /// Materialized by kernels that each store into a region of it (pad,
+    /// concatenate).
+    Assemble,
 }
 
 impl Op {
@@ -110,9 +133,12 @@ impl Op {
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::StopGradient
-            | Op::Convert { .. } => 1,
+            | Op::Convert { .. }
+            | Op::Slice { .. }
+            | Op::Pad { .. } => 1,
             Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) => 2,
             Op::Select => 3,
+            Op::Concatenate { operands, .. } => *operands,
         }
     }
 
@@ -166,6 +192,17 @@ impl Op {
             Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
             Op::StopGradient => Ok(ins[0].clone()),
             Op::Convert { dtype } => convert::convert_infer(ins[0], *dtype),
+            Op::Slice {
+                shape,
+                starts,
+                steps,
+            } => slicing::slice_infer(ins[0], shape, starts, steps),
+            Op::Pad {
+                shape,
+                starts,
+                steps,
+            } => slicing::pad_infer(ins[0], shape, starts, steps),
+            Op::Concatenate { axis, .. } => slicing::concatenate_infer(ins, *axis),
             Op::DimSize { dtype, .. } => {
                 if !dtype.is_float() {
                     return Err(format!("dim_size needs a float type, got {dtype}"));
@@ -218,10 +255,8 @@ impl Op {
             Op::StopGradient => ins[0].clone(),
             Op::Convert { dtype } => convert::convert_eval(ins[0], *dtype),
             Op::DimSize { dim, dtype } => {
-                let n = match dim {
-                    Dim::Const(c) => *c,
-                    Dim::Sym(s) => *env.get(s).expect("dim_size of a bound symbol"),
-                };
+                let n = crate::shape::derived::eval(dim, &|s| env.get(s).copied())
+                    .expect("dim_size of a bound symbol");
                 Tensor::scalar(*dtype, n as f64)
             }
             Op::Iota { axis, dtype, .. } => {
@@ -236,6 +271,13 @@ impl Op {
             Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
             Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
             Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
+            Op::Slice { starts, steps, .. } => {
+                slicing::slice_eval(ins[0], out_shape, starts, steps, env)
+            }
+            Op::Pad { starts, steps, .. } => {
+                slicing::pad_eval(ins[0], out_shape, starts, steps, env)
+            }
+            Op::Concatenate { axis, .. } => slicing::concatenate_eval(ins, *axis, out_shape),
         }
     }
 
@@ -264,6 +306,17 @@ impl Op {
             Op::Transpose { perm } => t[0].map(|t| layout::transpose(f, t, perm.clone())),
             Op::Reshape { shape } => t[0].map(|t| layout::reshape(f, t, shape.clone())),
             Op::DotGeneral(d) => dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]),
+            Op::Slice {
+                shape,
+                starts,
+                steps,
+            } => t[0].map(|t| slicing::slice(f, t, shape.clone(), starts.clone(), steps.clone())),
+            Op::Pad {
+                shape,
+                starts,
+                steps,
+            } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
+            Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
         }
     }
 
@@ -287,7 +340,10 @@ impl Op {
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::DotGeneral(_)
-            | Op::Convert { .. } => true,
+            | Op::Convert { .. }
+            | Op::Slice { .. }
+            | Op::Pad { .. }
+            | Op::Concatenate { .. } => true,
         }
     }
 
@@ -328,6 +384,23 @@ impl Op {
             Op::Transpose { perm } => vec![Some(layout::transpose_transpose(f, perm, ct))],
             Op::Reshape { .. } => vec![Some(layout::reshape(f, ct, types[0].shape.clone()))],
             Op::Convert { .. } => vec![Some(convert::convert_transpose(f, &types[0], ct))],
+            Op::Slice { starts, steps, .. } => vec![Some(slicing::pad(
+                f,
+                ct,
+                types[0].shape.clone(),
+                starts.clone(),
+                steps.clone(),
+            ))],
+            Op::Pad { starts, steps, .. } => vec![Some(slicing::slice(
+                f,
+                ct,
+                types[0].shape.clone(),
+                starts.clone(),
+                steps.clone(),
+            ))],
+            Op::Concatenate { axis, .. } => {
+                slicing::concatenate_transpose(f, known, types, *axis, ct)
+            }
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
                     Some(dot_general::dot_general_transpose(
@@ -403,6 +476,19 @@ impl Op {
             }
             Op::ReduceSum { axes } => f.reduce_sum(ins[0], reduce::shift_axes(axes)),
             Op::Dot => structural::dot_batch(f, ins[0], ins[1], batched, size),
+            Op::Slice {
+                shape,
+                starts,
+                steps,
+            } => slicing::slice_batch(f, ins[0], shape, starts, steps, size),
+            Op::Pad {
+                shape,
+                starts,
+                steps,
+            } => slicing::pad_batch(f, ins[0], shape, starts, steps, size),
+            Op::Concatenate { axis, .. } => {
+                slicing::concatenate_batch(f, ins, batched, *axis, size)
+            }
         }
     }
 
@@ -418,7 +504,8 @@ impl Op {
             | Op::DimSize { .. }
             | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
-            Op::Transpose { .. } | Op::Reshape { .. } => FusionKind::Layout,
+            Op::Transpose { .. } | Op::Reshape { .. } | Op::Slice { .. } => FusionKind::Layout,
+            Op::Pad { .. } | Op::Concatenate { .. } => FusionKind::Assemble,
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
@@ -461,6 +548,13 @@ impl fmt::Display for Op {
             Op::Convert { .. } => f.write_str("convert"),
             Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),
             Op::Iota { axis, .. } => write!(f, "iota[{axis}]"),
+            Op::Slice { starts, steps, .. } => {
+                write!(f, "slice[{}]", slicing::window_text(starts, steps))
+            }
+            Op::Pad { starts, steps, .. } => {
+                write!(f, "pad[{}]", slicing::window_text(starts, steps))
+            }
+            Op::Concatenate { axis, .. } => write!(f, "concatenate[{axis}]"),
         }
     }
 }

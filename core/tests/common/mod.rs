@@ -11,6 +11,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
+mod slicing_cases;
+pub use slicing_cases::slicing_cases;
+
 pub const F: DType = DType::F64;
 
 pub fn rng(seed: u64) -> StdRng {
@@ -35,7 +38,7 @@ pub struct Case {
 pub const SEP: f64 = 0.1;
 
 const POS: (f64, f64) = (0.5, 2.0);
-const ANY: (f64, f64) = (-2.0, 2.0);
+pub(crate) const ANY: (f64, f64) = (-2.0, 2.0);
 
 /// Shape of rank 0, 1 (`[n]`) or 2 (`[n,3]`).
 pub fn shape(rank: usize, n: &Dim) -> Shape {
@@ -68,7 +71,7 @@ pub fn build(
     f
 }
 
-fn case(
+pub(crate) fn case(
     family: &'static str,
     f: Function,
     ranges: Vec<(f64, f64)>,
@@ -256,6 +259,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     });
     cases.push(case("dot", f, vec![ANY], vec![]));
     cases.extend(nd_cases(n));
+    cases.extend(slicing_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -611,7 +615,21 @@ pub fn inline(g: &mut Function, f: &Function, args: &[Var]) -> Vec<Var> {
 
 /// Bind every symbol to `size`.
 pub fn env_all(f: &Function, size: usize) -> BTreeMap<String, usize> {
-    f.symbols().into_iter().map(|s| (s, size)).collect()
+    try_env_all(f, size).unwrap_or_else(|e| panic!("`{}` at size {size}: {e}", f.name))
+}
+
+/// Every base symbol bound to `size`, and the derived ones computed from
+/// them; an error when a slice does not fit at that size.
+pub fn try_env_all(f: &Function, size: usize) -> Result<BTreeMap<String, usize>, String> {
+    use oxla_core::shape::derived;
+    let symbols = f.symbols();
+    let mut env: BTreeMap<String, u64> = symbols
+        .iter()
+        .filter(|s| !derived::is_derived(s))
+        .map(|s| (s.clone(), size as u64))
+        .collect();
+    derived::bind_derived(symbols.iter().map(String::as_str), &mut env)?;
+    Ok(env.into_iter().map(|(k, v)| (k, v as usize)).collect())
 }
 
 pub fn concrete(shape: &Shape, env: &BTreeMap<String, usize>) -> Vec<usize> {
@@ -886,6 +904,10 @@ macro_rules! family_tests {
                 $check(family);
             }
         }
+        #[test]
+        fn slicing() {
+            $check("slicing");
+        }
     };
 }
 #[allow(unused_imports)]
@@ -1139,23 +1161,41 @@ pub const SHAPE_SIZES: [usize; 6] = [0, 1, 2, 3, 5, 7];
 /// 0, every symbol 1, and four draws (each symbol independently) from
 /// `seed`. Constant dimensions keep their sizes.
 pub fn shape_envs(f: &Function, seed: u64) -> Vec<BTreeMap<String, usize>> {
-    let syms = f.symbols();
-    if syms.len() <= 1 {
-        return SHAPE_SIZES
-            .iter()
-            .map(|&v| syms.iter().map(|s| (s.clone(), v)).collect())
-            .collect();
-    }
-    let mut rng = rng(seed);
-    let mut envs = vec![env_all(f, 0), env_all(f, 1)];
-    for _ in 0..4 {
-        envs.push(
-            syms.iter()
-                .map(|s| (s.clone(), SHAPE_SIZES[rng.gen_range(0..SHAPE_SIZES.len())]))
-                .collect(),
-        );
-    }
-    envs
+    use oxla_core::shape::derived;
+    let symbols = f.symbols();
+    let syms: Vec<&String> = symbols.iter().filter(|s| !derived::is_derived(s)).collect();
+    let same = |v: usize| -> BTreeMap<String, u64> {
+        syms.iter().map(|s| ((*s).clone(), v as u64)).collect()
+    };
+    let bases: Vec<BTreeMap<String, u64>> = if syms.len() <= 1 {
+        SHAPE_SIZES.iter().map(|&v| same(v)).collect()
+    } else {
+        let mut rng = rng(seed);
+        let mut envs = vec![same(0), same(1)];
+        for _ in 0..4 {
+            envs.push(
+                syms.iter()
+                    .map(|s| {
+                        (
+                            (*s).clone(),
+                            SHAPE_SIZES[rng.gen_range(0..SHAPE_SIZES.len())] as u64,
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        envs
+    };
+    // Derived sizes (slices, concatenations) follow from the base ones; a
+    // binding at which some slice does not fit is left out (the fusion
+    // tests check that such a call is refused).
+    bases
+        .into_iter()
+        .filter_map(|mut env| {
+            derived::bind_derived(symbols.iter().map(String::as_str), &mut env).ok()?;
+            Some(env.into_iter().map(|(k, v)| (k, v as usize)).collect())
+        })
+        .collect()
 }
 
 /// `f` with every parameter of rank ≥ 2 taken with its axes reversed and
@@ -1212,6 +1252,9 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::DimSize { .. } => "dim_size",
         Op::Iota { .. } => "iota",
         Op::Convert { .. } => "convert",
+        Op::Slice { .. } => "slice",
+        Op::Pad { .. } => "pad",
+        Op::Concatenate { .. } => "concatenate",
     }
 }
 
@@ -1234,6 +1277,9 @@ pub const OP_KINDS: &[&str] = &[
     "dim_size",
     "iota",
     "convert",
+    "slice",
+    "pad",
+    "concatenate",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1278,6 +1324,7 @@ pub const FAMILIES: &[&str] = &[
     "composite",
     "unit_broadcast",
     "special",
+    "slicing",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another

@@ -395,7 +395,12 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             | Op::ReduceMin { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
-            | Op::StopGradient => {
+            | Op::StopGradient
+            // A scalar slice or pad is the identity; a concatenation has
+            // rank >= 1, so it never reaches straight-line code.
+            | Op::Slice { .. }
+            | Op::Pad { .. }
+            | Op::Concatenate { .. } => {
                 let x = &ins[0];
                 quote!(#x)
             }

@@ -21,6 +21,7 @@ mod elementwise;
 pub mod errors;
 pub mod lower;
 mod paths;
+mod slicing;
 pub mod stack;
 pub mod types;
 mod vocab;
@@ -29,6 +30,8 @@ mod vocab;
 mod tests;
 #[cfg(test)]
 mod tests_nd;
+#[cfg(test)]
+mod tests_slicing;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, TransformAttr, TransformKind};

@@ -547,6 +547,9 @@ impl Lowerer<'_> {
             Expr::Call(c) => self.lower_call(c),
             Expr::Index(i) => self.lower_index(i),
             Expr::Macro(m) => {
+                if let Some(v) = self.lower_slicing_macro(m) {
+                    return v;
+                }
                 self.errors.spanned(
                     &m.mac,
                     format!("macros are not supported in oxla functions: they must be pure (`{}!` is a macro)", path_name(&m.mac.path)),
@@ -716,6 +719,9 @@ impl Lowerer<'_> {
                 .spanned(t, "type arguments are not supported on methods");
             return None;
         }
+        if let Some(v) = self.lower_slicing_method(m) {
+            return v;
+        }
         if let Some(v) = self.lower_array_method(m) {
             return v;
         }
@@ -837,6 +843,9 @@ impl Lowerer<'_> {
             _ => None,
         };
         if let Some(n) = &name {
+            if let Some(v) = self.lower_slicing_call(n, c) {
+                return v;
+            }
             if let Some(v) = self.lower_array_call(n, c) {
                 return v;
             }
@@ -911,7 +920,18 @@ impl Lowerer<'_> {
         if a == b {
             return true;
         }
+        let derived =
+            |d: &Dim| matches!(d, Dim::Sym(s) if oxla_core::shape::derived::is_derived(s));
         let (from, to) = match (a, b) {
+            // A derived size (a slice's length, a concatenation's) is never
+            // replaced: its definition checks the bounds at the call. A base
+            // symbol is replaced by it, so the call checks that argument
+            // against it; two different derived sizes, or a derived one and
+            // a constant, cannot be unified statically.
+            _ if derived(a) && derived(b) => return false,
+            (Dim::Const(_), _) | (_, Dim::Const(_)) if derived(a) || derived(b) => return false,
+            (Dim::Sym(_), Dim::Sym(y)) if derived(a) => (y.clone(), a.clone()),
+            (Dim::Sym(x), Dim::Sym(_)) if derived(b) => (x.clone(), b.clone()),
             // Keep the symbol of the earlier parameter.
             (Dim::Sym(x), Dim::Sym(y)) if self.symbol_rank(x) < self.symbol_rank(y) => {
                 (y.clone(), a.clone())
@@ -937,19 +957,28 @@ impl Lowerer<'_> {
 
 /// Replace the dimension symbol `from` by `to` in every type and op of `f`.
 pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
+    use oxla_core::shape::derived::rename;
     let fix = |shape: &mut Shape| {
         for d in shape.0.iter_mut() {
-            if matches!(d, Dim::Sym(s) if s == from) {
-                *d = to.clone();
-            }
+            *d = rename(d, from, to);
         }
     };
     for t in f.types.iter_mut() {
         fix(&mut t.shape);
     }
     for e in f.eqns.iter_mut() {
-        if let Op::Broadcast { shape, .. } = &mut e.op {
-            fix(shape);
+        match &mut e.op {
+            Op::Broadcast { shape, .. } | Op::Reshape { shape } | Op::Iota { shape, .. } => {
+                fix(shape)
+            }
+            Op::Slice { shape, starts, .. } | Op::Pad { shape, starts, .. } => {
+                fix(shape);
+                for d in starts.iter_mut() {
+                    *d = rename(d, from, to);
+                }
+            }
+            Op::DimSize { dim, .. } => *dim = rename(dim, from, to),
+            _ => {}
         }
     }
 }

@@ -14,6 +14,7 @@
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
 //! | `stop_gradient(x)` | `stop_gradient` |
 //! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `convert`, `iota`, `select`, `reduce_sum` |
+//! | `x.slice(s![..])`, `concatenate(..)`, `stack(..)` and their macros | see `slicing` |
 //!
 //! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
 
@@ -27,15 +28,18 @@ use syn::Expr;
 /// The array methods handled here (for error messages).
 pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), dot(&y), \
      sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
-     min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k))";
+     min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
+     slice_axis(Axis(k), Slice::from(a..b))";
 
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v)";
+     take_along_axis(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
+     concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), \
+     concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
-fn axis_arg(e: &Expr) -> Option<usize> {
+pub(crate) fn axis_arg(e: &Expr) -> Option<usize> {
     let Expr::Call(c) = strip(e) else {
         return None;
     };
@@ -459,7 +463,7 @@ impl Lowerer<'_> {
         let Some(ks) = ks else {
             self.errors.spanned(
                 &i.index,
-                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slicing and run-time indices are not supported yet",
+                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slice with `x.slice(s![1..])`; run-time indices are not supported yet",
             );
             return None;
         };

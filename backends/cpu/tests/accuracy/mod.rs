@@ -65,6 +65,7 @@ pub fn unary_kernel(op: UnaryOp, ty: DType) -> Kernel {
                 kind: InstKind::Load {
                     arg: 0,
                     strides: vec![Size::constant(1)],
+                    offset: Vec::new(),
                 },
             },
             Inst {
@@ -72,7 +73,11 @@ pub fn unary_kernel(op: UnaryOp, ty: DType) -> Kernel {
                 kind: InstKind::Unary(op, 0),
             },
         ],
-        stores: vec![Store { arg: 1, value: 1 }],
+        stores: vec![Store {
+            arg: 1,
+            value: 1,
+            region: None,
+        }],
     }
 }
 

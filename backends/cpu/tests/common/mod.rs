@@ -59,7 +59,14 @@ impl KernelBuilder {
     /// compute type of the buffer.
     pub fn load(&mut self, arg: usize, strides: Vec<Size>) -> ValueId {
         let ty = self.k.args[arg].dtype.compute_type();
-        self.push(ty, InstKind::Load { arg, strides })
+        self.push(
+            ty,
+            InstKind::Load {
+                arg,
+                strides,
+                offset: Vec::new(),
+            },
+        )
     }
 
     pub fn konst(&mut self, ty: DType, v: f64) -> ValueId {
@@ -101,7 +108,11 @@ impl KernelBuilder {
     }
 
     pub fn store(&mut self, arg: usize, value: ValueId) {
-        self.k.stores.push(Store { arg, value });
+        self.k.stores.push(Store {
+            arg,
+            value,
+            region: None,
+        });
     }
 
     pub fn build(self) -> Kernel {

@@ -1,0 +1,342 @@
+//! Derived dimensions: sizes computed from other dimensions when a call binds
+//! its symbols, e.g. the length `n - 1` of `x[1..]` for a vector of length `n`.
+//!
+//! A derived dimension is a `Dim::Sym` whose name is its definition, in
+//! parentheses (a base symbol never starts with `(`):
+//!
+//! - `(D:B:B:s)`: the length of the slice `start..stop` with step `s` of a
+//!   dimension `D`, where a bound `B` is an index `k` or `e-k` (the end minus
+//!   `k`; `e` is the end). Evaluating it checks `start <= stop <= D`, so a
+//!   slice out of range is an error at the call, never an access.
+//! - `(D+D+…)`: a sum (the length of a concatenation, or an offset in it).
+//!
+//! `D` is a constant, a symbol or another derived dimension. Because the
+//! name is the definition, every pass that copies a shape (transforms, the
+//! text form, fusion, kernel `sizes`) carries it unchanged, and equal
+//! definitions are equal dimensions. The constructors below put names in a
+//! canonical form (`x[1..]` and `x[..-1]` are both `(n:0:e-1:1)`).
+
+use super::Dim;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A slice bound: an index from the start, or from the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bound {
+    Start(u64),
+    /// The end minus this many.
+    End(u64),
+}
+
+impl Bound {
+    /// The index this bound names in an axis of size `n`, if within it.
+    pub fn resolve(self, n: u64) -> Option<u64> {
+        match self {
+            Bound::Start(k) => (k <= n).then_some(k),
+            Bound::End(k) => n.checked_sub(k),
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Start(k) => write!(f, "{k}"),
+            Bound::End(0) => f.write_str("e"),
+            Bound::End(k) => write!(f, "e-{k}"),
+        }
+    }
+}
+
+/// The definition of a derived dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Derived {
+    Slice {
+        of: Dim,
+        start: Bound,
+        stop: Bound,
+        step: u64,
+    },
+    Sum(Vec<Dim>),
+}
+
+/// Whether `name` is a derived dimension's name.
+pub fn is_derived(name: &str) -> bool {
+    name.starts_with('(')
+}
+
+/// The length of `start..stop` with `step` (>= 1) of an axis of size `of`:
+/// a constant when it is known statically, else a derived dimension whose
+/// evaluation checks the bounds. A constant axis with bounds outside it is
+/// an error (what the message says goes to the user).
+pub fn slice_len(of: &Dim, start: Bound, stop: Bound, step: u64) -> Result<Dim, String> {
+    if step == 0 {
+        return Err("a slice step must be at least 1".into());
+    }
+    if let Dim::Const(n) = of {
+        return const_slice_len(*n, start, stop, step).map(Dim::Const);
+    }
+    let len = |a: u64, b: u64| Dim::Const((b.saturating_sub(a)).div_ceil(step));
+    match (start, stop) {
+        (Bound::Start(0), Bound::End(0)) if step == 1 => Ok(of.clone()),
+        // Both from the end: the length is fixed; the start index (a derived
+        // dimension itself, `start_index`) checks the axis is long enough.
+        (Bound::End(a), Bound::End(b)) if a >= b => Ok(len(b, a)),
+        (Bound::Start(a), Bound::Start(b)) if a <= b => Ok(derived(Derived::Slice {
+            of: of.clone(),
+            start,
+            stop,
+            step,
+        })),
+        // Only `stop - start` matters: shift the start to 0 (canonical).
+        (Bound::Start(a), Bound::End(b)) => Ok(derived(Derived::Slice {
+            of: of.clone(),
+            start: Bound::Start(0),
+            stop: Bound::End(a + b),
+            step,
+        })),
+        (Bound::End(_), Bound::Start(_)) => Err(format!(
+            "a slice of the axis of run-time size `{of}` from a bound counted from the end to one counted from the start is not supported"
+        )),
+        _ => Err(format!(
+            "the slice {start}..{stop} is empty backwards (start after stop)"
+        )),
+    }
+}
+
+fn const_slice_len(n: u64, start: Bound, stop: Bound, step: u64) -> Result<u64, String> {
+    let show = |b: Bound| match b {
+        Bound::Start(k) => k.to_string(),
+        Bound::End(k) => format!("-{k}"),
+    };
+    match (start.resolve(n), stop.resolve(n)) {
+        (Some(a), Some(b)) if a <= b => Ok((b - a).div_ceil(step)),
+        _ => Err(format!(
+            "the slice {}..{} is out of range for an axis of size {n}",
+            show(start),
+            show(stop)
+        )),
+    }
+}
+
+/// The index a bound names in an axis of size `of`: a constant, or (from the
+/// end of a symbolic axis) the derived `of - k`, which checks `k <= of`.
+pub fn start_index(of: &Dim, b: Bound) -> Result<Dim, String> {
+    match (of, b) {
+        (_, Bound::Start(k)) => Ok(Dim::Const(k)),
+        (Dim::Const(n), Bound::End(k)) => n
+            .checked_sub(k)
+            .map(Dim::Const)
+            .ok_or_else(|| format!("the index -{k} is out of range for an axis of size {n}")),
+        (Dim::Sym(_), Bound::End(0)) => Ok(of.clone()),
+        (Dim::Sym(_), Bound::End(_)) => slice_len(of, Bound::Start(0), b, 1),
+    }
+}
+
+/// The sum of dimensions: a constant when every term is, else a derived
+/// dimension (constants folded into one trailing term, the rest sorted).
+pub fn sum(dims: &[Dim]) -> Dim {
+    let mut c = 0u64;
+    let mut syms: Vec<Dim> = Vec::new();
+    for d in dims {
+        match d {
+            Dim::Const(k) => c += k,
+            Dim::Sym(s) => match parse(s) {
+                Some(Derived::Sum(inner)) => syms.extend(inner.into_iter().filter(|d| {
+                    if let Dim::Const(k) = d {
+                        c += k;
+                        false
+                    } else {
+                        true
+                    }
+                })),
+                _ => syms.push(d.clone()),
+            },
+        }
+    }
+    syms.sort();
+    if c > 0 {
+        syms.push(Dim::Const(c));
+    }
+    match syms.len() {
+        0 => Dim::Const(0),
+        1 => syms.pop().expect("one term"),
+        _ => derived(Derived::Sum(syms)),
+    }
+}
+
+fn derived(d: Derived) -> Dim {
+    Dim::Sym(d.to_string())
+}
+
+impl fmt::Display for Derived {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Derived::Slice {
+                of,
+                start,
+                stop,
+                step,
+            } => write!(f, "({of}:{start}:{stop}:{step})"),
+            Derived::Sum(terms) => {
+                let t: Vec<String> = terms.iter().map(|d| d.to_string()).collect();
+                write!(f, "({})", t.join("+"))
+            }
+        }
+    }
+}
+
+/// Split `s` at `sep` outside parentheses.
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// Parse one dimension of a derived definition: a constant, a base symbol
+/// or a parenthesized derived dimension.
+pub fn parse_dim(s: &str) -> Option<Dim> {
+    if let Ok(c) = s.parse::<u64>() {
+        return Some(Dim::Const(c));
+    }
+    if is_derived(s) {
+        return parse(s).map(|_| Dim::Sym(s.to_string()));
+    }
+    let ok = s.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| Dim::Sym(s.to_string()))
+}
+
+fn parse_bound(s: &str) -> Option<Bound> {
+    match s.strip_prefix('e') {
+        Some("") => Some(Bound::End(0)),
+        Some(rest) => rest.strip_prefix('-')?.parse().ok().map(Bound::End),
+        None => s.parse().ok().map(Bound::Start),
+    }
+}
+
+/// The definition of a derived dimension's name; `None` for a base symbol
+/// or a malformed name.
+pub fn parse(name: &str) -> Option<Derived> {
+    let inner = name.strip_prefix('(')?.strip_suffix(')')?;
+    let parts = split_top(inner, ':');
+    if let [of, start, stop, step] = parts[..] {
+        let step: u64 = step.parse().ok().filter(|s| *s > 0)?;
+        return Some(Derived::Slice {
+            of: parse_dim(of)?,
+            start: parse_bound(start)?,
+            stop: parse_bound(stop)?,
+            step,
+        });
+    }
+    let terms = split_top(inner, '+');
+    if terms.len() < 2 {
+        return None;
+    }
+    terms
+        .into_iter()
+        .map(parse_dim)
+        .collect::<Option<Vec<_>>>()
+        .map(Derived::Sum)
+}
+
+/// The base symbols a dimension is defined from (itself, for a base symbol).
+pub fn base_symbols(d: &Dim, out: &mut Vec<String>) {
+    let Dim::Sym(s) = d else { return };
+    match parse(s) {
+        Some(Derived::Slice { of, .. }) => base_symbols(&of, out),
+        Some(Derived::Sum(terms)) => terms.iter().for_each(|t| base_symbols(t, out)),
+        None => {
+            if !out.contains(s) {
+                out.push(s.clone())
+            }
+        }
+    }
+}
+
+/// The value of a dimension given the base symbols' values; an error says
+/// which slice is out of range (or which symbol is unbound).
+pub fn eval(d: &Dim, lookup: &dyn Fn(&str) -> Option<u64>) -> Result<u64, String> {
+    let s = match d {
+        Dim::Const(c) => return Ok(*c),
+        Dim::Sym(s) => s,
+    };
+    match parse(s) {
+        None => lookup(s).ok_or_else(|| format!("dimension `{s}` is not bound")),
+        Some(Derived::Sum(terms)) => terms.iter().try_fold(0u64, |acc, t| {
+            acc.checked_add(eval(t, lookup)?)
+                .ok_or_else(|| format!("dimension `{s}` overflows"))
+        }),
+        Some(Derived::Slice {
+            of,
+            start,
+            stop,
+            step,
+        }) => {
+            let n = eval(&of, lookup)?;
+            const_slice_len(n, start, stop, step).map_err(|e| {
+                format!("{e} (the axis of size `{of}`, a slice that needs dimension `{s}`)")
+            })
+        }
+    }
+}
+
+/// Add the value of every derived symbol among `symbols` to `env`, which
+/// binds the base symbols.
+pub fn bind_derived<'a>(
+    symbols: impl IntoIterator<Item = &'a str>,
+    env: &mut BTreeMap<String, u64>,
+) -> Result<(), String> {
+    for s in symbols {
+        if is_derived(s) && !env.contains_key(s) {
+            let v = eval(&Dim::Sym(s.to_string()), &|b| env.get(b).copied())?;
+            env.insert(s.to_string(), v);
+        }
+    }
+    Ok(())
+}
+
+/// `d` with the symbol `from` replaced by `to`, inside derived definitions
+/// too (re-put in canonical form).
+pub fn rename(d: &Dim, from: &str, to: &Dim) -> Dim {
+    let Dim::Sym(s) = d else { return d.clone() };
+    if s == from {
+        return to.clone();
+    }
+    match parse(s) {
+        None => d.clone(),
+        Some(Derived::Sum(terms)) => {
+            let terms: Vec<Dim> = terms.iter().map(|t| rename(t, from, to)).collect();
+            sum(&terms)
+        }
+        Some(Derived::Slice {
+            of,
+            start,
+            stop,
+            step,
+        }) => {
+            let of = rename(&of, from, to);
+            // A constant axis gives a constant length (in range: the
+            // renamed definition was).
+            slice_len(&of, start, stop, step).unwrap_or_else(|_| {
+                derived(Derived::Slice {
+                    of,
+                    start,
+                    stop,
+                    step,
+                })
+            })
+        }
+    }
+}

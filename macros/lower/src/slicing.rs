@@ -1,0 +1,412 @@
+//! Slicing vocabulary, as ndarray spells it:
+//!
+//! | written | IR |
+//! |---|---|
+//! | `x.slice(s![1.., ..;2, 3, -2.., NewAxis])` | `slice` (+ `reshape` for indices and `NewAxis`) |
+//! | `x.slice_axis(Axis(k), Slice::from(a..b))` | `slice` |
+//! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | `concatenate` |
+//! | `stack(Axis(k), &[a.view(), b.view()])`, `stack![Axis(k), a, b]` | `reshape` + `concatenate` |
+//!
+//! Bounds and steps are integer literals; a negative bound counts from the
+//! end, as in ndarray. On an axis of static size an out-of-range slice is a
+//! compile error; on an axis of run-time size the derived length
+//! (`shape::derived`) checks it when the function is called.
+
+use crate::lower::Lowerer;
+use oxla_core::ops::slicing::{concatenate, slice_bounds};
+use oxla_core::shape::derived::Bound;
+use oxla_core::{Dim, Op, Shape, Var};
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Token};
+
+const S_MACRO_HELP: &str = "`s![..]` takes one item per axis: a range with integer-literal bounds (`1..`, `..-1`, `2..5`, `..=3`), optionally with a step `;k` (k >= 1), an integer index, or `NewAxis`";
+
+/// One item of `s![..]`.
+enum Item {
+    Range(Bound, Bound, u64),
+    Index(i64),
+    NewAxis,
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+        e => e,
+    }
+}
+
+/// An integer literal, possibly negated.
+fn int_lit(e: &Expr) -> Option<i64> {
+    match strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => int_lit(&u.expr).map(|v| -v),
+        _ => None,
+    }
+}
+
+fn is_path(e: &Expr, name: &str) -> bool {
+    matches!(strip(e), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
+}
+
+/// A start bound (`k` or `-k`).
+fn start_bound(v: i64) -> Bound {
+    if v < 0 {
+        Bound::End(v.unsigned_abs())
+    } else {
+        Bound::Start(v as u64)
+    }
+}
+
+/// A range `a..b` / `a..=b` as bounds; `None` when not literal.
+fn range_bounds(r: &syn::ExprRange) -> Option<(Bound, Bound)> {
+    let start = match &r.start {
+        None => Bound::Start(0),
+        Some(e) => start_bound(int_lit(e)?),
+    };
+    let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+    let stop = match &r.end {
+        None => Bound::End(0),
+        Some(e) => {
+            let v = int_lit(e)?;
+            match (inclusive, v) {
+                (false, v) => start_bound(v),
+                (true, -1) => Bound::End(0),
+                (true, v) if v < 0 => Bound::End(v.unsigned_abs() - 1),
+                (true, v) => Bound::Start(v as u64 + 1),
+            }
+        }
+    };
+    Some((start, stop))
+}
+
+impl Lowerer<'_> {
+    /// `x.slice(s![..])` or `x.slice_axis(..)`, if `m` is one.
+    pub(crate) fn lower_slicing_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+        let name = m.method.to_string();
+        let args: Vec<&Expr> = m.args.iter().collect();
+        match (name.as_str(), args.as_slice()) {
+            ("slice", [arg]) => {
+                let x = self.lower_expr(&m.receiver);
+                let Expr::Macro(mac) = strip(arg) else {
+                    self.errors
+                        .spanned(arg, format!("`slice` takes `s![..]`: {S_MACRO_HELP}"));
+                    return Some(None);
+                };
+                if !mac.mac.path.is_ident("s") {
+                    self.errors
+                        .spanned(arg, format!("`slice` takes `s![..]`: {S_MACRO_HELP}"));
+                    return Some(None);
+                }
+                let items = self.s_items(&mac.mac.tokens, mac.span())?;
+                Some(self.slice_items(x?, &items, arg.span()))
+            }
+            ("slice_axis", [axis, s]) => {
+                let x = self.lower_expr(&m.receiver);
+                let k = crate::vocab::axis_arg(axis);
+                let range = match strip(s) {
+                    Expr::Call(c)
+                        if c.args.len() == 1
+                            && matches!(&*c.func, Expr::Path(p) if p.path.segments.len() == 2
+                                && p.path.segments[0].ident == "Slice"
+                                && p.path.segments[1].ident == "from") =>
+                    {
+                        match strip(&c.args[0]) {
+                            Expr::Range(r) => range_bounds(r),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let (Some(k), Some((a, b))) = (k, range) else {
+                    self.errors.spanned(
+                        m,
+                        "`slice_axis` takes `Axis(k)` and `Slice::from(a..b)` with integer literals",
+                    );
+                    return Some(None);
+                };
+                let x = x?;
+                let rank = self.f.shape(x).rank();
+                if k >= rank {
+                    self.errors.spanned(
+                        axis,
+                        format!("axis {k} is out of range for an array of rank {rank}"),
+                    );
+                    return Some(None);
+                }
+                let mut items: Vec<Item> = (0..rank)
+                    .map(|_| Item::Range(Bound::Start(0), Bound::End(0), 1))
+                    .collect();
+                items[k] = Item::Range(a, b, 1);
+                Some(self.slice_items(x, &Some(items), s.span()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Parse the tokens of `s![..]`.
+    fn s_items(&mut self, tokens: &TokenStream, span: Span) -> Option<Option<Vec<Item>>> {
+        let parser = |input: ParseStream| {
+            let mut out: Vec<(Expr, Option<Expr>)> = Vec::new();
+            while !input.is_empty() {
+                let e: Expr = input.parse()?;
+                let step = if input.peek(Token![;]) {
+                    input.parse::<Token![;]>()?;
+                    Some(input.parse::<Expr>()?)
+                } else {
+                    None
+                };
+                out.push((e, step));
+                if input.is_empty() {
+                    break;
+                }
+                input.parse::<Token![,]>()?;
+            }
+            Ok(out)
+        };
+        let parsed = match parser.parse2(tokens.clone()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.errors.at(span, format!("{S_MACRO_HELP} ({e})"));
+                return Some(None);
+            }
+        };
+        let mut items = Vec::new();
+        for (e, step) in &parsed {
+            let step_v = match step {
+                None => Some(1),
+                Some(s) => int_lit(s).filter(|v| *v >= 1).map(|v| v as u64),
+            };
+            let Some(step_v) = step_v else {
+                let s = step.as_ref().expect("a step");
+                self.errors.spanned(
+                    s,
+                    "a slice step must be an integer literal >= 1 (negative steps, which reverse, are not supported)",
+                );
+                return Some(None);
+            };
+            let item = match strip(e) {
+                Expr::Range(r) => range_bounds(r).map(|(a, b)| Item::Range(a, b, step_v)),
+                e if is_path(e, "NewAxis") && step.is_none() => Some(Item::NewAxis),
+                e if step.is_none() => int_lit(e).map(Item::Index),
+                _ => None,
+            };
+            match item {
+                Some(i) => items.push(i),
+                None => {
+                    self.errors.spanned(e, S_MACRO_HELP);
+                    return Some(None);
+                }
+            }
+        }
+        Some(Some(items))
+    }
+
+    /// Apply parsed `s![..]` items to `x`.
+    fn slice_items(&mut self, x: Var, items: &Option<Vec<Item>>, span: Span) -> Option<Var> {
+        let items = items.as_ref()?;
+        let shape = self.f.shape(x).clone();
+        let axes = items.iter().filter(|i| !matches!(i, Item::NewAxis)).count();
+        if axes != shape.rank() {
+            self.errors.at(
+                span,
+                format!(
+                    "`s![..]` covers {axes} of the {} axes of this array (shape {shape}): give one item per axis (`..` keeps an axis whole); `NewAxis` items add axes",
+                    shape.rank()
+                ),
+            );
+            return None;
+        }
+        let mut bounds = Vec::new();
+        let mut result: Vec<Option<usize>> = Vec::new(); // per item: kept axis or new
+        let mut axis = 0;
+        for item in items {
+            match item {
+                Item::NewAxis => result.push(None),
+                Item::Range(a, b, s) => {
+                    bounds.push((*a, *b, *s));
+                    result.push(Some(axis));
+                    axis += 1;
+                }
+                Item::Index(k) => {
+                    let a = start_bound(*k);
+                    let b = match *k {
+                        -1 => Bound::End(0),
+                        k if k < 0 => Bound::End(k.unsigned_abs() - 1),
+                        k => Bound::Start(k as u64 + 1),
+                    };
+                    bounds.push((a, b, 1));
+                    axis += 1;
+                }
+            }
+        }
+        let sliced = match slice_bounds(&mut self.f, x, &bounds) {
+            Ok(v) => v,
+            Err(e) => {
+                self.errors.at(
+                    span,
+                    format!(
+                        "{e} (array of shape {shape}); slices of a static axis must lie within it"
+                    ),
+                );
+                return None;
+            }
+        };
+        let dims = self.f.shape(sliced).0.clone();
+        let out: Vec<Dim> = result
+            .iter()
+            .map(|r| match r {
+                Some(a) => dims[*a].clone(),
+                None => Dim::Const(1),
+            })
+            .collect();
+        if out == dims {
+            return Some(sliced);
+        }
+        self.push(Op::Reshape { shape: Shape(out) }, &[sliced], span)
+    }
+
+    /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])`, if `name`
+    /// is one of them.
+    pub(crate) fn lower_slicing_call(
+        &mut self,
+        name: &str,
+        c: &syn::ExprCall,
+    ) -> Option<Option<Var>> {
+        if name != "concatenate" && name != "stack" {
+            return None;
+        }
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let list = match args.as_slice() {
+            [_, l] => match strip(l) {
+                Expr::Array(a) => Some(a.elems.iter().collect::<Vec<_>>()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(list) = list else {
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!("`{name}` takes an axis and a list of arrays: `{name}(Axis(k), &[a.view(), b.view()])`"),
+            );
+            return Some(None);
+        };
+        Some(self.join(name == "stack", args[0], &list, c.span()))
+    }
+
+    /// `concatenate![Axis(k), a, b]` / `stack![..]`, if `m` is one of them.
+    pub(crate) fn lower_slicing_macro(&mut self, m: &syn::ExprMacro) -> Option<Option<Var>> {
+        let name = m.mac.path.get_ident()?.to_string();
+        if name != "concatenate" && name != "stack" {
+            return None;
+        }
+        let parsed = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(m.mac.tokens.clone());
+        let args: Vec<Expr> = match parsed {
+            Ok(p) if p.len() >= 2 => p.into_iter().collect(),
+            _ => {
+                self.errors.spanned(
+                    &m.mac,
+                    format!("`{name}!` takes an axis and arrays: `{name}![Axis(k), a, b]`"),
+                );
+                return Some(None);
+            }
+        };
+        let list: Vec<&Expr> = args[1..].iter().collect();
+        Some(self.join(name == "stack", &args[0], &list, m.span()))
+    }
+
+    /// Concatenate (or stack) `list` along the axis `axis_e`.
+    fn join(&mut self, stack: bool, axis_e: &Expr, list: &[&Expr], span: Span) -> Option<Var> {
+        let what = if stack { "stack" } else { "concatenate" };
+        let axis = crate::vocab::axis_arg(axis_e);
+        // `a.view()` is the array itself here.
+        let xs: Vec<Option<Var>> = list
+            .iter()
+            .map(|e| match strip(e) {
+                Expr::MethodCall(m) if m.method == "view" && m.args.is_empty() => {
+                    self.lower_expr(&m.receiver)
+                }
+                e => self.lower_expr(e),
+            })
+            .collect();
+        let Some(axis) = axis else {
+            self.errors.spanned(
+                axis_e,
+                format!("`{what}` takes an axis as `Axis(k)` with an integer literal k"),
+            );
+            return None;
+        };
+        let mut xs: Vec<Var> = xs.into_iter().collect::<Option<_>>()?;
+        if xs.is_empty() {
+            self.errors
+                .at(span, format!("`{what}` needs at least one array"));
+            return None;
+        }
+        let shapes: Vec<String> = xs.iter().map(|x| self.f.ty(*x).to_string()).collect();
+        // Sizes that must agree are unified (the call checks them), as
+        // broadcasting does.
+        let r0 = self.f.shape(xs[0]).rank();
+        for i in 1..xs.len() {
+            if self.f.shape(xs[i]).rank() != r0 {
+                continue;
+            }
+            for k in (0..r0).filter(|k| stack || *k != axis) {
+                let (d0, d) = (
+                    self.f.shape(xs[0]).0[k].clone(),
+                    self.f.shape(xs[i]).0[k].clone(),
+                );
+                self.unify(&d0, &d);
+            }
+        }
+        if stack {
+            let first = self.f.shape(xs[0]).clone();
+            if xs.iter().any(|x| *self.f.shape(*x) != first) || axis > first.rank() {
+                self.errors.at(
+                    span,
+                    format!(
+                        "`stack` along axis {axis} needs arrays of one shape and an axis at most their rank, got {}",
+                        shapes.join(", ")
+                    ),
+                );
+                return None;
+            }
+            let mut dims = first.0.clone();
+            dims.insert(axis, Dim::Const(1));
+            for x in &mut xs {
+                *x = self.push(
+                    Op::Reshape {
+                        shape: Shape(dims.clone()),
+                    },
+                    &[*x],
+                    span,
+                )?;
+            }
+        }
+        let r = self.f.shape(xs[0]).rank();
+        let fits = xs.iter().all(|x| {
+            let t = self.f.ty(*x);
+            let f0 = self.f.ty(xs[0]);
+            t.dtype == f0.dtype
+                && t.shape.rank() == r
+                && (0..r).all(|k| k == axis || t.shape.0[k] == f0.shape.0[k])
+        });
+        if axis >= r || !fits {
+            self.errors.at(
+                span,
+                format!(
+                    "`{what}` along axis {axis} needs arrays of one rank (above {axis}) whose other axes agree, got {}",
+                    shapes.join(", ")
+                ),
+            );
+            return None;
+        }
+        Some(concatenate(&mut self.f, &xs, axis))
+    }
+}

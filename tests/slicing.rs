@@ -1,0 +1,226 @@
+//! Slicing, concatenation and stacking end to end through the macros and
+//! the JIT, against ndarray computing the same slices, and gradients
+//! against central differences.
+
+use oxla::ndarray::{concatenate, s, stack, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use oxla::{grad, jit};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn random1(rng: &mut StdRng, n: usize) -> Array1<f64> {
+    Array1::from_shape_fn(n, |_| rng.gen_range(-1.0..1.0))
+}
+
+fn random2(rng: &mut StdRng, m: usize, n: usize) -> Array2<f64> {
+    Array2::from_shape_fn((m, n), |_| rng.gen_range(-1.0..1.0))
+}
+
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}[{i}]: {g} vs {w}"
+        );
+    }
+}
+
+fn fd_grad(x: &[f64], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let h = 1e-6;
+    (0..x.len())
+        .map(|i| {
+            let (mut p, mut m) = (x.to_vec(), x.to_vec());
+            p[i] += h;
+            m[i] -= h;
+            (f(&p) - f(&m)) / (2.0 * h)
+        })
+        .collect()
+}
+
+#[jit]
+fn differences(x: ArrayView1<f64>) -> Array1<f64> {
+    x.slice(s![1..]) - x.slice(s![..-1])
+}
+
+#[grad(roughness_grad)]
+fn roughness(x: ArrayView1<f64>) -> f64 {
+    let d = x.slice(s![1..]) - x.slice(s![..-1]);
+    (d * d).sum()
+}
+
+#[test]
+fn forward_differences_match_ndarray() {
+    let mut rng = StdRng::seed_from_u64(1);
+    for n in [1, 2, 3, 8, 33, 1001] {
+        let x = random1(&mut rng, n);
+        let want = &x.slice(s![1..]) - &x.slice(s![..-1]);
+        let got = differences(x.view());
+        assert_eq!(got.len(), n - 1);
+        assert_close(
+            got.as_slice().unwrap(),
+            want.as_slice().unwrap(),
+            0.0,
+            "differences",
+        );
+    }
+}
+
+#[test]
+fn the_gradient_of_a_difference_penalty_matches_central_differences() {
+    let mut rng = StdRng::seed_from_u64(2);
+    for n in [1, 2, 5, 17] {
+        let x = random1(&mut rng, n);
+        let g = roughness_grad(&x);
+        let fd = fd_grad(x.as_slice().unwrap(), |p| roughness(ArrayView1::from(p)));
+        assert_close(g.as_slice().unwrap(), &fd, 1e-7, "d roughness");
+    }
+}
+
+#[test]
+fn a_slice_longer_than_its_argument_is_an_error_naming_it() {
+    let x = Array1::<f64>::zeros(0);
+    let err = std::panic::catch_unwind(|| differences(x.view())).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("out of range") && msg.contains("argument `x`"),
+        "{msg}"
+    );
+}
+
+#[jit]
+fn windows(x: ArrayView2<f64>) -> (Array2<f64>, Array1<f64>, Array2<f64>, Array2<f64>) {
+    (
+        x.slice(s![1..;2, ..;3]),
+        x.slice(s![-1, 1..-1]),
+        x.slice(s![..=1, 2..4;1]),
+        x.slice_axis(Axis(1), Slice::from(1..3)),
+    )
+}
+
+#[test]
+fn steps_negative_bounds_and_indices_match_ndarray() {
+    let mut rng = StdRng::seed_from_u64(3);
+    for rows in [2, 3, 6, 9] {
+        let x = random2(&mut rng, rows, 7);
+        let (a, b, c, d) = windows(x.view());
+        let cases = [
+            (
+                a.iter().copied().collect::<Vec<_>>(),
+                x.slice(s![1..;2, ..;3]).iter().copied().collect::<Vec<_>>(),
+            ),
+            (b.to_vec(), x.slice(s![-1, 1..-1]).to_vec()),
+            (
+                c.iter().copied().collect(),
+                x.slice(s![..=1, 2..4;1]).iter().copied().collect(),
+            ),
+            (
+                d.iter().copied().collect(),
+                x.slice(s![.., 1..3]).iter().copied().collect(),
+            ),
+        ];
+        assert_eq!(a.dim(), x.slice(s![1..;2, ..;3]).dim());
+        for (i, (got, want)) in cases.iter().enumerate() {
+            assert_close(got, want, 0.0, &format!("window {i} at {rows} rows"));
+        }
+    }
+}
+
+#[grad(joined_grad, wrt = (a, b))]
+fn joined(a: ArrayView1<f64>, b: ArrayView1<f64>, w: ArrayView1<f64>) -> f64 {
+    let c = concatenate(Axis(0), &[a.view(), b.view(), a.view()]);
+    (c.slice(s![1..;2]).sin() * w).sum()
+}
+
+#[jit]
+fn stacked(a: ArrayView1<f64>, b: ArrayView1<f64>) -> (Array2<f64>, Array2<f64>, Array1<f64>) {
+    (
+        stack![Axis(0), a, b],
+        stack(Axis(1), &[a.view(), b.view()]),
+        concatenate![Axis(0), a, b].exp(),
+    )
+}
+
+#[test]
+fn concatenation_feeding_a_reduction_and_its_gradient() {
+    let mut rng = StdRng::seed_from_u64(4);
+    for (n, m) in [(1, 1), (2, 3), (5, 4), (16, 9)] {
+        let (a, b) = (random1(&mut rng, n), random1(&mut rng, m));
+        let c = concatenate(Axis(0), &[a.view(), b.view(), a.view()]).unwrap();
+        let picked = c.slice(s![1..;2]).to_owned();
+        let w = random1(&mut rng, picked.len());
+        let want: f64 = picked.iter().zip(&w).map(|(p, w)| p.sin() * w).sum();
+        assert_close(
+            &[joined(a.view(), b.view(), w.view())],
+            &[want],
+            1e-14,
+            "joined",
+        );
+        let (ga, gb) = joined_grad(&a, &b, &w);
+        let fa = fd_grad(a.as_slice().unwrap(), |p| {
+            joined(ArrayView1::from(p), b.view(), w.view())
+        });
+        let fb = fd_grad(b.as_slice().unwrap(), |p| {
+            joined(a.view(), ArrayView1::from(p), w.view())
+        });
+        assert_close(ga.as_slice().unwrap(), &fa, 1e-7, "d joined / da");
+        assert_close(gb.as_slice().unwrap(), &fb, 1e-7, "d joined / db");
+    }
+}
+
+#[test]
+fn stack_and_concatenate_match_ndarray() {
+    let mut rng = StdRng::seed_from_u64(5);
+    for n in [0, 1, 4, 17] {
+        let (a, b) = (random1(&mut rng, n), random1(&mut rng, n));
+        let (s0, s1, e) = stacked(a.view(), b.view());
+        assert_eq!(s0, stack(Axis(0), &[a.view(), b.view()]).unwrap());
+        assert_eq!(s1, stack(Axis(1), &[a.view(), b.view()]).unwrap());
+        let want = concatenate(Axis(0), &[a.view(), b.view()])
+            .unwrap()
+            .mapv(f64::exp);
+        assert_close(
+            e.as_slice().unwrap(),
+            want.as_slice().unwrap(),
+            1e-15,
+            "exp of concat",
+        );
+    }
+}
+
+#[jit]
+fn corners(x: ArrayView2<f64>) -> Array2<f64> {
+    concatenate(Axis(1), &[x.slice(s![.., ..1]), x.slice(s![.., -1..])])
+}
+
+#[test]
+fn slices_of_a_run_time_axis_inside_a_concatenation() {
+    let mut rng = StdRng::seed_from_u64(6);
+    for (r, c) in [(1, 1), (3, 2), (4, 9)] {
+        let x = random2(&mut rng, r, c);
+        let want = concatenate(Axis(1), &[x.slice(s![.., ..1]), x.slice(s![.., -1..])]).unwrap();
+        assert_eq!(corners(x.view()), want);
+    }
+}
+
+#[jit]
+fn weighted_differences(x: ArrayView1<f64>, w: ArrayView1<f64>) -> f64 {
+    ((x.slice(s![1..]) - x.slice(s![..-1])) * w).sum()
+}
+
+#[test]
+fn an_argument_sized_like_a_slice_is_checked_against_it() {
+    let x = Array1::from(vec![1.0, 4.0, 9.0, 16.0, 25.0]);
+    let w = Array1::from(vec![1.0, -1.0, 2.0, 0.5]);
+    // Differences 3, 5, 7, 9.
+    assert_eq!(
+        weighted_differences(x.view(), w.view()),
+        3.0 - 5.0 + 14.0 + 4.5
+    );
+    let long = Array1::<f64>::zeros(5);
+    let err = std::panic::catch_unwind(|| weighted_differences(x.view(), long.view())).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("argument `w`") && msg.contains("axis 0 is 5") && msg.contains("argument `x`"),
+        "{msg}"
+    );
+}
