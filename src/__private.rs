@@ -234,6 +234,61 @@ element!(half::bf16, BF16);
 element!(i32, I32);
 element!(i64, I64);
 
+/// A `bool` buffer holds bytes that are 0 or 1 (what every kernel stores),
+/// read here by value, so no byte is ever reinterpreted as a `bool`.
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn first(buf: &Buffer) -> bool {
+        match buf {
+            Buffer::Bool(v) => v[0] != 0,
+            other => panic!(
+                "internal error: expected a bool output, got {}",
+                other.dtype()
+            ),
+        }
+    }
+    fn take(buf: Buffer) -> Vec<bool> {
+        match buf {
+            Buffer::Bool(v) => v.into_iter().map(|b| b != 0).collect(),
+            other => panic!(
+                "internal error: expected a bool output, got {}",
+                other.dtype()
+            ),
+        }
+    }
+    fn into_buffer(v: Vec<bool>) -> Buffer {
+        Buffer::Bool(v.into_iter().map(u8::from).collect())
+    }
+}
+
+/// An unsigned integer scalar argument (`usize`, `u32`), passed to the
+/// kernels as an `i64`.
+pub trait IndexArg: Copy {
+    fn to_i64(self) -> Option<i64>;
+}
+impl IndexArg for usize {
+    fn to_i64(self) -> Option<i64> {
+        i64::try_from(self).ok()
+    }
+}
+impl IndexArg for u32 {
+    fn to_i64(self) -> Option<i64> {
+        Some(i64::from(self))
+    }
+}
+
+/// Argument `name` as the `i64` the IR holds it in; panics (at the caller's
+/// line) when it does not fit, rather than passing a wrapped value.
+#[track_caller]
+pub fn index_arg<T: IndexArg + std::fmt::Display>(x: T, name: &str) -> i64 {
+    match x.to_i64() {
+        Some(v) => v,
+        None => panic!(
+            "oxla: argument `{name}` = {x} is above i64::MAX, the largest integer oxla passes"
+        ),
+    }
+}
+
 impl Outputs<'_> {
     /// Output `i` as a vector (its elements in row-major order).
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {

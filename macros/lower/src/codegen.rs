@@ -471,6 +471,28 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
     if g.origin == Origin::Original {
         return (declared_params, declared_results);
     }
+    // An integer scalar parameter keeps its declared Rust type (a `usize`
+    // stays a `usize`) in every function generated from the original.
+    let declared_names: Vec<String> = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(pt) => match (&*pt.pat, param_ty(&pt.ty)) {
+                (syn::Pat::Ident(pi), Ok(_)) => Some(ident_name(&pi.ident)),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let declared_int = |name: &str, v: &Var| {
+        let i = declared_names.iter().position(|n| n == name)?;
+        let t = &declared_params[i];
+        let int =
+            matches!(t, RustTy::Unsigned(_)) || matches!(t, RustTy::Scalar(d) if !d.is_float());
+        (int && t.dtype() == g.function.dtype(*v) && g.function.shape(*v).is_scalar())
+            .then(|| t.clone())
+    };
     let nd_style = declared_params
         .iter()
         .chain(&declared_results)
@@ -491,7 +513,11 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
         }
     };
     (
-        f.params.iter().map(|v| by_rank(v, false)).collect(),
+        f.params
+            .iter()
+            .zip(&f.param_names)
+            .map(|(v, name)| declared_int(name, v).unwrap_or_else(|| by_rank(v, false)))
+            .collect(),
         f.outs.iter().map(|v| by_rank(v, true)).collect(),
     )
 }
@@ -501,6 +527,7 @@ fn param_type_tokens(t: &RustTy) -> TokenStream {
     let ty = paths::float(t.dtype());
     match t {
         RustTy::Scalar(_) => ty,
+        RustTy::Unsigned(u) => paths::unsigned(*u),
         RustTy::NdArray(_, r) => {
             let (nd, ix) = (paths::ndarray(), paths::ix(*r));
             quote!(impl ::core::convert::Into<#nd::ArrayView<'oxla, #ty, #ix>>)
@@ -537,18 +564,40 @@ fn array_body(
     let compiled_fn = paths::compiled_fn();
     let arg = paths::arg();
     let nd = paths::ndarray();
-    let args = params.iter().zip(param_tys).map(|(id, t)| match t {
-        RustTy::Scalar(_) => quote!(#arg::scalar(&#id)),
-        RustTy::Slice(_) | RustTy::Vec(_) => quote!(#arg::slice(#id)),
-        // A view, a reference to an array, or (generated functions) an
-        // `impl Into` of a view.
-        RustTy::NdArray(d, r) => {
-            let (ty, ix) = (paths::float(*d), paths::ix(*r));
-            quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
-        }
-        RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
-        RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
-    });
+    // `usize`/`u32` arguments pass as `i64` (checked), held in locals.
+    let index_locals: Vec<syn::Ident> = params
+        .iter()
+        .map(|id| format_ident!("__oxla_index_{}", id, span = Span::mixed_site()))
+        .collect();
+    let index_lets = params
+        .iter()
+        .zip(param_tys)
+        .zip(&index_locals)
+        .filter_map(|((id, t), local)| match t {
+            RustTy::Unsigned(_) => {
+                let name = Literal::string(&ident_name(id));
+                Some(quote!(let #local: ::core::primitive::i64 = ::oxla::__private::index_arg(#id, #name);))
+            }
+            _ => None,
+        });
+    let index_lets = quote!(#(#index_lets)*);
+    let args = params
+        .iter()
+        .zip(param_tys)
+        .zip(&index_locals)
+        .map(|((id, t), local)| match t {
+            RustTy::Unsigned(_) => quote!(#arg::scalar(&#local)),
+            RustTy::Scalar(_) => quote!(#arg::scalar(&#id)),
+            RustTy::Slice(_) | RustTy::Vec(_) => quote!(#arg::slice(#id)),
+            // A view, a reference to an array, or (generated functions) an
+            // `impl Into` of a view.
+            RustTy::NdArray(d, r) => {
+                let (ty, ix) = (paths::float(*d), paths::ix(*r));
+                quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
+            }
+            RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
+            RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
+        });
     let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
     let outs = result_tys.iter().enumerate().map(|(i, t)| {
         let i = Literal::usize_unsuffixed(i);
@@ -574,6 +623,7 @@ fn array_body(
     quote! {
         #aot_items
         static __OXLA_COMPILED: #compiled_fn = #compiled_fn::new(#ir_const, #aot_ref);
+        #index_lets
         __OXLA_COMPILED.call(&[#(#args),*], |#outs_var| #result)
     }
 }
