@@ -243,3 +243,115 @@ fn a_usize_above_i64_max_panics() {
     let x = array![1.0f32];
     scale_by_count(x.view(), usize::MAX, 0);
 }
+
+// ---- results into the caller's buffers ----
+
+#[value_and_grad(regression_and_grad, wrt = (w, b))]
+fn regression(w: ArrayView1<f32>, b: f32, x: ArrayView2<f32>, y: ArrayView1<f32>) -> f32 {
+    let err = x.dot(&w) + b - y;
+    (err * err).mean()
+}
+
+#[jit]
+fn two_of_one(x: ArrayView1<f64>) -> (Array1<f64>, f64, Array1<f64>) {
+    let y = x * 2.0;
+    (y, y.sum(), y)
+}
+
+#[jit]
+fn passthrough(x: &[f64], s: f64) -> (Vec<f64>, f64) {
+    (x, s * 2.0)
+}
+
+#[jit]
+fn layer(x: ArrayView2<f64>, w: ArrayView2<f64>) -> Array2<f64> {
+    x.dot(&w).tanh()
+}
+
+fn regression_data(n: usize, d: usize) -> (Array1<f32>, Array2<f32>, Array1<f32>) {
+    let w = Array1::from_shape_fn(d, |i| 0.1 * i as f32 - 0.3);
+    let x = Array2::from_shape_fn((n, d), |(i, j)| ((i * 7 + j * 3) % 11) as f32 / 11.0 - 0.5);
+    let y = Array1::from_shape_fn(n, |i| (i % 5) as f32 - 2.0);
+    (w, x, y)
+}
+
+#[test]
+fn into_equals_the_allocating_form() {
+    let (w, x, y) = regression_data(37, 5);
+    let (l, gw, gb) = regression_and_grad(&w, 0.25, &x, &y);
+    let mut gw_into = Array1::from_elem(5, f32::NAN);
+    let (l2, gb2) = regression_and_grad_into(&w, 0.25, &x, &y, &mut gw_into);
+    assert_eq!((l.to_bits(), gb.to_bits()), (l2.to_bits(), gb2.to_bits()));
+    assert_eq!(gw, gw_into);
+    // A view of a larger array, in standard layout, is written in place.
+    let mut big = Array2::from_elem((3, 5), -1.0f32);
+    regression_and_grad_into(&w, 0.25, &x, &y, big.row_mut(1));
+    assert_eq!(big.row(1), gw);
+    assert_eq!(big.row(0).to_vec(), vec![-1.0; 5]);
+
+    // The original function's sibling, with a Vec result (a `&mut [T]`
+    // destination) and an i64 one.
+    let xs = vec![1.5, -2.7, f64::NAN, 1e300];
+    let mut q = vec![7i64; 4];
+    quantize64_into(&xs, &mut q);
+    assert_eq!(q, quantize64(&xs));
+    let mut q = Array1::zeros(3);
+    quantize_into(array![0.26f32, -0.11, 9.99].view(), &mut q);
+    assert_eq!(q.to_vec(), vec![2, -1, 99]);
+    // bool results.
+    let m = array![[1.0, -2.0], [0.0, 3.0]];
+    let mut pos = Array2::from_elem((2, 2), false);
+    positive_into(m.view(), &mut pos);
+    assert_eq!(pos, positive(m.view()));
+}
+
+#[test]
+fn into_handles_shared_and_passed_through_results() {
+    let x = array![1.0, 2.0, -3.0];
+    let (a, s, b) = two_of_one(x.view());
+    let (mut a2, mut b2) = (Array1::zeros(3), Array1::zeros(3));
+    let s2 = two_of_one_into(x.view(), &mut a2, &mut b2);
+    assert_eq!((a, s, b), (a2, s2, b2));
+    let mut out = vec![0.0; 3];
+    let d = passthrough_into(&[4.0, 5.0, 6.0], 1.5, &mut out);
+    assert_eq!((out, d), (vec![4.0, 5.0, 6.0], 3.0));
+}
+
+#[test]
+fn a_destination_in_another_layout_is_written_through_a_temporary() {
+    let x = Array2::from_shape_fn((4, 3), |(i, j)| (i as f64 - j as f64) * 0.3);
+    let w = Array2::from_shape_fn((3, 5), |(i, j)| (i * j) as f64 * 0.1 - 0.2);
+    let want = layer(x.view(), w.view());
+    // A transposed destination: the (4, 5) result lands in a (5, 4) array.
+    let mut t = Array2::from_elem((5, 4), f64::NAN);
+    layer_into(x.view(), w.view(), t.view_mut().reversed_axes());
+    assert_eq!(t.t(), want);
+    // Every other column of a wider array.
+    let mut wide = Array2::from_elem((4, 10), f64::NAN);
+    layer_into(
+        x.view(),
+        w.view(),
+        wide.slice_mut(oxla::ndarray::s![.., ..;2]),
+    );
+    assert_eq!(wide.slice(oxla::ndarray::s![.., ..;2]), want);
+    assert!(wide
+        .slice(oxla::ndarray::s![.., 1..;2])
+        .iter()
+        .all(|v| v.is_nan()));
+}
+
+#[test]
+#[should_panic(expected = "destination `out` of `layer`: result 0 has shape [4, 5]")]
+fn a_destination_of_the_wrong_shape_panics_naming_it() {
+    let x = Array2::<f64>::zeros((4, 3));
+    let w = Array2::<f64>::zeros((3, 5));
+    let mut out = Array2::zeros((5, 4));
+    layer_into(x.view(), w.view(), &mut out);
+}
+
+#[test]
+#[should_panic(expected = "destination `out` of `quantize64`: result 0 has shape [4]")]
+fn a_short_slice_destination_panics_naming_it() {
+    let mut out = vec![0i64; 3];
+    quantize64_into(&[1.0, 2.0, 3.0, 4.0], &mut out);
+}
