@@ -306,7 +306,7 @@ fn compiled_item(
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
+        #[allow(non_upper_case_globals, dead_code)]
         static #compiled_ident: #compiled_fn = {
             #aot_items
             #compiled_fn::new(#ir_const, #aot_ref)
@@ -449,6 +449,8 @@ fn into_function(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
+                // A sibling the caller may not use: no warning for it.
+                #[allow(dead_code)]
                 #[track_caller]
                 #vis #sig {
                     #call
@@ -463,6 +465,8 @@ fn into_function(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
+                // A sibling the caller may not use: no warning for it.
+                #[allow(dead_code)]
                 #[track_caller]
                 #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) -> #ret {
                     #call
