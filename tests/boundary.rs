@@ -112,8 +112,22 @@ fn integer_and_bool_scalar_parameters() {
     assert_eq!(flag_as_float(false), 0.0);
 }
 
+/// An integer parameter first: the generated function's float type is
+/// still the float parameters'.
+#[grad(d_int_first)]
+fn int_first(_n: i32, x: f32) -> f32 {
+    x * x
+}
+
+#[grad(d_labels_first)]
+fn labels_first(labels: &[i64], x: &[f64]) -> f64 {
+    (x * labels.mapv(|v| v as f64)).sum()
+}
+
 #[test]
 fn integer_parameters_are_not_differentiated() {
+    assert_eq!(d_int_first(7, 1.5), 3.0);
+    assert_eq!(d_labels_first(&[2, -3], &[0.5, 0.25]), vec![2.0, -3.0]);
     // The default `wrt` skips `n`: the gradient is d/dx only.
     let g: f64 = d_scaled_by_count(3.0, 5);
     assert_eq!(g, 2.0 * 3.0 * 5.0);

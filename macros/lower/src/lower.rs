@@ -551,7 +551,7 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                self.lower_cast(x, &c.ty, c.span())
+                self.lower_cast(x, &c.ty, c)
             }
             Expr::If(i) => self.lower_if(i),
             Expr::Block(b) if b.label.is_none() => self.lower_block(&b.block),
@@ -862,7 +862,13 @@ impl Lowerer<'_> {
     /// `x as T` (Rust's `as`, the `convert` op): to the function's float
     /// type from a float (the identity), an integer or a bool; to `i32` or
     /// `i64` from a float (truncating, saturating, NaN → 0) or a bool.
-    fn lower_cast(&mut self, x: Option<Var>, ty: &syn::Type, span: Span) -> Option<Var> {
+    /// `site` is the whole cast (or `mapv` call), where errors point.
+    fn lower_cast(&mut self, x: Option<Var>, ty: &syn::Type, site: &dyn ToTokens) -> Option<Var> {
+        let span = site
+            .to_token_stream()
+            .into_iter()
+            .next()
+            .map_or_else(Span::call_site, |t| t.span());
         let targets = format!(
             "a cast goes to the function's float type ({}), i32 or i64",
             self.dtype
@@ -896,15 +902,15 @@ impl Lowerer<'_> {
             return Some(x);
         }
         if from == DType::Bool && to.is_float() {
-            self.errors.at(
-                span,
+            self.errors.spanned(
+                site,
                 format!("Rust casts a bool only to an integer: write `b as i32 as {to}`"),
             );
             return None;
         }
         if !from.is_float() && from != DType::Bool && !to.is_float() {
-            self.errors.at(
-                span,
+            self.errors.spanned(
+                site,
                 format!("a cast from {from} to {to} is not supported: integers convert to the function's float type"),
             );
             return None;
@@ -964,7 +970,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        self.lower_cast(x, &cast.ty, m.span())
+        self.lower_cast(x, &cast.ty, m)
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {

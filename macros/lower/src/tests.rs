@@ -809,9 +809,17 @@ fn array_function_expands_to_a_compiled_fn_call() {
         ),
         "{s}"
     );
-    assert!(s.contains("static __OXLA_COMPILED : :: oxla :: __private :: CompiledFn = :: oxla :: __private :: CompiledFn :: new (FUSED_IR , & [])"), "{s}");
-    assert!(s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: slice (x) , :: oxla :: __private :: Arg :: slice (y) , :: oxla :: __private :: Arg :: scalar (& s)] , | __oxla_outs |"), "{s}");
+    assert!(s.contains("static __OXLA_COMPILED_FUSED : :: oxla :: __private :: CompiledFn = { :: oxla :: __private :: CompiledFn :: new (FUSED_IR , & []) }"), "{s}");
+    assert!(s.contains("__OXLA_COMPILED_FUSED . call (& [:: oxla :: __private :: Arg :: slice (x) , :: oxla :: __private :: Arg :: slice (y) , :: oxla :: __private :: Arg :: scalar (& s)] , | __oxla_outs |"), "{s}");
     assert!(s.contains("(__oxla_outs . scalar :: < :: core :: primitive :: f32 > (0) , __oxla_outs . vec :: < :: core :: primitive :: f32 > (1) ,)"), "{s}");
+    // The sibling writing the array result into the caller's slice shares
+    // the compiled program and returns the scalar result.
+    assert!(s.contains("fn fused_into < 'oxla > (x : & [f32] , y : & [f32] , s : f32 , out1 : & 'oxla mut [:: core :: primitive :: f32]) -> :: core :: primitive :: f32"), "{s}");
+    assert!(s.contains("__OXLA_COMPILED_FUSED . call_into ("), "{s}");
+    assert!(
+        s.contains("& [:: core :: option :: Option :: None , __oxla_dest1 . raw ()]"),
+        "{s}"
+    );
 
     // With a manifest that lists every kernel, the kernels are bound AOT.
     let f = lower_fn(&item(src.clone())).unwrap();
