@@ -369,3 +369,17 @@ fn a_short_slice_destination_panics_naming_it() {
     let mut out = vec![0i64; 3];
     quantize64_into(&[1.0, 2.0, 3.0, 4.0], &mut out);
 }
+
+#[oxla::jvp(scaled_and_signs_jvp)]
+fn scaled_and_signs(x: &[f64], n: usize) -> (Vec<f64>, Vec<bool>) {
+    (x * (n as f64), x > 0.0)
+}
+
+#[test]
+fn jvp_through_integer_and_bool_boundaries() {
+    let x = [1.0, -2.0, 0.5];
+    let out = scaled_and_signs_jvp(&x, 3, &[1.0, 0.0, 2.0]);
+    assert_eq!(out.0, vec![3.0, -6.0, 1.5]);
+    assert_eq!(out.1, vec![true, false, true]);
+    assert_eq!(out.2, vec![3.0, 0.0, 6.0]);
+}

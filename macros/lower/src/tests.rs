@@ -1087,3 +1087,27 @@ fn wrt_an_integer_scalar_is_an_error() {
     let e = expand_stack(&f, &stack).unwrap_err();
     assert_one(&e.messages(), "`wrt` names `n`, an integer parameter");
 }
+
+#[test]
+fn transforms_of_functions_with_integer_and_bool_results() {
+    // jvp and vjp of a function with a bool and an integer result: those
+    // results carry no tangent (a symbolic zero) and take no cotangent
+    // that reaches a float.
+    for kind in [TransformKind::Jvp, TransformKind::Vjp] {
+        let out = expand_attribute_with(
+            kind,
+            quote!(t),
+            quote! {
+                fn f(x: &[f32], n: usize) -> (Vec<f32>, Vec<bool>, Vec<i32>) {
+                    let y = x * (n as f32);
+                    (y, x > 0.0, y.mapv(|v| v as i32))
+                }
+            },
+            &CodegenOptions::default(),
+        )
+        .to_string();
+        assert!(out.contains("fn t"), "{kind:?}: {out}");
+        assert!(!out.contains("internal error"), "{kind:?}: {out}");
+        assert!(!out.contains("compile_error"), "{kind:?}: {out}");
+    }
+}
