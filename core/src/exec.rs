@@ -972,7 +972,7 @@ impl Program {
         let want = self.buffers[self.outputs[i]].dtype;
         if d.dtype != want {
             return Err(format!(
-                "destination `{}` of `{}`: result {i} holds {want} elements, the destination {}",
+                "destination `{}` of `{}`: result {i} holds {want} elements, the destination holds {}",
                 d.name, f.name, d.dtype
             ));
         }

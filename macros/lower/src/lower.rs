@@ -962,8 +962,7 @@ impl Lowerer<'_> {
             return None;
         };
         let x = self.lower_expr(&m.receiver);
-        if let Some(x) = x.filter(|x| self.f.shape(*x).is_scalar()) {
-            let _ = x;
+        if x.is_some_and(|x| self.f.shape(x).is_scalar()) {
             self.errors.spanned(
                 &m.method,
                 "`mapv` applies to arrays: cast a number with `x as T`",
