@@ -3,8 +3,10 @@
 //! Values are *materialized* (written to memory) only where they must be:
 //! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
 //! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
-//! regroups axes, and an operand of `dot_general` that is not already a
-//! plain load (see `materialize`). Every other value — elementwise ops,
+//! regroups axes, an operand of `dot_general` that is not already a
+//! plain load, a transcendental expression that a broadcast would
+//! otherwise recompute along new axes, and every conversion to an integer
+//! (the store converts; see `materialize`). Every other value — elementwise ops,
 //! literals, broadcasts, transposes — is computed inside the kernel of each
 //! materialized value that needs it, so `sum(x * 2 * y + z)` is one kernel
 //! with no temporaries. A broadcast becomes a stride (0 along the new axes)
@@ -135,7 +137,52 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             }
         }
     }
+    // A broadcast that adds axes would recompute its operand once per
+    // element of the new axes: a per-row `exp` under a row-to-matrix
+    // broadcast runs row-length times. Such an operand is computed once into
+    // a buffer when its expression holds a transcendental function; cheap
+    // arithmetic is still recomputed (cheaper than a round trip to memory).
+    let mut costly = vec![None; f.types.len()];
+    for e in &f.eqns {
+        if let Op::Broadcast { shape, .. } = &e.op {
+            let v = e.ins[0];
+            if shape.rank() > f.shape(v).rank() && has_transcendental(f, defs, &m, &mut costly, v) {
+                m[v.index()] = true;
+                // Values below `v` no longer count its cost.
+                costly.fill(None);
+            }
+        }
+    }
     m
+}
+
+/// Whether computing `v` inside a kernel evaluates a unary function other
+/// than negation and integer powers (exp, log, tanh, …), below the
+/// materialized values it loads. `memo` caches the answer per value.
+fn has_transcendental(
+    f: &Function,
+    defs: &[Option<usize>],
+    m: &[bool],
+    memo: &mut [Option<bool>],
+    v: Var,
+) -> bool {
+    use crate::ops::elementwise::UnaryOp;
+    if m[v.index()] {
+        return false;
+    }
+    if let Some(known) = memo[v.index()] {
+        return known;
+    }
+    let Some(e) = defs[v.index()].map(|i| &f.eqns[i]) else {
+        return false;
+    };
+    let here = matches!(&e.op, Op::Unary(op) if !matches!(op, UnaryOp::Neg | UnaryOp::Powi(_)));
+    let costly = here
+        || e.ins
+            .iter()
+            .any(|x| has_transcendental(f, defs, m, memo, *x));
+    memo[v.index()] = Some(costly);
+    costly
 }
 
 fn is_int(d: crate::dtype::DType) -> bool {

@@ -4,7 +4,7 @@
 
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
-use crate::ops::{FusionKind, Op};
+use crate::ops::{DotDims, FusionKind, Op};
 use crate::tensor::Tensor;
 use crate::verify::debug_verify;
 use std::collections::HashMap;
@@ -19,21 +19,35 @@ pub fn simplify(f: &Function) -> Function {
 fn forward(f: &Function) -> Function {
     let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
     let mut seen: HashMap<String, Var> = HashMap::new();
+    let uses = use_counts(f);
+    let defs = f.definitions();
     for e in &f.eqns {
         let ins: Vec<Var> = e
             .ins
             .iter()
             .map(|v| map[v.index()].expect("verified IR"))
             .collect();
-        let out = match rewrite(&mut g, &e.op, &ins) {
+        let swapped = transposed_product(f, &defs, &uses, &e.op, e.ins.first().copied());
+        let (op, ins) = match swapped {
+            Some((d, a, b)) => {
+                let (a, b) = (
+                    map[a.index()].expect("verified IR"),
+                    map[b.index()].expect("verified IR"),
+                );
+                (Op::DotGeneral(d), vec![a, b])
+            }
+            None => (e.op.clone(), ins),
+        };
+        let (op, ins) = (&op, &ins[..]);
+        let out = match rewrite(&mut g, op, ins) {
             Some(v) => v,
             None => {
-                let key = format!("{} {:?} {}", e.op, ins, f.ty(e.out));
+                let key = format!("{} {:?} {}", op, ins, f.ty(e.out));
                 match seen.get(&key) {
                     Some(v) => *v,
                     None => {
                         let v = g
-                            .push(e.op.clone(), &ins)
+                            .push(op.clone(), ins)
                             .expect("internal error: re-typing an equation");
                         seen.insert(key, v);
                         v
@@ -90,6 +104,49 @@ fn rewrite(g: &mut Function, op: &Op, ins: &[Var]) -> Option<Var> {
         Op::ReduceSum { axes } if axes.is_empty() => Some(ins[0]),
         _ => None,
     }
+}
+
+/// How many times each value is read by an equation or returned.
+fn use_counts(f: &Function) -> Vec<usize> {
+    let mut n = vec![0; f.types.len()];
+    for v in f.eqns.iter().flat_map(|e| &e.ins).chain(&f.outs) {
+        n[v.index()] += 1;
+    }
+    n
+}
+
+/// `transpose(dot_general(a, b))` whose permutation puts `b`'s free axes
+/// before `a`'s (batch axes staying first) is `dot_general(b, a)` with the
+/// dimension numbers swapped: the product is written in the transposed
+/// order directly, with no copy. The reverse-mode rule of `dot_general`
+/// makes exactly this shape for a weight matrix's gradient. Only when the
+/// product has no other use, so it is not computed twice.
+fn transposed_product(
+    f: &Function,
+    defs: &[Option<usize>],
+    uses: &[usize],
+    op: &Op,
+    operand: Option<Var>,
+) -> Option<(DotDims, Var, Var)> {
+    let Op::Transpose { perm } = op else {
+        return None;
+    };
+    let v = operand?;
+    let e = &f.eqns[defs[v.index()]?];
+    let Op::DotGeneral(d) = &e.op else {
+        return None;
+    };
+    if uses[v.index()] != 1 {
+        return None;
+    }
+    let nb = d.lhs_batch.len();
+    let nl = d.lhs_free(f.shape(e.ins[0]).rank()).len();
+    let nr = d.rhs_free(f.shape(e.ins[1]).rank()).len();
+    let want: Vec<usize> = (0..nb)
+        .chain(nb + nl..nb + nl + nr)
+        .chain(nb..nb + nl)
+        .collect();
+    (*perm == want).then(|| (d.swapped(), e.ins[1], e.ins[0]))
 }
 
 /// Drop equations whose values reach no output, renumbering densely.
