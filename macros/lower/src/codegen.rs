@@ -416,9 +416,12 @@ fn into_function(
         .iter()
         .map(|(_, t)| paths::float(t.dtype()))
         .collect();
+    // No scalar results: no return type and no `()` value (which a lint
+    // would flag in the caller's crate).
     let (ret, value) = match scalar_tys.len() {
-        1 => (quote!(#(#scalar_tys)*), quote!(#(#scalar_values)*)),
-        _ => (quote!((#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
+        0 => (quote!(), quote!()),
+        1 => (quote!(-> #(#scalar_tys)*), quote!(#(#scalar_values)*)),
+        _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
     };
     let (index_lets, args) = call_args(param_idents, param_tys);
     let call = quote! {
@@ -445,12 +448,17 @@ fn into_function(
             for p in &dest_params {
                 sig.inputs.push(syn::parse_quote!(#p));
             }
-            sig.output = syn::parse_quote!(-> #ret);
+            sig.output = if scalar_tys.is_empty() {
+                syn::ReturnType::Default
+            } else {
+                syn::parse_quote!(#ret)
+            };
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
-                // A sibling the caller may not use: no warning for it.
-                #[allow(dead_code)]
+                // A sibling the caller may not use, with one parameter more
+                // per array result: no warning for either.
+                #[allow(dead_code, clippy::too_many_arguments)]
                 #[track_caller]
                 #vis #sig {
                     #call
@@ -465,10 +473,11 @@ fn into_function(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
-                // A sibling the caller may not use: no warning for it.
-                #[allow(dead_code)]
+                // A sibling the caller may not use, with one parameter more
+                // per array result: no warning for either.
+                #[allow(dead_code, clippy::too_many_arguments)]
                 #[track_caller]
-                #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) -> #ret {
+                #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) #ret {
                     #call
                 }
             }
