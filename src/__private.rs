@@ -2,8 +2,8 @@
 //! macros and this file change together.
 
 use crate::runtime::{Compiled, Ready};
-use ndarray::{Array, ArrayD, ArrayView, Dimension, IxDyn};
-use oxla_core::exec::{ArgDims, RawArg, MAX_RANK};
+use ndarray::{Array, ArrayD, ArrayView, ArrayViewMut, Dimension, IxDyn};
+use oxla_core::exec::{ArgDims, RawArg, RawDest, MAX_RANK};
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
 use oxla_cpu::CpuLauncher;
@@ -87,6 +87,52 @@ impl CompiledFn {
         }
     }
 
+    /// Like `call`, but writes the results that have a destination there
+    /// (`dests[i]` for result `i`; `None` for a scalar result, and for a
+    /// destination written through a temporary, see `Dest`). Panics with a
+    /// message naming the destination when its shape does not match.
+    #[track_caller]
+    pub fn call_into<R>(
+        &self,
+        args: &[Arg<'_>],
+        dests: &[Option<RawDest>],
+        take: impl FnOnce(&mut Outputs<'_>) -> R,
+    ) -> R {
+        let ready = self.ready();
+        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); 16];
+        let heap: Vec<RawArg>;
+        let raw: &[RawArg] = if args.len() <= inline.len() {
+            for (r, a) in inline.iter_mut().zip(args) {
+                *r = a.raw;
+            }
+            &inline[..args.len()]
+        } else {
+            heap = args.iter().map(|a| a.raw).collect();
+            &heap
+        };
+        // SAFETY: as in `call` for the arguments and the program; each
+        // `RawDest` comes from `Dest::raw`, which points at the standard-layout
+        // elements of a `&mut` view the `Dest` holds for this call: valid for
+        // `len` writes, and overlapping no argument (shared borrows) and no
+        // other destination (another `&mut`); `execute_into_then` checks each
+        // destination's type and shape before any kernel runs.
+        let result = unsafe {
+            ready.program.execute_into_then(
+                &CpuLauncher {
+                    fns: &ready.fns,
+                    plans: &ready.plans,
+                },
+                raw,
+                dests,
+                |bufs, dims| take(&mut Outputs { bufs, dims }),
+            )
+        };
+        match result {
+            Ok(r) => r,
+            Err(e) => panic!("oxla: {e}"),
+        }
+    }
+
     /// Whether the kernels came from the build script (no run-time compile).
     pub fn is_aot(&self) -> bool {
         self.ready().aot
@@ -131,7 +177,8 @@ impl<'a> Arg<'a> {
 
     /// An ndarray view of any rank up to `MAX_RANK`.
     pub fn view<T: Element, D: Dimension>(x: ArrayView<'a, T, D>) -> Arg<'a> {
-        let dims = x.shape().to_vec();
+        // Borrowed from the view, not copied: a call allocates nothing here.
+        let dims = x.shape();
         if dims.len() > MAX_RANK {
             panic!(
                 "oxla: an array of rank {} has more than {MAX_RANK} axes",
@@ -139,10 +186,10 @@ impl<'a> Arg<'a> {
             );
         }
         if x.is_standard_layout() {
-            return Arg::borrowed(x.as_ptr(), x.len(), &dims);
+            return Arg::borrowed(x.as_ptr(), x.len(), dims);
         }
         let copy = T::into_buffer(x.iter().copied().collect());
-        let mut arg = Arg::borrowed(copy.as_ptr() as *const T, x.len(), &dims);
+        let mut arg = Arg::borrowed(copy.as_ptr() as *const T, x.len(), dims);
         arg._copy = Some(copy);
         arg
     }
@@ -150,37 +197,97 @@ impl<'a> Arg<'a> {
     /// A fixed-size array (`[T; N]`, `[[T; M]; N]`, …): its sizes are the
     /// parameter's static dimensions.
     pub fn fixed<A: FixedArray>(x: &'a A) -> Arg<'a> {
-        let dims = A::dims();
-        Arg::borrowed(
-            x as *const A as *const A::Elem,
-            dims.iter().product(),
-            &dims,
-        )
+        let dims = A::DIMS;
+        Arg::borrowed(x as *const A as *const A::Elem, dims.iter().product(), dims)
+    }
+}
+
+/// A caller-owned destination of one array result (a `&mut` slice or an
+/// ndarray view). In standard layout the kernels write into it directly;
+/// otherwise (a transposed or stepped view) the result is computed into a
+/// temporary and assigned, so a strided destination is never written as if
+/// it were contiguous.
+pub struct Dest<'a, T, D: Dimension> {
+    view: ArrayViewMut<'a, T, D>,
+    name: &'static str,
+}
+
+impl<'a, T: Element> Dest<'a, T, ndarray::Ix1> {
+    /// A slice: a destination of rank 1.
+    pub fn slice(x: &'a mut [T], name: &'static str) -> Self {
+        Dest {
+            view: ArrayViewMut::from(x),
+            name,
+        }
+    }
+}
+
+impl<'a, T: Element, D: Dimension> Dest<'a, T, D> {
+    /// An ndarray view (or what converts into one: `&mut array`).
+    pub fn view(view: ArrayViewMut<'a, T, D>, name: &'static str) -> Self {
+        Dest { view, name }
+    }
+
+    /// The destination as the executor takes it, when the kernels can write
+    /// it directly (standard layout); `None` means "through a temporary".
+    pub fn raw(&mut self) -> Option<RawDest> {
+        if !self.view.is_standard_layout() {
+            return None;
+        }
+        let dims = self.view.shape();
+        if dims.len() > MAX_RANK {
+            panic!(
+                "oxla: destination `{}` has rank {}, more than {MAX_RANK} axes",
+                self.name,
+                dims.len()
+            );
+        }
+        Some(RawDest {
+            dtype: T::DTYPE,
+            dims: ArgDims::new(dims).expect("at most MAX_RANK axes"),
+            len: self.view.len(),
+            ptr: self.view.as_mut_ptr() as *mut u8,
+            name: self.name,
+        })
+    }
+
+    /// After the call: a destination that was not written directly gets
+    /// result `i` (checking its shape first).
+    #[track_caller]
+    pub fn finish(&mut self, outs: &mut Outputs<'_>, i: usize) {
+        if self.view.is_standard_layout() {
+            return;
+        }
+        let result = outs.array::<T, D>(i);
+        if result.shape() != self.view.shape() {
+            panic!(
+                "oxla: destination `{}`: the result has shape {:?}, the destination has shape {:?}",
+                self.name,
+                result.shape(),
+                self.view.shape()
+            );
+        }
+        self.view.assign(&result);
     }
 }
 
 /// Nested fixed-size arrays of an element type: contiguous and row-major.
 pub trait FixedArray {
     type Elem: Element;
-    fn dims() -> Vec<usize>;
+    /// The sizes, outermost first (a constant: a call allocates nothing).
+    const DIMS: &'static [usize];
 }
 impl<T: Element, const N: usize> FixedArray for [T; N] {
     type Elem = T;
-    fn dims() -> Vec<usize> {
-        vec![N]
-    }
+    const DIMS: &'static [usize] = &[N];
 }
 impl<T: Element, const N: usize, const M: usize> FixedArray for [[T; M]; N] {
     type Elem = T;
-    fn dims() -> Vec<usize> {
-        vec![N, M]
-    }
+    const DIMS: &'static [usize] = &[N, M];
 }
 impl<T: Element, const N: usize, const M: usize, const L: usize> FixedArray for [[[T; L]; M]; N] {
     type Elem = T;
-    fn dims() -> Vec<usize> {
-        vec![N, M, L]
-    }
+    const DIMS: &'static [usize] = &[N, M, L];
 }
 
 /// The outputs of a call, taken one by one by index.
@@ -233,6 +340,61 @@ element!(half::f16, F16);
 element!(half::bf16, BF16);
 element!(i32, I32);
 element!(i64, I64);
+
+/// A `bool` buffer holds bytes that are 0 or 1 (what every kernel stores),
+/// read here by value, so no byte is ever reinterpreted as a `bool`.
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn first(buf: &Buffer) -> bool {
+        match buf {
+            Buffer::Bool(v) => v[0] != 0,
+            other => panic!(
+                "internal error: expected a bool output, got {}",
+                other.dtype()
+            ),
+        }
+    }
+    fn take(buf: Buffer) -> Vec<bool> {
+        match buf {
+            Buffer::Bool(v) => v.into_iter().map(|b| b != 0).collect(),
+            other => panic!(
+                "internal error: expected a bool output, got {}",
+                other.dtype()
+            ),
+        }
+    }
+    fn into_buffer(v: Vec<bool>) -> Buffer {
+        Buffer::Bool(v.into_iter().map(u8::from).collect())
+    }
+}
+
+/// An unsigned integer scalar argument (`usize`, `u32`), passed to the
+/// kernels as an `i64`.
+pub trait IndexArg: Copy {
+    fn to_i64(self) -> Option<i64>;
+}
+impl IndexArg for usize {
+    fn to_i64(self) -> Option<i64> {
+        i64::try_from(self).ok()
+    }
+}
+impl IndexArg for u32 {
+    fn to_i64(self) -> Option<i64> {
+        Some(i64::from(self))
+    }
+}
+
+/// Argument `name` as the `i64` the IR holds it in; panics (at the caller's
+/// line) when it does not fit, rather than passing a wrapped value.
+#[track_caller]
+pub fn index_arg<T: IndexArg + std::fmt::Display>(x: T, name: &str) -> i64 {
+    match x.to_i64() {
+        Some(v) => v,
+        None => panic!(
+            "oxla: argument `{name}` = {x} is above i64::MAX, the largest integer oxla passes"
+        ),
+    }
+}
 
 impl Outputs<'_> {
     /// Output `i` as a vector (its elements in row-major order).

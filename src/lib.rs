@@ -29,10 +29,12 @@
 //!
 //! # Arrays
 //!
-//! Parameters are floats (`f32`, `f64`, `f16`, `bf16`), slices `&[T]`,
+//! Parameters are floats (`f32`, `f64`, `f16`, `bf16`), integer scalars
+//! (`i32`, `i64`, `usize`, `u32`) and `bool`, slices `&[T]`,
 //! [`ndarray`] views and references (`ArrayView2<T>`, `&Array2<T>`, ranks
 //! 1–6) and fixed-size arrays (`[[T; 3]; 2]`, whose sizes are static);
-//! results are floats, `Vec<T>` and `Array1<T>`…`Array6<T>`. Views in any
+//! results are floats, `i32`, `i64`, `bool`, `Vec<T>` and
+//! `Array1<T>`…`Array6<T>` (elements: a float, `i32`, `i64` or `bool`). Views in any
 //! layout are accepted (a transposed or stepped view is copied to a
 //! contiguous buffer first). The sizes are checked at each call; a mismatch
 //! panics with a message naming the argument, the axis, and the argument
@@ -52,6 +54,33 @@
 //! assert!(value < 1.0 && g.len() == 2);
 //! ```
 //!
+//! Every function with array results also comes as `name_into`: the same
+//! parameters, then one destination per array result (`&mut [T]` for a
+//! `Vec<T>` result, anything that converts into an `ArrayViewMut` — `&mut
+//! array`, `array.view_mut()`, a row — for an `Array` result), returning
+//! the scalar results. The kernels write straight into the destinations,
+//! so a training step allocates nothing:
+//!
+//! ```
+//! # use oxla::ndarray::{array, Array1, ArrayView1, ArrayView2};
+//! # #[oxla::value_and_grad(loss_and_grad, wrt = w)]
+//! # fn loss(w: ArrayView1<f64>, x: ArrayView2<f64>, y: ArrayView1<f64>) -> f64 {
+//! #     let err = x.dot(&w) - y;
+//! #     (err * err).mean()
+//! # }
+//! # let x = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+//! # let y = array![1.0, 2.0, 3.0];
+//! let (mut w, mut g) = (array![0.0, 0.5], Array1::zeros(2));
+//! for _ in 0..10 {
+//!     let value: f64 = loss_and_grad_into(&w, &x, &y, &mut g);
+//!     w.scaled_add(-0.01, &g);
+//! }
+//! ```
+//!
+//! A destination's shape must be the result's (a mismatch panics naming
+//! the destination); one not in standard layout (a transposed view) is
+//! written through a temporary.
+//!
 //! # The vocabulary
 //!
 //! Inside an annotated function, arrays combine with `+ - * /` under numpy
@@ -61,7 +90,9 @@
 //! |---|---|---|
 //! | `x.exp()` `.ln()` `.sin()` `.cos()` `.tanh()` `.sqrt()` `.powi(n)` | elementwise | the usual one; `powi(0)` is 0 in every order |
 //! | `a.max(b)`, `a.min(b)` | elementwise, NaN from either operand (JAX's `maximum`) | a tie splits 0.5/0.5 |
-//! | `if a < b { x } else { y }` | elementwise select | through the chosen branch |
+//! | `if a < b { x } else { y }`, `if flag { x } else { y }` | elementwise select | through the chosen branch |
+//! | `a < b`, `a <= b`, `a == b`, … as a value | elementwise comparison: `bool`s, to return or cast | none |
+//! | `n as f32`, `(x * 10.0) as i32`, `flag as i32`; on arrays `x.mapv(\|v\| v as f32)` | Rust's `as` (float → integer truncates and saturates, NaN → 0); to the function's float type, `i32` or `i64` | through float → float (the identity); none from or to an integer |
 //! | `a.dot(&b)`, `dot(a, b)` | ndarray's product: vector·vector, matrix·vector, vector·matrix, matrix·matrix (one `dot_general`) | bilinear: `da·b + a·db` |
 //! | `matmul(a, b)` | numpy's `matmul`: stacks of matrices over leading axes | bilinear |
 //! | `x.t()`, `x.reversed_axes()`, `x.permuted_axes([1, 0, 2])` | transpose | transposed back |
@@ -80,19 +111,20 @@
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
 //!
-//! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) are parameters for labels
-//! and indices: they take no part in arithmetic and carry no derivative
-//! (`wrt` refuses them; by default a gradient is taken with respect to every
-//! float parameter).
+//! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) and integer scalars
+//! (`n: usize`) are parameters for labels, indices and counts: they enter
+//! arithmetic through `as` (`n as f32`) and carry no derivative (`wrt`
+//! refuses them; by default a gradient is taken with respect to every
+//! float parameter). A `usize` passes as an `i64`: one above `i64::MAX`
+//! panics at the call.
 //!
 //! Results can be `i64`/`i32` (scalars, `Vec`, arrays) where the function
-//! computes indices (`argmax`).
+//! computes indices (`argmax`) or casts, and `bool` where it compares.
 //!
-//! Not yet: integer scalar parameters, bool results, `as` casts, slicing
+//! Not yet: loops over integer parameters, casts between integer types, slicing
 //! and indexing on axes of run-time size, general gather/scatter (beyond `take_along_axis`),
 //! `prod`, concatenate/stack, constructors (`zeros`, `ones`,
-//! `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`, rounding, and `&mut`
-//! outputs.
+//! `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf` and rounding.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -112,3 +112,13 @@ pub fn model_reverse(x: &[f64], y: &[f64]) -> Vec<f64> {
 pub fn example_loss(w: &[f64], x: &[f64], y: f64) -> f64 {
     (1.0 + (-y * dot(w, x)).exp()).ln()
 }
+
+/// Casts both ways, an integer scalar parameter and bool, integer results:
+/// a float → integer conversion is a store's conversion, and its result,
+/// read again, a widening load.
+#[jit]
+pub fn casts_f32(x: &[f32], labels: &[i32], n: usize) -> (Vec<i32>, Vec<f32>, Vec<bool>) {
+    let q = (x * 10.0).mapv(|v| v as i32);
+    let back = q.mapv(|v| v as f32) + labels.mapv(|v| v as f32) * (n as f32);
+    (q, back, x > 0.0)
+}

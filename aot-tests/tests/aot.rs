@@ -373,3 +373,54 @@ fn baseline_kernels_too() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn casts_are_rusts_as_on_the_build_scripts_kernels() {
+    let mut x: Vec<f32> = vec![0.0, -0.0, 0.49, -0.49, 2.99, -2.99, 1e9, -1e9, 3e8, -3e8];
+    x.extend([
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        f32::MIN,
+    ]);
+    let mut rng = StdRng::seed_from_u64(9);
+    x.extend((0..40).map(|_| rng.gen_range(-100.0f32..100.0)));
+    let labels: Vec<i32> = (0..x.len() as i32).map(|i| i * 7 - 100).collect();
+    let n = 3usize;
+    let (q, back, positive) = casts_f32(&x, &labels, n);
+    for i in 0..x.len() {
+        let want_q = (x[i] * 10.0) as i32;
+        assert_eq!(q[i], want_q, "({} * 10) as i32", x[i]);
+        let want = want_q as f32 + labels[i] as f32 * n as f32;
+        assert_eq!(back[i].to_bits(), want.to_bits(), "element {i}");
+        assert_eq!(positive[i], x[i] > 0.0, "{} > 0", x[i]);
+    }
+    // Into the caller's buffers: the same results, `q` read back from the
+    // destination it was written to.
+    let (mut q2, mut back2, mut positive2) =
+        (vec![0; x.len()], vec![0.0; x.len()], vec![false; x.len()]);
+    casts_f32_into(&x, &labels, n, &mut q2, &mut back2, &mut positive2);
+    assert_eq!((q2, positive2), (q, positive));
+    assert!(back2
+        .iter()
+        .zip(&back)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_build_script("casts_f32");
+}
+
+#[test]
+fn gradient_into_buffers_equals_the_allocating_form() {
+    let mut rng = StdRng::seed_from_u64(10);
+    for n in LENGTHS {
+        let (w, x) = (
+            random(&mut rng, n, -1.0, 1.0),
+            random(&mut rng, n, -1.0, 1.0),
+        );
+        let (gw, gb) = loss_grad(&w, 0.3, &x);
+        let mut gw2 = vec![f64::NAN; n];
+        let gb2 = loss_grad_into(&w, 0.3, &x, &mut gw2);
+        assert_eq!((gw, gb.to_bits()), (gw2, gb2.to_bits()));
+    }
+    assert_build_script("loss_grad");
+}

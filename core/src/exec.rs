@@ -94,12 +94,17 @@ struct Scratch {
     /// Small buffers kept from earlier calls for reuse: kernels write every
     /// element of their outputs, so a reused buffer needs no clearing.
     pool: Vec<Buffer>,
+    /// For each owned buffer: the result whose caller-owned destination
+    /// holds it (the kernels write there directly), if any.
+    backing: Vec<Option<usize>>,
 }
 
-/// Buffers up to this many elements are kept for reuse, at most `POOL_SIZE`
-/// of them per thread; larger ones cost little to allocate next to the work
-/// done on them.
-const POOL_MAX_LEN: usize = 4096;
+/// Buffers a call leaves behind (its intermediates, a scalar result after it
+/// was read) are kept for reuse, at most `POOL_SIZE` of them and
+/// `POOL_MAX_BYTES` in all per thread, so that a training step that writes
+/// its results into the caller's buffers allocates nothing; a buffer that
+/// would pass the byte budget is freed.
+const POOL_MAX_BYTES: usize = 16 << 20;
 const POOL_SIZE: usize = 32;
 
 impl Scratch {
@@ -109,17 +114,30 @@ impl Scratch {
             .iter()
             .position(|b| b.dtype() == dtype && b.len() == len)
         {
-            Some(i) => self.pool.swap_remove(i),
+            // `remove` keeps the pool oldest first (see `recycle`).
+            Some(i) => self.pool.remove(i),
             None => Buffer::zeros(dtype, len),
         }
     }
 
     /// Return what the call did not hand out to the pool.
     fn recycle(&mut self) {
+        let bytes = |b: &Buffer| b.len() * b.dtype().size_bytes();
+        let mut pooled: usize = self.pool.iter().map(bytes).sum();
         for b in self.owned.drain(..).chain(self.results.drain(..)) {
-            if (1..=POOL_MAX_LEN).contains(&b.len()) && self.pool.len() < POOL_SIZE {
-                self.pool.push(b);
+            let n = bytes(&b);
+            if n == 0 || n > POOL_MAX_BYTES {
+                continue;
             }
+            // The oldest buffers (left by earlier calls, of sizes this call
+            // did not use) make room.
+            while !self.pool.is_empty()
+                && (pooled + n > POOL_MAX_BYTES || self.pool.len() >= POOL_SIZE)
+            {
+                pooled -= bytes(&self.pool.remove(0));
+            }
+            pooled += n;
+            self.pool.push(b);
         }
     }
 }
@@ -207,6 +225,18 @@ impl ArgDims {
     pub fn get(&self) -> Option<&[usize]> {
         (self.rank != u8::MAX).then(|| &self.dims[..self.rank as usize])
     }
+}
+
+/// Where the caller wants one result written: a buffer it owns, of
+/// `dtype`, `len` elements in row-major order with dimensions `dims`.
+/// `name` names it in errors (the generated function's parameter).
+#[derive(Clone, Copy, Debug)]
+pub struct RawDest {
+    pub dtype: DType,
+    pub ptr: *mut u8,
+    pub len: usize,
+    pub dims: ArgDims,
+    pub name: &'static str,
 }
 
 impl RawArg {
@@ -865,10 +895,40 @@ impl Program {
         args: &[RawArg],
         take: impl FnOnce(&mut [Buffer], &[ArgDims]) -> R,
     ) -> Result<R, String> {
+        self.execute_into_then(launcher, args, &[], take)
+    }
+
+    /// Like `execute_then`, but result `i` is written into `dests[i]` when
+    /// that is `Some` (the kernels write there directly; the buffer handed
+    /// to `take` for it is empty); `dests` is empty or has one entry per
+    /// result. Each destination's dtype and dimensions are checked against
+    /// its result before any kernel runs; an error names the destination.
+    /// With every array result in a destination, a call allocates nothing
+    /// once its intermediate buffers are pooled.
+    ///
+    /// # Safety
+    /// As for `execute`; and each destination's `ptr` must be valid for
+    /// `len` writes of its dtype for the call and overlap no argument and
+    /// no other destination.
+    pub unsafe fn execute_into_then<R>(
+        &self,
+        launcher: &dyn Launcher,
+        args: &[RawArg],
+        dests: &[Option<RawDest>],
+        take: impl FnOnce(&mut [Buffer], &[ArgDims]) -> R,
+    ) -> Result<R, String> {
         self.check_arg_types(args.iter().map(|a| a.dtype))?;
+        if !dests.is_empty() && dests.len() != self.outputs.len() {
+            return Err(format!(
+                "`{}` has {} results, got {} destinations",
+                self.function.name,
+                self.outputs.len(),
+                dests.len()
+            ));
+        }
         let mut take = Some(take);
         let mut run = |scratch: &mut Scratch| {
-            let r = self.execute_with(launcher, args, scratch).map(|()| {
+            let r = self.execute_with(launcher, args, dests, scratch).map(|()| {
                 let take = take.take().expect("a call runs once");
                 take(&mut scratch.results, &scratch.result_dims)
             });
@@ -895,6 +955,7 @@ impl Program {
         &self,
         launcher: &dyn Launcher,
         args: &[RawArg],
+        dests: &[Option<RawDest>],
         scratch: &mut Scratch,
     ) -> Result<(), String> {
         if !self.bind_fast(args, scratch) {
@@ -910,10 +971,42 @@ impl Program {
             let n = syms.iter().fold(*factor, |acc, s| acc * scratch.bound[*s]);
             scratch.lens.push(n as usize);
         }
+        scratch.result_dims.clear();
+        for want in &self.out_dims {
+            let mut d = [0usize; MAX_RANK];
+            for (k, dim) in want.iter().enumerate().take(MAX_RANK) {
+                d[k] = match *dim {
+                    DimRef::Const(c) => c as usize,
+                    DimRef::Sym(s) => scratch.bound[s] as usize,
+                };
+            }
+            let dims = ArgDims::new(&d[..want.len().min(MAX_RANK)]).expect("rank");
+            scratch.result_dims.push(dims);
+        }
+        // Every destination is checked before any kernel writes.
+        let dest = |i: usize| dests.get(i).copied().flatten();
+        for (i, b) in self.outputs.iter().enumerate() {
+            if let Some(d) = dest(i) {
+                self.check_dest(i, &d, &scratch.result_dims[i], scratch.lens[*b])?;
+            }
+        }
+        // An owned output buffer lives in the first destination of a result
+        // it is: the kernels write there.
+        let n_owned = self.buffers.iter().filter(|b| b.param.is_none()).count();
+        scratch.backing.clear();
+        scratch.backing.resize(n_owned, None);
+        for (i, b) in self.outputs.iter().enumerate() {
+            if let (Some(_), Slot::Owned(o)) = (dest(i), self.slots[*b]) {
+                scratch.backing[o].get_or_insert(i);
+            }
+        }
         scratch.owned.clear();
         for (b, info) in self.buffers.iter().enumerate() {
-            if info.param.is_none() {
-                let buf = scratch.buffer(info.dtype, scratch.lens[b]);
+            if let Slot::Owned(o) = self.slots[b] {
+                let buf = match scratch.backing[o] {
+                    Some(_) => Buffer::F32(Vec::new()),
+                    None => scratch.buffer(info.dtype, scratch.lens[b]),
+                };
                 scratch.owned.push(buf);
             }
         }
@@ -924,7 +1017,7 @@ impl Program {
             kernel_sizes,
             owned,
             results,
-            result_dims,
+            backing,
             ..
         } = scratch;
         for (l, launch) in self.launches.iter().enumerate() {
@@ -934,7 +1027,10 @@ impl Program {
             for b in &launch.args {
                 let (ptr, len) = match self.slots[*b] {
                     Slot::Param(p) => (args[p].ptr as *mut u8, args[p].len),
-                    Slot::Owned(o) => (owned[o].as_mut_ptr(), owned[o].len()),
+                    Slot::Owned(o) => match backing[o].and_then(dest) {
+                        Some(d) => (d.ptr, d.len),
+                        None => (owned[o].as_mut_ptr(), owned[o].len()),
+                    },
                 };
                 // The precondition the kernel relies on: every buffer holds
                 // exactly its shape's element count under this binding.
@@ -949,26 +1045,57 @@ impl Program {
             // run in tests, and before any launch of every call of a
             // program with offset loads or region stores, whose extents
             // depend on the IR's stated slice shapes); a launch writes only
-            // buffers this call owns,
-            // which are distinct from each other and from the arguments and
-            // never also passed as its inputs (`check_schedule`, run once
-            // per program by the callers); the caller guarantees `RawArg`
-            // pointers are valid for `len` elements.
+            // buffers this call owns, or destinations the caller owns, which
+            // are distinct from each other and from the arguments and never
+            // also passed as its inputs (`check_schedule`, run once per
+            // program by the callers); the caller guarantees `RawArg`
+            // pointers are valid for `len` elements and destinations for
+            // `len` writes, overlapping nothing.
             unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
         }
         results.clear();
-        result_dims.clear();
-        for want in &self.out_dims {
-            let mut d = [0usize; MAX_RANK];
-            for (k, dim) in want.iter().enumerate().take(MAX_RANK) {
-                d[k] = match *dim {
-                    DimRef::Const(c) => c as usize,
-                    DimRef::Sym(s) => sizes[s] as usize,
-                };
-            }
-            result_dims.push(ArgDims::new(&d[..want.len().min(MAX_RANK)]).expect("rank"));
-        }
         for (i, b) in self.outputs.iter().enumerate() {
+            // Where the result's elements are when the kernels are done:
+            // in a destination, when a result shares a buffer with an
+            // earlier one.
+            let in_dest = match self.slots[*b] {
+                Slot::Owned(o) => backing[o].filter(|k| *k != i).and_then(dest),
+                Slot::Param(_) => None,
+            };
+            if let Some(d) = dest(i) {
+                let written_here =
+                    matches!(self.slots[*b], Slot::Owned(o) if backing[o] == Some(i));
+                if !written_here {
+                    let src = match (self.slots[*b], in_dest) {
+                        (_, Some(k)) => k.ptr as *const u8,
+                        (Slot::Param(p), None) => args[p].ptr,
+                        (Slot::Owned(o), None) => owned[o].as_ptr(),
+                    };
+                    // SAFETY: `src` holds `d.len` elements of `d.dtype`
+                    // (checked against the result's shape and type above),
+                    // and the destination overlaps no argument, other
+                    // destination or buffer of this call (the caller's
+                    // guarantee; owned buffers are this call's own).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(src, d.ptr, d.len * d.dtype.size_bytes())
+                    };
+                }
+                results.push(Buffer::F32(Vec::new()));
+                continue;
+            }
+            if let Some(k) = in_dest {
+                let mut out = Buffer::zeros(k.dtype, k.len);
+                // SAFETY: as above; `out` is a fresh buffer of `k.len` elements.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        k.ptr as *const u8,
+                        out.as_mut_ptr(),
+                        k.len * k.dtype.size_bytes(),
+                    )
+                };
+                results.push(out);
+                continue;
+            }
             let out = match self.slots[*b] {
                 Slot::Param(p) => {
                     let a = args[p];
@@ -983,6 +1110,34 @@ impl Program {
                 Slot::Owned(o) => take_buffer(&mut owned[o]),
             };
             results.push(out);
+        }
+        Ok(())
+    }
+
+    /// Check destination `d` of result `i`, whose dimensions under this
+    /// call's binding are `dims` and element count `len`.
+    fn check_dest(&self, i: usize, d: &RawDest, dims: &ArgDims, len: usize) -> Result<(), String> {
+        let f = &self.function;
+        let want = self.buffers[self.outputs[i]].dtype;
+        if d.dtype != want {
+            return Err(format!(
+                "destination `{}` of `{}`: result {i} holds {want} elements, the destination holds {}",
+                d.name, f.name, d.dtype
+            ));
+        }
+        let got = d.dims.get();
+        if got != dims.get() || d.len != len {
+            let got = match got {
+                Some(g) => format!("{g:?}"),
+                None => format!("{} elements", d.len),
+            };
+            return Err(format!(
+                "destination `{}` of `{}`: result {i} has shape {:?} ({}), the destination has shape {got}",
+                d.name,
+                f.name,
+                dims.get().unwrap_or(&[]),
+                f.shape(f.outs[i])
+            ));
         }
         Ok(())
     }

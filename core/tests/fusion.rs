@@ -291,3 +291,58 @@ fn bind_rejects_a_symbol_no_argument_determines() {
 fn env_all_base(f: &Function, size: usize) -> std::collections::BTreeMap<String, usize> {
     f.symbols().into_iter().map(|s| (s, size)).collect()
 }
+
+#[test]
+fn results_into_destinations() {
+    use oxla_core::exec::{raw_args, ArgDims, RawDest};
+    let f = text::parse(
+        "fn f(x %0: f32[n]) {\n  %1: f32[n] = mul %0 %0\n  %2: f32[] = reduce_sum[0] %1\n  return %1, %2, %1, %0\n}\n",
+    )
+    .expect("parses");
+    let p = fuse(&f).expect("fuses");
+    p.check_schedule().expect("schedule");
+    let x = Buffer::F32(vec![1.0, -2.0, 3.0]);
+    let args = raw_args(std::slice::from_ref(&x));
+    let (mut d0, mut d2, mut d3) = (vec![f32::NAN; 3], vec![f32::NAN; 3], vec![f32::NAN; 3]);
+    let dest = |v: &mut Vec<f32>, name| RawDest {
+        dtype: DType::F32,
+        ptr: v.as_mut_ptr() as *mut u8,
+        len: v.len(),
+        dims: ArgDims::new(&[v.len()]).unwrap(),
+        name,
+    };
+    let dests = [
+        Some(dest(&mut d0, "d0")),
+        None,
+        Some(dest(&mut d2, "d2")),
+        Some(dest(&mut d3, "d3")),
+    ];
+    // SAFETY: `x` and the three vectors live through the call, are distinct,
+    // and hold the lengths stated; the schedule was checked.
+    let (empty, sum) = unsafe {
+        p.execute_into_then(&InterpLauncher(&p.kernels), &args, &dests, |outs, _| {
+            let empty: Vec<usize> = [0, 2, 3].iter().map(|i| outs[*i].len()).collect();
+            (empty, outs[1].get(0))
+        })
+    }
+    .expect("runs");
+    // The kernels wrote the first destination of the shared result; the
+    // second got a copy, the passed-through parameter too.
+    assert_eq!(empty, vec![0, 0, 0]);
+    assert_eq!(sum, 14.0);
+    assert_eq!(d0, vec![1.0, 4.0, 9.0]);
+    assert_eq!(d2, d0);
+    assert_eq!(d3, vec![1.0, -2.0, 3.0]);
+
+    // A destination of the wrong length is refused before any kernel runs.
+    let mut short = vec![f32::NAN; 2];
+    let dests = [Some(dest(&mut short, "short")), None, None, None];
+    // SAFETY: as above.
+    let err = unsafe { p.execute_into_then(&InterpLauncher(&p.kernels), &args, &dests, |_, _| ()) }
+        .unwrap_err();
+    assert!(
+        err.contains("destination `short` of `f`: result 0 has shape [3]"),
+        "{err}"
+    );
+    assert!(short.iter().all(|v| v.is_nan()));
+}

@@ -4,8 +4,9 @@
 //! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
 //! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
 //! regroups axes, an operand of `dot_general` that is not already a
-//! plain load, and a transcendental expression that a broadcast would
-//! otherwise recompute along new axes (see `materialize`). Every other value — elementwise ops,
+//! plain load, a transcendental expression that a broadcast would
+//! otherwise recompute along new axes, and every conversion to an integer
+//! (the store converts; see `materialize`). Every other value — elementwise ops,
 //! literals, broadcasts, transposes — is computed inside the kernel of each
 //! materialized value that needs it, so `sum(x * 2 * y + z)` is one kernel
 //! with no temporaries. A broadcast becomes a stride (0 along the new axes)
@@ -213,6 +214,10 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             // A slice is a load of its operand's buffer at an offset.
             Op::Slice { .. } => m[e.ins[0].index()] = true,
             Op::Pad { .. } | Op::Concatenate { .. } => m[e.out.index()] = true,
+            // A conversion to an integer is always a store's conversion (the
+            // one place a kernel makes an integer); a consumer loads the
+            // integer buffer, widened, as it loads an integer parameter.
+            Op::Convert { dtype } if is_int(*dtype) => m[e.out.index()] = true,
             _ => {}
         }
     }
@@ -273,22 +278,27 @@ fn has_transcendental(
     costly
 }
 
-/// Integer values exist in kernels only as buffers converted to floats
-/// (labels, indices); a kernel cannot compute, convert to or store one yet.
+fn is_int(d: crate::dtype::DType) -> bool {
+    matches!(d, crate::dtype::DType::I32 | crate::dtype::DType::I64)
+}
+
+/// Integer values exist in kernels only as buffers: loaded widened to a
+/// float (labels, indices, a converted result), or written by a store that
+/// converts a float or bool (`materialize` makes every conversion to an
+/// integer a kernel's result); a kernel computes no integer arithmetic.
 fn check_kernel_types(
     f: &Function,
     defs: &[Option<usize>],
     materialized: &[bool],
 ) -> Result<(), String> {
-    use crate::dtype::DType;
-    let int = |d: DType| matches!(d, DType::I32 | DType::I64);
+    let int = is_int;
     for e in &f.eqns {
         let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out));
         if let Op::Convert { dtype } = e.op {
             let from = from.expect("one operand");
-            // A float converted to an integer is a kernel's result: the
-            // store converts (truncating and saturating, as `as` does).
-            let stored = from.is_float() && int(dtype) && materialized[e.out.index()];
+            // A float or bool converted to an integer is a kernel's result:
+            // the store converts (truncating and saturating, as `as` does).
+            let stored = !int(from) && int(dtype) && materialized[e.out.index()];
             if from != dtype && !stored && !crate::ops::convert::kernel_supported(from, dtype) {
                 return Err(format!(
                     "converting {from} to {dtype} inside a kernel is not supported yet"
@@ -495,11 +505,18 @@ impl<'a> KernelBuilder<'a> {
             Op::StopGradient => self.value(e.ins[0], cmap),
             Op::Convert { dtype: to } if self.f.dtype(e.ins[0]) == crate::dtype::DType::Bool => {
                 let c = self.value(e.ins[0], cmap);
+                // To an integer: the select is in f64 (0 and 1 are exact)
+                // and the store converts.
+                let ty = if to.is_float() {
+                    *to
+                } else {
+                    crate::dtype::DType::F64
+                };
                 let (one, zero) = (
-                    self.inst(*to, InstKind::Const(1.0)),
-                    self.inst(*to, InstKind::Const(0.0)),
+                    self.inst(ty, InstKind::Const(1.0)),
+                    self.inst(ty, InstKind::Const(0.0)),
                 );
-                self.inst(*to, InstKind::Select(c, one, zero))
+                self.inst(ty, InstKind::Select(c, one, zero))
             }
             // To an integer: the kernel's result (`fuse` checked), which the
             // store to the integer buffer converts.

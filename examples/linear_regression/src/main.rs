@@ -61,13 +61,16 @@ fn main() {
         / (2.0 * h);
     println!("  d/db:    {gb:+.6}  {fd:+.6}");
 
+    // Each step writes the gradient of `w` into `gw` (`loss_and_grad_into`)
+    // and updates `w` in place: no array is allocated per step.
     let lr = 0.2f32;
+    let mut gw = Array1::<f32>::zeros(d);
     for step in 0..=200 {
-        let (l, gw, gb) = loss_and_grad(&w, b, &x, &y);
+        let (l, gb) = loss_and_grad_into(&w, b, &x, &y, &mut gw);
         if step % 25 == 0 {
             println!("step {step:3}: loss {l:.6}");
         }
-        w = w - lr * gw;
+        w.scaled_add(-lr, &gw);
         b -= lr * gb;
     }
     println!("learned w = {w:.4}, b = {b:.4}");

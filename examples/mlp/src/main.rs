@@ -81,15 +81,22 @@ fn main() {
     println!("  d/dw1[3,5]: {:+.6}  {fd1:+.6}", g1[[3, 5]]);
     println!("  d/dw2[7,1]: {:+.6}  {fd2:+.6}", g2[[7, 1]]);
 
+    // The training loop writes the gradients into buffers it owns
+    // (`loss_and_grad_into`) and updates the weights in place: no step
+    // allocates an array of its own.
+    let (mut g1, mut gb1) = (Array2::zeros(w1.raw_dim()), Array1::zeros(d_hidden));
+    let (mut g2, mut gb2) = (Array2::zeros(w2.raw_dim()), Array1::zeros(d_out));
     let lr = 0.5f32;
     for step in 0..=500 {
-        let (l, g1, gb1, g2, gb2) = loss_and_grad(&w1, &b1, &w2, &b2, &x, &y);
+        let l = loss_and_grad_into(
+            &w1, &b1, &w2, &b2, &x, &y, &mut g1, &mut gb1, &mut g2, &mut gb2,
+        );
         if step % 50 == 0 {
             println!("step {step:3}: loss {l:.6}");
         }
-        w1 = w1 - lr * g1;
-        b1 = b1 - lr * gb1;
-        w2 = w2 - lr * g2;
-        b2 = b2 - lr * gb2;
+        w1.scaled_add(-lr, &g1);
+        b1.scaled_add(-lr, &gb1);
+        w2.scaled_add(-lr, &g2);
+        b2.scaled_add(-lr, &gb2);
     }
 }

@@ -31,7 +31,7 @@ pub fn is_straight_line(f: &Function) -> bool {
         .params
         .iter()
         .chain(&f.outs)
-        .all(|v| matches!(f.dtype(*v), oxla_core::DType::F32 | oxla_core::DType::F64));
+        .all(|v| !matches!(f.dtype(*v), oxla_core::DType::F16 | oxla_core::DType::BF16));
     full_precision
         && f.is_scalar_only()
         && live_eqns(f)

@@ -152,7 +152,7 @@ fn generate_one(
         .iter()
         .chain(&f.outs)
         .map(|v| f.dtype(*v))
-        .next()
+        .find(|d| d.is_float())
         .unwrap_or(DType::F32);
     let param_idents: Vec<syn::Ident> = match g.origin {
         Origin::Original => item
@@ -192,6 +192,13 @@ fn generate_one(
     } else {
         quote!(#[track_caller])
     };
+    // Array functions share one compiled program with their `_into` sibling.
+    let compiled_ident = format_ident!(
+        "__OXLA_COMPILED_{}",
+        ir_const_name(&name).trim_end_matches("_IR"),
+        span = span
+    );
+    let mut compiled_static = TokenStream::new();
     let body = if straight_line {
         scalar_body(f, &param_idents, tuple_return)
     } else {
@@ -206,13 +213,27 @@ fn generate_one(
             }
             None => None,
         };
+        compiled_static = compiled_item(&compiled_ident, &const_ident, aot.as_deref(), cfgs);
         array_body(
             &param_idents,
             &param_tys,
             &result_tys,
-            &const_ident,
-            aot.as_deref(),
+            &compiled_ident,
             tuple_return,
+        )
+    };
+    let has_array_result = result_tys.iter().any(|t| t.rank() > 0);
+    let into_fn = if straight_line || !has_array_result {
+        TokenStream::new()
+    } else {
+        into_function(
+            item,
+            g,
+            &param_idents,
+            &param_tys,
+            &result_tys,
+            &compiled_ident,
+            cfgs,
         )
     };
 
@@ -265,7 +286,203 @@ fn generate_one(
             }
         }
     };
-    Ok(quote!(#ir_const #function #missing_kernels))
+    Ok(quote!(#ir_const #compiled_static #function #into_fn #missing_kernels))
+}
+
+/// The `static` holding a function's compiled program (private to the
+/// module; the function and its `_into` sibling call it), with the
+/// declarations of the build script's kernels when it compiled them.
+fn compiled_item(
+    compiled_ident: &syn::Ident,
+    ir_const: &syn::Ident,
+    aot: Option<&[String]>,
+    cfgs: &[&syn::Attribute],
+) -> TokenStream {
+    let compiled_fn = paths::compiled_fn();
+    let (aot_items, aot_ref) = match aot {
+        Some(syms) => aot_items(syms),
+        None => (TokenStream::new(), quote!(&[])),
+    };
+    quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        static #compiled_ident: #compiled_fn = {
+            #aot_items
+            #compiled_fn::new(#ir_const, #aot_ref)
+        };
+    }
+}
+
+/// `<name>_into`: the same parameters, then one destination per array
+/// result, which the call writes into (see `docs/ARCHITECTURE.md`, "Arrays
+/// at the boundary"); it returns the scalar results.
+fn into_function(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    param_idents: &[syn::Ident],
+    param_tys: &[RustTy],
+    result_tys: &[RustTy],
+    compiled_ident: &syn::Ident,
+    cfgs: &[&syn::Attribute],
+) -> TokenStream {
+    let name = ident_name(&g.name);
+    let span = g.name.span();
+    let into_ident = format_ident!("{}_into", name, span = span);
+    let nd = paths::ndarray();
+    let private = quote!(::oxla::__private);
+    let single = result_tys.len() == 1;
+    // Destination names: `out` for a lone result, else `out{i}` for result i;
+    // a clash with a parameter gets an `oxla_` prefix.
+    let dest_idents: Vec<Option<syn::Ident>> = result_tys
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (t.rank() > 0).then(|| {
+                let base = if single {
+                    "out".to_string()
+                } else {
+                    format!("out{i}")
+                };
+                let clash = param_idents.iter().any(|p| ident_name(p) == base);
+                let n = if clash { format!("oxla_{base}") } else { base };
+                syn::Ident::new(&n, Span::call_site())
+            })
+        })
+        .collect();
+    let dest_params: Vec<TokenStream> = result_tys
+        .iter()
+        .zip(&dest_idents)
+        .filter_map(|(t, id)| {
+            let id = id.as_ref()?;
+            let ty = paths::float(t.dtype());
+            Some(match t {
+                RustTy::NdArray(_, r) => {
+                    let ix = paths::ix(*r);
+                    quote!(#id: impl ::core::convert::Into<#nd::ArrayViewMut<'oxla, #ty, #ix>>)
+                }
+                _ => quote!(#id: &'oxla mut [#ty]),
+            })
+        })
+        .collect();
+    let dest_locals: Vec<syn::Ident> = (0..result_tys.len())
+        .map(|i| format_ident!("__oxla_dest{}", i, span = Span::mixed_site()))
+        .collect();
+    let make_dests = result_tys
+        .iter()
+        .zip(&dest_idents)
+        .zip(&dest_locals)
+        .filter_map(|((t, id), local)| {
+            let id = id.as_ref()?;
+            let shown = Literal::string(&id.to_string());
+            let ty = paths::float(t.dtype());
+            Some(match t {
+                RustTy::NdArray(_, r) => {
+                    let ix = paths::ix(*r);
+                    quote!(let mut #local = #private::Dest::view(
+                        ::core::convert::Into::<#nd::ArrayViewMut<'_, #ty, #ix>>::into(#id), #shown);)
+                }
+                _ => quote!(let mut #local = #private::Dest::<#ty, #nd::Ix1>::slice(#id, #shown);),
+            })
+        });
+    let raw_dests = result_tys.iter().zip(&dest_locals).map(|(t, local)| {
+        if t.rank() > 0 {
+            quote!(#local.raw())
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    });
+    let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
+    let finishes = result_tys
+        .iter()
+        .zip(&dest_locals)
+        .enumerate()
+        .filter(|(_, (t, _))| t.rank() > 0)
+        .map(|(i, (_, local))| {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#local.finish(#outs_var, #i);)
+        });
+    let scalar_results: Vec<(usize, &RustTy)> = result_tys
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.rank() == 0)
+        .collect();
+    let scalar_values = scalar_results.iter().map(|(i, t)| {
+        let i = Literal::usize_unsuffixed(*i);
+        let ty = paths::float(t.dtype());
+        quote!(#outs_var.scalar::<#ty>(#i))
+    });
+    let scalar_tys: Vec<TokenStream> = scalar_results
+        .iter()
+        .map(|(_, t)| paths::float(t.dtype()))
+        .collect();
+    // No scalar results: no return type and no `()` value (which a lint
+    // would flag in the caller's crate).
+    let (ret, value) = match scalar_tys.len() {
+        0 => (quote!(), quote!()),
+        1 => (quote!(-> #(#scalar_tys)*), quote!(#(#scalar_values)*)),
+        _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
+    };
+    let (index_lets, args) = call_args(param_idents, param_tys);
+    let call = quote! {
+        #index_lets
+        #(#make_dests)*
+        #compiled_ident.call_into(
+            &[#(#args),*],
+            &[#(#raw_dests),*],
+            |#outs_var| {
+                #(#finishes)*
+                #value
+            },
+        )
+    };
+    let doc = format!(
+        " `{name}`, writing its array results into the caller's buffers (no allocation for them): one destination per array result, of the result's shape (checked: a mismatch panics naming the destination); returns the scalar results. Generated by oxla."
+    );
+    let vis = &g.vis;
+    match g.origin {
+        Origin::Original => {
+            let mut sig = item.sig.clone();
+            sig.ident = into_ident;
+            sig.generics.params.push(syn::parse_quote!('oxla));
+            for p in &dest_params {
+                sig.inputs.push(syn::parse_quote!(#p));
+            }
+            sig.output = if scalar_tys.is_empty() {
+                syn::ReturnType::Default
+            } else {
+                syn::parse_quote!(#ret)
+            };
+            quote! {
+                #(#cfgs)*
+                #[doc = #doc]
+                // A sibling the caller may not use, with one parameter more
+                // per array result: no warning for either.
+                #[allow(dead_code, clippy::too_many_arguments)]
+                #[track_caller]
+                #vis #sig {
+                    #call
+                }
+            }
+        }
+        Origin::Transform { .. } => {
+            let params = param_idents.iter().zip(param_tys).map(|(id, t)| {
+                let t = param_type_tokens(t);
+                quote!(#id: #t)
+            });
+            quote! {
+                #(#cfgs)*
+                #[doc = #doc]
+                // A sibling the caller may not use, with one parameter more
+                // per array result: no warning for either.
+                #[allow(dead_code, clippy::too_many_arguments)]
+                #[track_caller]
+                #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) #ret {
+                    #call
+                }
+            }
+        }
+    }
 }
 
 /// Parameter names from the IR, made into valid, distinct identifiers.
@@ -476,6 +693,28 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
     if g.origin == Origin::Original {
         return (declared_params, declared_results);
     }
+    // An integer scalar parameter keeps its declared Rust type (a `usize`
+    // stays a `usize`) in every function generated from the original.
+    let declared_names: Vec<String> = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(pt) => match (&*pt.pat, param_ty(&pt.ty)) {
+                (syn::Pat::Ident(pi), Ok(_)) => Some(ident_name(&pi.ident)),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let declared_int = |name: &str, v: &Var| {
+        let i = declared_names.iter().position(|n| n == name)?;
+        let t = &declared_params[i];
+        let int =
+            matches!(t, RustTy::Unsigned(_)) || matches!(t, RustTy::Scalar(d) if !d.is_float());
+        (int && t.dtype() == g.function.dtype(*v) && g.function.shape(*v).is_scalar())
+            .then(|| t.clone())
+    };
     let nd_style = declared_params
         .iter()
         .chain(&declared_results)
@@ -496,7 +735,11 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
         }
     };
     (
-        f.params.iter().map(|v| by_rank(v, false)).collect(),
+        f.params
+            .iter()
+            .zip(&f.param_names)
+            .map(|(v, name)| declared_int(name, v).unwrap_or_else(|| by_rank(v, false)))
+            .collect(),
         f.outs.iter().map(|v| by_rank(v, true)).collect(),
     )
 }
@@ -506,6 +749,7 @@ fn param_type_tokens(t: &RustTy) -> TokenStream {
     let ty = paths::float(t.dtype());
     match t {
         RustTy::Scalar(_) => ty,
+        RustTy::Unsigned(u) => paths::unsigned(*u),
         RustTy::NdArray(_, r) => {
             let (nd, ix) = (paths::ndarray(), paths::ix(*r));
             quote!(impl ::core::convert::Into<#nd::ArrayView<'oxla, #ty, #ix>>)
@@ -530,36 +774,64 @@ fn result_type_tokens(t: &RustTy) -> TokenStream {
     }
 }
 
-/// A call of the function's `CompiledFn`, kept in a `static`.
+/// The arguments of a `CompiledFn` call, after the `let`s that convert
+/// `usize`/`u32` arguments to the `i64` the IR holds them in.
+fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<TokenStream>) {
+    let arg = paths::arg();
+    let nd = paths::ndarray();
+    let index_locals: Vec<syn::Ident> = params
+        .iter()
+        .map(|id| format_ident!("__oxla_index_{}", id, span = Span::mixed_site()))
+        .collect();
+    let index_lets = params
+        .iter()
+        .zip(param_tys)
+        .zip(&index_locals)
+        .filter_map(|((id, t), local)| match t {
+            RustTy::Unsigned(_) => {
+                let name = Literal::string(&ident_name(id));
+                Some(quote!(let #local: ::core::primitive::i64 = ::oxla::__private::index_arg(#id, #name);))
+            }
+            _ => None,
+        });
+    let index_lets = quote!(#(#index_lets)*);
+    let args = params
+        .iter()
+        .zip(param_tys)
+        .zip(&index_locals)
+        .map(|((id, t), local)| match t {
+            RustTy::Unsigned(_) => quote!(#arg::scalar(&#local)),
+            RustTy::Scalar(_) => quote!(#arg::scalar(&#id)),
+            RustTy::Slice(_) | RustTy::Vec(_) => quote!(#arg::slice(#id)),
+            // A view, a reference to an array, or (generated functions) an
+            // `impl Into` of a view.
+            RustTy::NdArray(d, r) => {
+                let (ty, ix) = (paths::float(*d), paths::ix(*r));
+                quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
+            }
+            RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
+            RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
+        })
+        .collect();
+    (index_lets, args)
+}
+
+/// A call of the function's `CompiledFn` (the module-level `static` that
+/// `compiled_item` emits).
 fn array_body(
     params: &[syn::Ident],
     param_tys: &[RustTy],
     result_tys: &[RustTy],
-    ir_const: &syn::Ident,
-    aot: Option<&[String]>,
+    compiled: &syn::Ident,
     tuple_return: bool,
 ) -> TokenStream {
-    let compiled_fn = paths::compiled_fn();
-    let arg = paths::arg();
-    let nd = paths::ndarray();
-    let args = params.iter().zip(param_tys).map(|(id, t)| match t {
-        RustTy::Scalar(_) => quote!(#arg::scalar(&#id)),
-        RustTy::Slice(_) | RustTy::Vec(_) => quote!(#arg::slice(#id)),
-        // A view, a reference to an array, or (generated functions) an
-        // `impl Into` of a view.
-        RustTy::NdArray(d, r) => {
-            let (ty, ix) = (paths::float(*d), paths::ix(*r));
-            quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
-        }
-        RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
-        RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
-    });
+    let (index_lets, args) = call_args(params, param_tys);
     let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
     let outs = result_tys.iter().enumerate().map(|(i, t)| {
         let i = Literal::usize_unsuffixed(i);
         let ty = paths::float(t.dtype());
         match t {
-            RustTy::Scalar(_) => quote!(#outs_var.scalar::<#ty>(#i)),
+            RustTy::Scalar(_) | RustTy::Unsigned(_) => quote!(#outs_var.scalar::<#ty>(#i)),
             RustTy::NdArray(_, r) => {
                 let ix = paths::ix(*r);
                 quote!(#outs_var.array::<#ty, #ix>(#i))
@@ -572,14 +844,9 @@ fn array_body(
     } else {
         quote!(#(#outs)*)
     };
-    let (aot_items, aot_ref) = match aot {
-        Some(syms) => aot_items(syms),
-        None => (TokenStream::new(), quote!(&[])),
-    };
     quote! {
-        #aot_items
-        static __OXLA_COMPILED: #compiled_fn = #compiled_fn::new(#ir_const, #aot_ref);
-        __OXLA_COMPILED.call(&[#(#args),*], |#outs_var| #result)
+        #index_lets
+        #compiled.call(&[#(#args),*], |#outs_var| #result)
     }
 }
 

@@ -5,7 +5,7 @@
 //! lowers to `None`) so that one expansion reports all of them.
 
 use crate::errors::Errors;
-use crate::types::{float_of, param_ty, result_ty, strip_group, vec_of, RustTy};
+use crate::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
 pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
@@ -434,7 +434,7 @@ impl Lowerer<'_> {
         }
         let v = self.lower_expr(&init.expr);
         if let (Some(v), Some(ann)) = (v, ann) {
-            let shape_ok = match (float_of(ann), vec_of(ann)) {
+            let shape_ok = match (elem_of(ann), vec_of(ann)) {
                 (Some(d), _) => Some((d, false)),
                 (None, Some(d)) => Some((d, true)),
                 _ => None,
@@ -442,11 +442,14 @@ impl Lowerer<'_> {
             match shape_ok {
                 None => self.errors.spanned(
                     ann,
-                    "unsupported type annotation: write f32 or f64 for a number, Vec<f32> or Vec<f64> for an array",
+                    "unsupported type annotation: write f32 or f64 (or i32, i64, bool) for a number, Vec<f32> or Vec<f64> for an array",
                 ),
                 Some((d, array)) => {
-                    if d != self.dtype {
+                    let actual = self.f.dtype(v);
+                    if d.is_float() && d != self.dtype {
                         self.errors.spanned(ann, format!("mixed float types: this is {d} but the function uses {}", self.dtype));
+                    } else if d != actual {
+                        self.errors.spanned(ann, format!("type annotation does not match: the value holds {actual}, not {d}"));
                     } else if array != (self.f.shape(v).rank() > 0) {
                         let what = if array { "a scalar" } else { "an array" };
                         self.errors.spanned(ann, format!("type annotation does not match: the value is {what}"));
@@ -538,6 +541,18 @@ impl Lowerer<'_> {
                 }
             },
             Expr::Binary(b) => self.lower_binary(b),
+            Expr::Cast(c) => {
+                let x = self.lower_expr(&c.expr);
+                if let Some(x) = x.filter(|x| !self.f.shape(*x).is_scalar()) {
+                    let shape = self.f.shape(x).clone();
+                    self.errors.spanned(
+                        c,
+                        format!("`as` casts a number, but this is an array of shape {shape}: cast its elements with `x.mapv(|v| v as T)`"),
+                    );
+                    return None;
+                }
+                self.lower_cast(x, &c.ty, c)
+            }
             Expr::If(i) => self.lower_if(i),
             Expr::Block(b) if b.label.is_none() => self.lower_block(&b.block),
             Expr::MethodCall(m) => self.lower_method(m),
@@ -647,11 +662,13 @@ impl Lowerer<'_> {
             BinOp::Mul(_) => BinaryOp::Mul,
             BinOp::Div(_) => BinaryOp::Div,
             op if cmp_op(&op).is_some() => {
-                self.errors.spanned(
-                    op,
-                    "comparisons are only supported as the condition of `if a < b { … } else { … }`",
-                );
-                return None;
+                // A comparison as a value: a bool (an array of them), to
+                // return or to cast.
+                let l = self.lower_expr(&b.left);
+                let r = self.lower_expr(&b.right);
+                let mut vs = [l?, r?];
+                self.coerce(&mut vs, b.span())?;
+                return self.push(Op::Cmp(cmp_op(&op)?), &vs, b.span());
             }
             op if is_compound_assign(&op) => {
                 self.errors.spanned(op, "assignments are not supported: values are immutable; bind a new value with `let`");
@@ -659,7 +676,7 @@ impl Lowerer<'_> {
             }
             op => {
                 let shown = op.to_token_stream().to_string();
-                self.errors.spanned(op, format!("unsupported operator `{shown}`: supported operators are + - * / (and comparisons in `if` conditions)"));
+                self.errors.spanned(op, format!("unsupported operator `{shown}`: supported operators are + - * / and the comparisons < <= > >= == !="));
                 return None;
             }
         };
@@ -682,13 +699,21 @@ impl Lowerer<'_> {
                 let r = self.lower_expr(&b.right);
                 (Some((op, l, r)), true)
             }
-            None => {
-                self.errors.spanned(
-                    &i.cond,
-                    "unsupported `if` condition: a condition is one comparison of two numbers or arrays (`<`, `<=`, `>`, `>=`, `==`, `!=`)",
-                );
-                (None, false)
-            }
+            // A bool value (a parameter, or a comparison bound by `let`).
+            None => match self.lower_expr(cond) {
+                Some(c) if self.f.dtype(c) == DType::Bool => {
+                    return self.lower_select_on(c, i);
+                }
+                Some(c) => {
+                    let ty = self.f.ty(c).to_string();
+                    self.errors.spanned(
+                        &i.cond,
+                        format!("an `if` condition is a comparison (`<`, `<=`, `>`, `>=`, `==`, `!=`) or a bool, not {ty}"),
+                    );
+                    (None, false)
+                }
+                None => (None, false),
+            },
         };
         let then = self.lower_block(&i.then_branch);
         let other = match &i.else_branch {
@@ -712,6 +737,24 @@ impl Lowerer<'_> {
         self.push(Op::Select, &[p, vs[2], vs[3]], i.span())
     }
 
+    /// `if c { a } else { b }` on a bool value `c`: an elementwise select.
+    fn lower_select_on(&mut self, c: Var, i: &syn::ExprIf) -> Option<Var> {
+        let then = self.lower_block(&i.then_branch);
+        let other = match &i.else_branch {
+            Some((_, e)) => self.lower_expr(e),
+            None => {
+                self.errors.spanned(
+                    i.if_token,
+                    "`if` without `else` is not supported: both branches give a value (`if c { a } else { b }`)",
+                );
+                None
+            }
+        };
+        let mut vs = [c, then?, other?];
+        self.coerce(&mut vs, i.span())?;
+        self.push(Op::Select, &vs, i.span())
+    }
+
     fn lower_method(&mut self, m: &syn::ExprMethodCall) -> Option<Var> {
         let name = m.method.to_string();
         if let Some(t) = &m.turbofish {
@@ -721,6 +764,9 @@ impl Lowerer<'_> {
         }
         if let Some(v) = self.lower_slicing_method(m) {
             return v;
+        }
+        if name == "mapv" {
+            return self.lower_mapv(m);
         }
         if let Some(v) = self.lower_array_method(m) {
             return v;
@@ -817,6 +863,119 @@ impl Lowerer<'_> {
         let mut vs = [x?, y?];
         self.coerce(&mut vs, m.span())?;
         self.push(Op::Binary(op), &vs, m.span())
+    }
+
+    /// `x as T` (Rust's `as`, the `convert` op): to the function's float
+    /// type from a float (the identity), an integer or a bool; to `i32` or
+    /// `i64` from a float (truncating, saturating, NaN → 0) or a bool.
+    /// `site` is the whole cast (or `mapv` call), where errors point.
+    fn lower_cast(&mut self, x: Option<Var>, ty: &syn::Type, site: &dyn ToTokens) -> Option<Var> {
+        let span = site
+            .to_token_stream()
+            .into_iter()
+            .next()
+            .map_or_else(Span::call_site, |t| t.span());
+        let targets = format!(
+            "a cast goes to the function's float type ({}), i32 or i64",
+            self.dtype
+        );
+        let Some(to) = elem_of(ty) else {
+            let shown = ty.to_token_stream().to_string();
+            self.errors
+                .spanned(ty, format!("unsupported cast to `{shown}`: {targets}"));
+            return None;
+        };
+        if to == DType::Bool {
+            self.errors.spanned(
+                ty,
+                format!("Rust has no cast to bool: compare instead (`x != 0.0`); {targets}"),
+            );
+            return None;
+        }
+        if to.is_float() && to != self.dtype {
+            self.errors.spanned(
+                ty,
+                format!(
+                    "a cast to {to} in a function whose float type is {}: an oxla function computes in one float type; {targets}",
+                    self.dtype
+                ),
+            );
+            return None;
+        }
+        let x = x?;
+        let from = self.f.dtype(x);
+        if from == to {
+            return Some(x);
+        }
+        if from == DType::Bool && to.is_float() {
+            self.errors.spanned(
+                site,
+                format!("Rust casts a bool only to an integer: write `b as i32 as {to}`"),
+            );
+            return None;
+        }
+        if !from.is_float() && from != DType::Bool && !to.is_float() {
+            self.errors.spanned(
+                site,
+                format!("a cast from {from} to {to} is not supported: integers convert to the function's float type"),
+            );
+            return None;
+        }
+        // `b as i32 as f32`: the bool converts to the float directly (a
+        // kernel selects 1 or 0), so no integer value is computed.
+        let source = self
+            .f
+            .definitions()
+            .get(x.index())
+            .copied()
+            .flatten()
+            .map(|i| &self.f.eqns[i])
+            .filter(|e| matches!(e.op, Op::Convert { .. }) && to.is_float())
+            .map(|e| e.ins[0])
+            .filter(|b| self.f.dtype(*b) == DType::Bool);
+        self.push(Op::Convert { dtype: to }, &[source.unwrap_or(x)], span)
+    }
+
+    /// `x.mapv(|v| v as T)`: ndarray's spelling of an elementwise cast. Only
+    /// that closure is supported: every other elementwise function applies
+    /// to whole arrays.
+    fn lower_mapv(&mut self, m: &syn::ExprMethodCall) -> Option<Var> {
+        let cast = match m.args.iter().collect::<Vec<_>>().as_slice() {
+            [Expr::Closure(c)] if c.inputs.len() == 1 => {
+                let param = match &c.inputs[0] {
+                    syn::Pat::Ident(pi) => Some(&pi.ident),
+                    syn::Pat::Type(pt) => match &*pt.pat {
+                        syn::Pat::Ident(pi) => Some(&pi.ident),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match (param, strip_parens(&c.body)) {
+                    (Some(p), Expr::Cast(cast)) => match strip_parens(&cast.expr) {
+                        Expr::Path(e) if e.path.is_ident(p) => Some(cast),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(cast) = cast else {
+            self.errors.at(
+                m.paren_token.span.join(),
+                "`mapv` takes only a cast, `x.mapv(|v| v as T)`: other elementwise functions apply to whole arrays (`x.exp()`, `x * 2.0`)",
+            );
+            return None;
+        };
+        let x = self.lower_expr(&m.receiver);
+        if x.is_some_and(|x| self.f.shape(x).is_scalar()) {
+            self.errors.spanned(
+                &m.method,
+                "`mapv` applies to arrays: cast a number with `x as T`",
+            );
+            return None;
+        }
+        self.lower_cast(x, &cast.ty, m)
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
@@ -1050,7 +1209,6 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
         Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),
         Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Cast(_) => "casts (`as`) are not supported: an oxla function uses one float type, and integer literals become floats".into(),
         Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
         Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),
         Expr::Return(_) => "`return` is only supported as the final statement".into(),

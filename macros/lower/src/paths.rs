@@ -19,10 +19,11 @@ pub fn arg() -> TokenStream {
     quote!(::oxla::__private::Arg)
 }
 
-/// A float type that a user type alias cannot shadow:
-/// `::core::primitive::f32`, `::oxla::half::f16`, ….
+/// An element type (float, integer or bool) that a user type alias cannot
+/// shadow: `::core::primitive::f32`, `::oxla::half::f16`, ….
 pub fn float(dtype: oxla_core::DType) -> TokenStream {
     match dtype {
+        oxla_core::DType::Bool => quote!(::core::primitive::bool),
         oxla_core::DType::F64 => quote!(::core::primitive::f64),
         oxla_core::DType::F16 => quote!(::oxla::half::f16),
         oxla_core::DType::BF16 => quote!(::oxla::half::bf16),
@@ -51,4 +52,12 @@ pub fn ix(rank: usize) -> TokenStream {
 /// `::std::vec::Vec`.
 pub fn vec() -> TokenStream {
     quote!(::std::vec::Vec)
+}
+
+/// `::core::primitive::usize` or `::core::primitive::u32`.
+pub fn unsigned(u: crate::types::Unsigned) -> TokenStream {
+    match u {
+        crate::types::Unsigned::Usize => quote!(::core::primitive::usize),
+        crate::types::Unsigned::U32 => quote!(::core::primitive::u32),
+    }
 }

@@ -323,13 +323,27 @@ fn wrt_indices(
         let name = ident_name(id);
         match input.param_names.iter().position(|p| *p == name) {
             Some(i) if out.contains(&i) => add(syn::Error::new(id.span(), format!("`{name}` is named twice in `wrt`"))),
-            Some(i) if !input.dtype(input.params[i]).is_float() => add(syn::Error::new(
-                id.span(),
-                format!(
-                    "`wrt` names `{name}`, an integer parameter ({}): integers have no derivative; differentiate with respect to a float parameter",
-                    input.ty(input.params[i])
-                ),
-            )),
+            Some(i) if !input.dtype(input.params[i]).is_float() => {
+                let t = input.ty(input.params[i]);
+                let (kind, plural) = if t.dtype == oxla_core::DType::Bool {
+                    ("a bool", "bools")
+                } else {
+                    ("an integer", "integers")
+                };
+                // An array's IR type says its shape; a scalar's (a `usize`
+                // is an i64 in the IR) would only confuse.
+                let shown = if t.shape.is_scalar() {
+                    String::new()
+                } else {
+                    format!(" ({t})")
+                };
+                add(syn::Error::new(
+                    id.span(),
+                    format!(
+                        "`wrt` names `{name}`, {kind} parameter{shown}: {plural} have no derivative; differentiate with respect to a float parameter"
+                    ),
+                ))
+            }
             Some(i) => out.push(i),
             None => add(syn::Error::new(
                 id.span(),

@@ -324,10 +324,10 @@ fn error_side_effects() {
 
 #[test]
 fn error_parameter_and_return_types() {
-    let m = lower_errors(quote! { fn f(a: i32, b: &mut [f32], c: Vec<f32>) -> f32 { 1.0 } });
+    let m = lower_errors(quote! { fn f(a: u8, b: &mut [f32], c: Vec<f32>) -> f32 { 1.0 } });
     assert_one(
         &m,
-        "an integer scalar parameter (`i32`) is not supported yet: integers come as arrays of i32 or i64",
+        "an integer scalar parameter of type `u8` is not supported: integer scalars are i32, i64, usize or u32",
     );
     assert_one(&m, "`&mut` parameters are not supported");
     assert_one(&m, "unsupported parameter type `Vec < f32 >`");
@@ -339,7 +339,7 @@ fn error_parameter_and_return_types() {
     let m = lower_errors(quote! { fn f(x: f32) -> u8 { x } });
     assert_one(
         &m,
-        "unsupported return type `u8`: supported return types: a float, `Vec<T>`, `Array1<T>`",
+        "unsupported return type `u8`: supported return types: a float, i32, i64 or bool, `Vec<T>`, `Array1<T>`",
     );
     let m = lower_errors(quote! { fn f(x: f32) { x } });
     assert_one(&m, "must return a value");
@@ -376,20 +376,26 @@ fn error_other_expressions() {
     let m = lower_errors(quote! {
         fn f(x: &[f32], y: f32) -> f32 {
             let a = x[0];
-            let b = y as f32;
+            let b = y as u8;
             let c = if y { 1.0 } else { 2.0 };
             let d = if y < 1.0 { 1.0 };
-            let e = y < 2.0;
+            let e = x as f32;
             let g = z + 1.0;
             let h = f32::consts::PI;
             y
         }
     });
     assert_one(&m, "indexing is supported on axes of static size");
-    assert_one(&m, "casts (`as`) are not supported");
-    assert_one(&m, "unsupported `if` condition");
+    assert_one(
+        &m,
+        "unsupported cast to `u8`: a cast goes to the function's float type (f32), i32 or i64",
+    );
+    assert_one(
+        &m,
+        "an `if` condition is a comparison (`<`, `<=`, `>`, `>=`, `==`, `!=`) or a bool, not f32[]",
+    );
     assert_one(&m, "`if` without `else` is not supported");
-    assert_one(&m, "comparisons are only supported as the condition");
+    assert_one(&m, "`as` casts a number, but this is an array of shape [n_x]: cast its elements with `x.mapv(|v| v as T)`");
     assert_one(&m, "cannot find `z` in this oxla function");
     assert_one(&m, "unsupported path `f32::consts::PI`");
     // Every error is reported, not just the first.
@@ -626,7 +632,7 @@ fn collects_annotated_functions_from_a_file() {
             #[jit(b_fast)]
             pub fn b(x: f64) -> f64 { x.exp() }
             #[jit]
-            fn broken(x: i32) -> f32 { 1.0 }
+            fn broken(x: u8) -> f32 { 1.0 }
         }
     };
     let gens = collect_from_file(&file);
@@ -803,9 +809,17 @@ fn array_function_expands_to_a_compiled_fn_call() {
         ),
         "{s}"
     );
-    assert!(s.contains("static __OXLA_COMPILED : :: oxla :: __private :: CompiledFn = :: oxla :: __private :: CompiledFn :: new (FUSED_IR , & [])"), "{s}");
-    assert!(s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: slice (x) , :: oxla :: __private :: Arg :: slice (y) , :: oxla :: __private :: Arg :: scalar (& s)] , | __oxla_outs |"), "{s}");
+    assert!(s.contains("static __OXLA_COMPILED_FUSED : :: oxla :: __private :: CompiledFn = { :: oxla :: __private :: CompiledFn :: new (FUSED_IR , & []) }"), "{s}");
+    assert!(s.contains("__OXLA_COMPILED_FUSED . call (& [:: oxla :: __private :: Arg :: slice (x) , :: oxla :: __private :: Arg :: slice (y) , :: oxla :: __private :: Arg :: scalar (& s)] , | __oxla_outs |"), "{s}");
     assert!(s.contains("(__oxla_outs . scalar :: < :: core :: primitive :: f32 > (0) , __oxla_outs . vec :: < :: core :: primitive :: f32 > (1) ,)"), "{s}");
+    // The sibling writing the array result into the caller's slice shares
+    // the compiled program and returns the scalar result.
+    assert!(s.contains("fn fused_into < 'oxla > (x : & [f32] , y : & [f32] , s : f32 , out1 : & 'oxla mut [:: core :: primitive :: f32]) -> :: core :: primitive :: f32"), "{s}");
+    assert!(s.contains("__OXLA_COMPILED_FUSED . call_into ("), "{s}");
+    assert!(
+        s.contains("& [:: core :: option :: Option :: None , __oxla_dest1 . raw ()]"),
+        "{s}"
+    );
 
     // With a manifest that lists every kernel, the kernels are bound AOT.
     let f = lower_fn(&item(src.clone())).unwrap();
@@ -950,4 +964,150 @@ fn signature_checks_still_run_when_the_body_has_errors() {
     assert_one(&m, "`wrt` names `q`, which is not a parameter of `f`");
     // The vmap's input is `g`, not `f`: not checked against `f`.
     assert_eq!(m.len(), 2, "{m:#?}");
+}
+
+// ---- casts, integer and bool scalars ------------------------------------------------
+
+fn convert_targets(f: &Function) -> Vec<(DType, DType)> {
+    f.eqns
+        .iter()
+        .filter_map(|e| match e.op {
+            oxla_core::Op::Convert { dtype } => Some((f.dtype(e.ins[0]), dtype)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn casts_lower_to_convert() {
+    let f = lower(quote! {
+        fn f(x: f32, n: usize, k: i32, flag: bool) -> (i32, f32, f32, bool) {
+            let q = (x * 10.0) as i32;
+            let same = x as f32;
+            (q, n as f32 + k as f32 + same, flag as i32 as f32, x < 1.0)
+        }
+    });
+    let types: Vec<DType> = f.params.iter().map(|p| f.dtype(*p)).collect();
+    assert_eq!(types, [DType::F32, DType::I64, DType::I32, DType::Bool]);
+    // `x as f32` is the identity; `flag as i32 as f32` converts the bool
+    // directly, so no integer is computed from it.
+    assert_eq!(
+        convert_targets(&f),
+        [
+            (DType::F32, DType::I32),
+            (DType::I64, DType::F32),
+            (DType::I32, DType::F32),
+            (DType::Bool, DType::I32),
+            (DType::Bool, DType::F32),
+        ]
+    );
+    let outs: Vec<DType> = f.outs.iter().map(|v| f.dtype(*v)).collect();
+    assert_eq!(outs, [DType::I32, DType::F32, DType::F32, DType::Bool]);
+    assert!(is_straight_line(&f));
+    // The reference rules give Rust's `as`.
+    let got = eval(&f, &[vec![f64::NAN], vec![3.0], vec![-2.0], vec![1.0]]);
+    assert_eq!((got[0][0], got[2][0], got[3][0]), (0.0, 1.0, 0.0));
+    assert!(got[1][0].is_nan());
+    let got = eval(&f, &[vec![-2.55], vec![3.0], vec![-2.0], vec![0.0]]);
+    assert_eq!(
+        got,
+        [vec![-25.0], vec![-1.55f32 as f64], vec![0.0], vec![1.0]]
+    );
+    let got = eval(&f, &[vec![1e30], vec![3.0], vec![-2.0], vec![0.0]]);
+    assert_eq!(got[0], [i32::MAX as f64]);
+}
+
+#[test]
+fn a_cast_result_feeding_arithmetic_is_a_stored_buffer() {
+    let f = lower(quote! {
+        fn f(x: &[f32]) -> f32 {
+            let q = x.mapv(|v| v as i32);
+            q.mapv(|v| v as f32).sum()
+        }
+    });
+    let p = oxla_core::kernel::fusion::fuse(&f).expect("fuses");
+    // One kernel stores the i32 (converting), the next loads it widened.
+    let ints: Vec<usize> = p
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.dtype == DType::I32 && b.param.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ints.len(), 1, "{}", p.text());
+    assert_eq!(p.launches.len(), 2, "{}", p.text());
+}
+
+#[test]
+fn cast_errors() {
+    let m = lower_errors(quote! {
+        fn f(x: f32, k: i32, v: &[f32]) -> f32 {
+            let a = x as f64;
+            let b = k as i64;
+            let c = x as bool;
+            let d = v.mapv(|e| e.exp());
+            let e = x.mapv(|e| e as i32);
+            let g = x as usize;
+            x
+        }
+    });
+    assert_one(&m, "a cast to f64 in a function whose float type is f32");
+    assert_one(&m, "a cast from i32 to i64 is not supported");
+    assert_one(&m, "Rust has no cast to bool");
+    assert_one(&m, "`mapv` takes only a cast, `x.mapv(|v| v as T)`");
+    assert_one(&m, "`mapv` applies to arrays: cast a number with `x as T`");
+    assert_one(&m, "unsupported cast to `usize`");
+    let m = lower_errors(quote! {
+        fn f(flag: bool) -> f32 { flag as f32 }
+    });
+    assert_one(
+        &m,
+        "Rust casts a bool only to an integer: write `b as i32 as f32`",
+    );
+    let m = lower_errors(quote! {
+        fn f(x: f32) -> usize { x as i64 }
+    });
+    assert_one(
+        &m,
+        "a `usize` result is not supported: integer results are i32 or i64",
+    );
+}
+
+#[test]
+fn wrt_an_integer_scalar_is_an_error() {
+    let f = item(quote! { fn f(x: f32, n: usize) -> f32 { x * (n as f32) } });
+    let mut errors = Errors::new();
+    let stack = vec![parse_args(
+        TransformKind::Grad,
+        quote!(df, wrt = n),
+        Span::call_site(),
+        &mut errors,
+    )
+    .unwrap()];
+    let e = expand_stack(&f, &stack).unwrap_err();
+    assert_one(&e.messages(), "`wrt` names `n`, an integer parameter");
+}
+
+#[test]
+fn transforms_of_functions_with_integer_and_bool_results() {
+    // jvp and vjp of a function with a bool and an integer result: those
+    // results carry no tangent (a symbolic zero) and take no cotangent
+    // that reaches a float.
+    for kind in [TransformKind::Jvp, TransformKind::Vjp] {
+        let out = expand_attribute_with(
+            kind,
+            quote!(t),
+            quote! {
+                fn f(x: &[f32], n: usize) -> (Vec<f32>, Vec<bool>, Vec<i32>) {
+                    let y = x * (n as f32);
+                    (y, x > 0.0, y.mapv(|v| v as i32))
+                }
+            },
+            &CodegenOptions::default(),
+        )
+        .to_string();
+        assert!(out.contains("fn t"), "{kind:?}: {out}");
+        assert!(!out.contains("internal error"), "{kind:?}: {out}");
+        assert!(!out.contains("compile_error"), "{kind:?}: {out}");
+    }
 }

@@ -113,7 +113,7 @@ fn unsupported_array_types_are_named() {
     let m = errors(quote::quote! { fn f(x: ArrayView2<u8>) -> f32 { 1.0 } });
     assert_error(
         &m,
-        "`u8` elements are not supported: integer arrays hold i32 or i64",
+        "`u8` is not supported here: integer arrays hold i32 or i64",
     );
     let m = errors(quote::quote! { fn f(x: ArrayView2<String>) -> f32 { 1.0 } });
     assert_error(&m, "unsupported element type `String`");

@@ -4,11 +4,16 @@
 //! | Rust | IR |
 //! |---|---|
 //! | `f32`, `f64`, `f16`, `bf16` | a scalar |
+//! | `i32`, `i64`, `bool` (parameter or result) | a scalar of that type |
+//! | `usize`, `u32` (parameter) | an `i64` scalar (a `usize` above `i64::MAX` panics at the call) |
 //! | `&[T]` | rank 1, one symbolic dimension |
 //! | `ArrayView1<T>` … `ArrayView6<T>`, `ArrayView<T, Ix2>`, `&Array2<T>`, … | rank n, symbolic dimensions |
 //! | `[T; N]`, `[[T; M]; N]`, `[[[T; L]; M]; N]` (or `&` of them) | static dimensions |
 //! | result `Vec<T>` | rank 1 |
 //! | result `Array1<T>` … `Array6<T>`, `Array<T, IxN>` | rank n |
+//!
+//! Array elements are a float type, `i32`/`i64` (labels, indices, results of
+//! casts) or `bool` (masks, results of comparisons).
 
 use oxla_core::DType;
 use quote::ToTokens;
@@ -17,18 +22,20 @@ use quote::ToTokens;
 pub const MAX_NAMED_RANK: usize = 6;
 
 pub(crate) const SUPPORTED_PARAMS: &str = "supported parameter types: a float (f32, f64, f16, bf16), \
-     a slice `&[T]`, an ndarray view `ArrayView1<T>`…`ArrayView6<T>` or reference `&Array1<T>`…`&Array6<T>`, \
+     an integer scalar (i32, i64, usize, u32) or a bool, a slice `&[T]`, an ndarray view `ArrayView1<T>`…`ArrayView6<T>` or reference `&Array1<T>`…`&Array6<T>`, \
      or a fixed-size array `[T; N]`, `[[T; M]; N]`, `[[[T; L]; M]; N]` (or a reference to one), \
-     where T is f32, f64, f16 or bf16, or i32/i64 for an array of labels or indices";
-pub(crate) const SUPPORTED_RETURNS: &str = "supported return types: a float, `Vec<T>`, \
-     `Array1<T>`…`Array6<T>`, or a tuple of these (T a float type, or i32/i64 for indices such as `argmax`)";
+     where T is f32, f64, f16 or bf16, i32/i64 for an array of labels or indices, or bool";
+pub(crate) const SUPPORTED_RETURNS: &str = "supported return types: a float, i32, i64 or bool, `Vec<T>`, \
+     `Array1<T>`…`Array6<T>`, or a tuple of these (T a float type, i32/i64 (indices such as `argmax`, casts) or bool (comparisons))";
 pub(crate) const PURE: &str = "oxla functions must be pure";
 
 /// What a parameter or result is on the Rust side.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum RustTy {
-    /// A float.
+    /// A float, `i32`, `i64` or `bool`.
     Scalar(DType),
+    /// `usize` or `u32` (a parameter): an `i64` in the IR.
+    Unsigned(Unsigned),
     /// `&[T]` (a parameter).
     Slice(DType),
     /// An ndarray view or a reference to an array (a parameter), or an owned
@@ -45,9 +52,26 @@ pub enum RustTy {
     Vec(DType),
 }
 
+/// An unsigned integer scalar parameter type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Unsigned {
+    Usize,
+    U32,
+}
+
+impl Unsigned {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unsigned::Usize => "usize",
+            Unsigned::U32 => "u32",
+        }
+    }
+}
+
 impl RustTy {
     pub fn dtype(&self) -> DType {
         match self {
+            RustTy::Unsigned(_) => DType::I64,
             RustTy::Scalar(d)
             | RustTy::Slice(d)
             | RustTy::NdArray(d, _)
@@ -58,7 +82,7 @@ impl RustTy {
 
     pub fn rank(&self) -> usize {
         match self {
-            RustTy::Scalar(_) => 0,
+            RustTy::Scalar(_) | RustTy::Unsigned(_) => 0,
             RustTy::Slice(_) | RustTy::Vec(_) => 1,
             RustTy::NdArray(_, r) => *r,
             RustTy::Fixed { dims, .. } => dims.len(),
@@ -115,16 +139,28 @@ pub(crate) fn float_of(ty: &syn::Type) -> Option<DType> {
     }
 }
 
-/// An array element type: a float, or `i32` / `i64` (indices and labels).
+/// An array element type: a float, `i32` / `i64` (indices and labels) or
+/// `bool`.
 pub(crate) fn elem_of(ty: &syn::Type) -> Option<DType> {
     float_of(ty).or_else(|| {
         let last = last_segment(ty, &["core", "std", "primitive"])?;
         match (last.arguments.is_none(), last.ident.to_string().as_str()) {
             (true, "i32") => Some(DType::I32),
             (true, "i64") => Some(DType::I64),
+            (true, "bool") => Some(DType::Bool),
             _ => None,
         }
     })
+}
+
+/// `usize` or `u32` (plain or `core::primitive::…`).
+fn unsigned_of(ty: &syn::Type) -> Option<Unsigned> {
+    let last = last_segment(ty, &["core", "std", "primitive"])?;
+    match (last.arguments.is_none(), last.ident.to_string().as_str()) {
+        (true, "usize") => Some(Unsigned::Usize),
+        (true, "u32") => Some(Unsigned::U32),
+        _ => None,
+    }
 }
 
 /// Why an element or parameter type is refused, when it is a near miss.
@@ -137,7 +173,7 @@ fn integer_hint(ty: &syn::Type) -> Option<String> {
     )
     .then(|| {
         format!(
-            "`{name}` elements are not supported: integer arrays hold i32 or i64 (labels, indices)"
+            "`{name}` is not supported here: integer arrays hold i32 or i64 (labels, indices); integer scalar parameters are i32, i64, usize or u32"
         )
     })
 }
@@ -193,7 +229,7 @@ fn ndarray_of(ty: &syn::Type, base: &str) -> Option<Result<(DType, usize), Strin
         Some(d) => Ok((d, rank)),
         None => Err(integer_hint(elem).unwrap_or_else(|| {
             format!(
-                "unsupported element type `{}`: arrays hold f32, f64, f16, bf16, or i32/i64 (parameters only)",
+                "unsupported element type `{}`: arrays hold f32, f64, f16, bf16, i32/i64 or bool",
                 elem.to_token_stream()
             )
         })),
@@ -232,13 +268,16 @@ fn fixed_of(ty: &syn::Type) -> Option<Result<(DType, Vec<u64>), String>> {
 
 /// A parameter type (see the module docs).
 pub(crate) fn param_ty(ty: &syn::Type) -> Result<RustTy, String> {
-    if let Some(d) = float_of(ty) {
+    if let Some(d) = elem_of(ty) {
         return Ok(RustTy::Scalar(d));
     }
-    if elem_of(ty).is_some() || integer_hint(ty).is_some() {
+    if let Some(u) = unsigned_of(ty) {
+        return Ok(RustTy::Unsigned(u));
+    }
+    if integer_hint(ty).is_some() {
         let shown = ty.to_token_stream().to_string();
         return Err(format!(
-            "an integer scalar parameter (`{shown}`) is not supported yet: integers come as arrays of i32 or i64 (`ArrayView1<i32>`, `&[i64]`), for labels and indices"
+            "an integer scalar parameter of type `{shown}` is not supported: integer scalars are i32, i64, usize or u32"
         ));
     }
     if let Some(r) = ndarray_of(ty, "ArrayView") {
@@ -307,10 +346,17 @@ pub(crate) fn vec_of(ty: &syn::Type) -> Option<DType> {
     }
 }
 
-/// One result type: a float, a `Vec` or an owned ndarray array.
+/// One result type: a float, `i32`, `i64` or `bool`, a `Vec` or an owned
+/// ndarray array.
 pub(crate) fn result_ty(ty: &syn::Type) -> Result<RustTy, String> {
     if let Some(d) = elem_of(ty) {
         return Ok(RustTy::Scalar(d));
+    }
+    if let Some(u) = unsigned_of(ty) {
+        return Err(format!(
+            "a `{}` result is not supported: integer results are i32 or i64 (`x as i64`)",
+            u.name()
+        ));
     }
     if let Some(d) = vec_of(ty) {
         return Ok(RustTy::Vec(d));

@@ -1,7 +1,7 @@
 #![allow(dead_code)]
 
 #[oxla::jit]
-fn f(x: &[f32], k: i32) -> f32 {
+fn f(x: &[f32], k: u8) -> f32 {
     x.sum()
 }
 
