@@ -270,7 +270,7 @@ impl Num {
     }
 
     /// `|mag|` with the sign of `sign`, for a non-negative `mag`.
-    fn with_sign_of(self, b: &mut FunctionBuilder, mag: Value, sign: Value) -> Value {
+    pub(crate) fn with_sign_of(self, b: &mut FunctionBuilder, mag: Value, sign: Value) -> Value {
         let m = self.iconst(b, self.sign_mask());
         let s = self.bits(b, sign);
         let s = b.ins().band(s, m);
