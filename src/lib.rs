@@ -79,6 +79,10 @@
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
+//! | `x.exp_m1()`, `expm1(x)` | `e^x − 1`, accurate near 0 (within 2 ulp in f64) | `e^x` in every order |
+//! | `x.floor()`, `.ceil()`, `.trunc()`, `.round()` (halfway away from 0, Rust's), `.round_ties_even()` (`jnp.round`) | exact for every input; ±0, ±inf, NaN as Rust gives them | 0 in every order (JAX) |
+//! | `x.signum()` | Rust's: ±1 with the sign bit (±1 at ±0), NaN for NaN | 0 in every order |
+//! | `sign(x)` | `jnp.sign`: -1, 1, or `x` itself at ±0 and NaN | 0 in every order |
 //!
 //! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) are parameters for labels
 //! and indices: they take no part in arithmetic and carry no derivative
@@ -91,8 +95,7 @@
 //! Not yet: integer scalar parameters, bool results, `as` casts, slicing
 //! and indexing on axes of run-time size, general gather/scatter (beyond `take_along_axis`),
 //! `prod`, concatenate/stack, constructors (`zeros`, `ones`,
-//! `arange`, `eye`), `signum`, `powf`, `exp_m1`, `erf`, rounding, and `&mut`
-//! outputs.
+//! `arange`, `eye`), `powf`, `erf`, and `&mut` outputs.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

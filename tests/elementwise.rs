@@ -1,5 +1,5 @@
 //! The composite elementwise functions (abs, square, recip, clamp, ln_1p /
-//! log1p, sigmoid, relu, softplus) end to end: values against Rust's own
+//! log1p, sigmoid, relu, softplus, exp_m1 / expm1) end to end: values against Rust's own
 //! functions or a reference formula in f64, derivatives against central
 //! differences and closed forms, and the extremes where a naive formula
 //! overflows or loses precision (the derivative of sigmoid at -1000 is 0,
@@ -31,6 +31,8 @@ elementwise!(log1p_v, log1p_s, log1p_d, |x| log1p(x));
 elementwise!(sigmoid_v, sigmoid_s, sigmoid_d, |x| sigmoid(x));
 elementwise!(relu_v, relu_s, relu_d, |x| relu(x));
 elementwise!(softplus_v, softplus_s, softplus_d, |x| softplus(x));
+elementwise!(expm1_v, expm1_s, expm1_d, |x| x.exp_m1());
+elementwise!(expm1f_v, expm1f_s, expm1f_d, |x| expm1(x));
 
 type Case = (
     &'static str,
@@ -128,6 +130,23 @@ fn cases() -> Vec<Case> {
             |x| softplus_d(x),
             |x| x.max(0.0) + (-x.abs()).exp().ln_1p(),
             sigmoid_ref,
+        ),
+        // Rust std's `exp_m1` (the platform libm) as the reference.
+        (
+            "exp_m1",
+            expm1_v,
+            expm1_s,
+            |x| expm1_d(x),
+            f64::exp_m1,
+            f64::exp,
+        ),
+        (
+            "expm1",
+            expm1f_v,
+            expm1f_s,
+            |x| expm1f_d(x),
+            f64::exp_m1,
+            f64::exp,
         ),
     ]
 }
@@ -278,4 +297,51 @@ fn constants_shaped_like_an_array() {
     let (gx, gv) = fill_grad(&x, v);
     assert_eq!(gx.to_vec(), vec![v * v; 3]);
     assert_eq!(gv, 2.0 * v * x.sum());
+}
+
+// expm1's derivative is e^x (not expm1 + 1, which cancels below 0), so every
+// order must be e^x: the second through the scalar path and the Hessian
+// (the array path: jacfwd of the gradient).
+#[oxla::grad(expm1_dd)]
+#[oxla::grad(expm1_d1)]
+fn expm1_scalar(x: f64) -> f64 {
+    x.exp_m1()
+}
+
+#[oxla::hessian(expm1_hessian)]
+fn expm1_sum(x: [f64; 3]) -> f64 {
+    expm1(x[0]) + x[1].exp_m1() * x[2]
+}
+
+#[test]
+fn expm1_is_accurate_near_zero_and_differentiates_in_every_order() {
+    for x in [-30.0, -1.5, -0.4, -1e-9, 1e-300, 0.3, 2.0, 45.0] {
+        let rel = |a: f64, b: f64| (a - b).abs() <= 4.5e-16 * b.abs();
+        assert!(rel(expm1_scalar(x), x.exp_m1()), "value at {x}");
+        assert!(rel(expm1_d1(x), x.exp()), "first derivative at {x}");
+        assert!(rel(expm1_dd(x), x.exp()), "second derivative at {x}");
+        let v = expm1_v(Array1::from(vec![x]).view())[0];
+        // Two ulp of the relative accuracy (not an absolute one) near 0.
+        assert!(
+            (v - x.exp_m1()).abs() <= 4.5e-16 * x.exp_m1().abs(),
+            "{x}: {v}"
+        );
+    }
+    let y = [0.25, -0.75, 1.5];
+    let h = expm1_hessian(&y);
+    let want = [
+        [y[0].exp(), 0.0, 0.0],
+        [0.0, y[1].exp() * y[2], y[1].exp()],
+        [0.0, y[1].exp(), 0.0],
+    ];
+    for i in 0..3 {
+        for j in 0..3 {
+            assert!(
+                (h[[i, j]] - want[i][j]).abs() <= 1e-15 * (1.0 + want[i][j].abs()),
+                "H[{i},{j}] {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
+        }
+    }
 }

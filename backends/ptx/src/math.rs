@@ -171,6 +171,45 @@ pub(crate) fn exp_f64(f: &mut Func, x: &str) -> String {
     scale_pow2(f, Pow2::F64, &p, &n)
 }
 
+/// `expm1(x)`, as the CPU's (`oxla-cpu`'s `math::expm1`): the argument
+/// clamped to [-45, 40] (NaN kept), `2^n·expm1(r) + (2^n − 1)` with
+/// n in [-65, 58] (2^n − 1 exact for n ≥ -53, else it rounds to -1 as the
+/// result does), `exp(x)` above 40 (where e^x − 1 rounds to e^x) and `x` itself for |x| < 2⁻⁵⁴ (which
+/// keeps -0.0 and subnormals).
+pub(crate) fn expm1_f64(f: &mut Func, x: &str) -> String {
+    let xc = clamp(f, Class::F64, "f64", x, f64_imm(-45.0), f64_imm(40.0));
+    let (n, q) = expm1_reduced_f64(f, &xc);
+    let sbits = f.reg(Class::B64);
+    f.ins(format!("cvt.s64.s32 {sbits}, {n}"));
+    f.ins(format!("add.s64 {sbits}, {sbits}, 1023"));
+    f.ins(format!("shl.b64 {sbits}, {sbits}, 52"));
+    let sc = f.reg(Class::F64);
+    let sm1 = f.reg(Class::F64);
+    let y = f.reg(Class::F64);
+    f.ins(format!("mov.b64 {sc}, {sbits}"));
+    f.ins(format!("sub.rn.f64 {sm1}, {sc}, {}", f64_imm(1.0)));
+    f.ins(format!("fma.rn.f64 {y}, {sc}, {q}, {sm1}"));
+    let e = exp_f64(f, x);
+    let p = f.reg(Class::Pred);
+    f.ins(format!("setp.gt.f64 {p}, {x}, {}", f64_imm(40.0)));
+    f.ins(format!("selp.f64 {y}, {e}, {y}, {p}"));
+    let a = f.reg(Class::F64);
+    f.ins(format!("abs.f64 {a}, {x}"));
+    f.ins(format!("setp.lt.f64 {p}, {a}, {}", f64_imm(2f64.powi(-54))));
+    f.ins(format!("selp.f64 {y}, {x}, {y}, {p}"));
+    y
+}
+
+/// `expm1` of an f32, computed in f64 and rounded once.
+pub(crate) fn expm1_f32(f: &mut Func, x: &str) -> String {
+    let xd = f.reg(Class::F64);
+    f.ins(format!("cvt.f64.f32 {xd}, {x}"));
+    let yd = expm1_f64(f, &xd);
+    let y = f.reg(Class::F32);
+    f.ins(format!("cvt.rn.f32.f64 {y}, {yd}"));
+    y
+}
+
 /// `log(x)`: `x = m·2^e` with m in [√½, √2), then
 /// `log m = 2·atanh((m-1)/(m+1))` by its series (f² ≤ 0.03, 12 terms).
 pub(crate) fn log_f64(f: &mut Func, x: &str) -> String {

@@ -19,6 +19,8 @@ pub enum UnaryOp {
     Sqrt,
     /// Integer power.
     Powi(i32),
+    /// `e^x − 1`, accurate near 0 (Rust's `exp_m1`, `jnp.expm1`).
+    ExpM1,
     /// Rounding to an integer (see `Rounding`): piecewise constant, so the
     /// derivative is a symbolic zero in every order.
     Round(Rounding),
@@ -113,6 +115,7 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh".into(),
             UnaryOp::Sqrt => "sqrt".into(),
             UnaryOp::Powi(n) => format!("powi[{n}]"),
+            UnaryOp::ExpM1 => "expm1".into(),
             UnaryOp::Round(r) => r.name().into(),
             UnaryOp::Sign => "sign".into(),
             UnaryOp::Signum => "signum".into(),
@@ -120,7 +123,7 @@ impl UnaryOp {
     }
 
     /// The unary ops without parameters.
-    pub const SIMPLE: [UnaryOp; 14] = [
+    pub const SIMPLE: [UnaryOp; 15] = [
         UnaryOp::Neg,
         UnaryOp::Exp,
         UnaryOp::Log,
@@ -128,6 +131,7 @@ impl UnaryOp {
         UnaryOp::Cos,
         UnaryOp::Tanh,
         UnaryOp::Sqrt,
+        UnaryOp::ExpM1,
         UnaryOp::Round(Rounding::Floor),
         UnaryOp::Round(Rounding::Ceil),
         UnaryOp::Round(Rounding::Trunc),
@@ -148,6 +152,7 @@ impl UnaryOp {
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Powi(n) => x.powi(n),
+            UnaryOp::ExpM1 => x.exp_m1(),
             UnaryOp::Round(r) => r.eval(x),
             UnaryOp::Sign => {
                 if x > 0.0 {
@@ -170,6 +175,14 @@ impl UnaryOp {
             UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum => return None,
             UnaryOp::Neg => f.neg(t),
             UnaryOp::Exp => f.mul(t, y),
+            UnaryOp::ExpM1 => {
+                // e^x, not JAX's `expm1(x) + 1`: the same value, but the sum
+                // cancels for x < 0 (relative error 1e-3 at -30, exactly 0
+                // below -37 in f64 where expm1 rounds to -1), and e^x's own
+                // derivatives are e^x in every order.
+                let e = f.unary(UnaryOp::Exp, x);
+                f.mul(t, e)
+            }
             UnaryOp::Log => f.div(t, x),
             UnaryOp::Sin => {
                 let c = f.unary(UnaryOp::Cos, x);

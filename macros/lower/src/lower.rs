@@ -7,7 +7,7 @@
 use crate::errors::Errors;
 use crate::types::{float_of, param_ty, result_ty, strip_group, vec_of, RustTy};
 pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
-use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -15,11 +15,12 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Stmt};
 
 pub(crate) const SUPPORTED_METHODS: &str =
-    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e)";
+    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e), \
+     exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
 pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
 pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
      `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
-     cos, tanh, sqrt, powi, max, min, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
+     cos, tanh, sqrt, powi, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
 pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
@@ -729,6 +730,13 @@ impl Lowerer<'_> {
             "cos" => Some(UnaryOp::Cos),
             "tanh" => Some(UnaryOp::Tanh),
             "sqrt" => Some(UnaryOp::Sqrt),
+            "floor" => Some(UnaryOp::Round(Rounding::Floor)),
+            "ceil" => Some(UnaryOp::Round(Rounding::Ceil)),
+            "trunc" => Some(UnaryOp::Round(Rounding::Trunc)),
+            "round" => Some(UnaryOp::Round(Rounding::HalfAway)),
+            "round_ties_even" => Some(UnaryOp::Round(Rounding::HalfEven)),
+            "signum" => Some(UnaryOp::Signum),
+            "exp_m1" => Some(UnaryOp::ExpM1),
             "powi" | "max" | "min" => None,
             _ => {
                 let hint = match name.as_str() {
