@@ -71,6 +71,14 @@ pub fn rounding_f32(
     )
 }
 
+/// Constructors (sizes from an argument and literal ones) and `where_`.
+#[jit]
+pub fn constructors_f64(x: &[f64], y: &[f64]) -> Vec<f64> {
+    where_(x > y, x, y * 2.0) + arange(x.len()) * full(x.len(), 0.5) + ones(x.len())
+        - zeros(x.len())
+        + eye(4).sum()
+}
+
 /// sin and cos alone, for arguments of any size (huge ones take the slow
 /// path of the range reduction).
 #[jit]

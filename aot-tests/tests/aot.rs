@@ -198,6 +198,29 @@ fn rounding_and_sign_are_exact() {
 }
 
 #[test]
+fn constructors_and_where() {
+    let mut rng = StdRng::seed_from_u64(8);
+    for n in LENGTHS {
+        let x = random_signed(&mut rng, n, 0.25, 2.0);
+        let y = random_signed(&mut rng, n, 0.25, 2.0);
+        let got = constructors_f64(&x, &y);
+        let want = reference(
+            CONSTRUCTORS_F64_IR,
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ],
+        );
+        assert_matches("constructors_f64", &[got.clone()], &want, 0.0);
+        for i in 0..n {
+            let picked = if x[i] > y[i] { x[i] } else { y[i] * 2.0 };
+            assert_eq!(got[i], picked + i as f64 * 0.5 + 1.0 - 0.0 + 4.0);
+        }
+    }
+    assert_build_script("constructors_f64");
+}
+
+#[test]
 fn binary_ops_broadcast_and_select() {
     let mut rng = StdRng::seed_from_u64(3);
     for n in LENGTHS {

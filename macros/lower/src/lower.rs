@@ -823,9 +823,10 @@ impl Lowerer<'_> {
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
         let supported_fns = format!(
-            "supported functions are {}, {} (also as `oxla::…`)",
+            "supported functions are {}, {}, {} (also as `oxla::…`)",
             crate::vocab::ARRAY_FUNCTIONS,
-            crate::elementwise::ELEMENTWISE_FUNCTIONS
+            crate::elementwise::ELEMENTWISE_FUNCTIONS,
+            crate::constructors::CONSTRUCTOR_FUNCTIONS
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
@@ -839,6 +840,9 @@ impl Lowerer<'_> {
                 match segs.as_slice() {
                     [n] if args_ok && p.path.leading_colon.is_none() => Some(n.clone()),
                     [o, n] if args_ok && o == "oxla" => Some(n.clone()),
+                    [t, n] if args_ok => {
+                        crate::constructors::ndarray_constructor(t, n).map(str::to_string)
+                    }
                     _ => None,
                 }
             }
@@ -849,6 +853,9 @@ impl Lowerer<'_> {
                 return v;
             }
             if let Some(v) = self.lower_elementwise_call(n, c) {
+                return v;
+            }
+            if let Some(v) = self.lower_constructor_call(n, c) {
                 return v;
             }
         }
@@ -956,13 +963,21 @@ pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
         fix(&mut t.shape);
     }
     for e in f.eqns.iter_mut() {
-        if let Op::Broadcast { shape, .. } = &mut e.op {
-            fix(shape);
+        match &mut e.op {
+            Op::Broadcast { shape, .. } | Op::Iota { shape, .. } | Op::Reshape { shape } => {
+                fix(shape)
+            }
+            Op::DimSize { dim, .. } => {
+                if matches!(dim, Dim::Sym(s) if s == from) {
+                    *dim = to.clone();
+                }
+            }
+            _ => {}
         }
     }
 }
 
-fn cmp_op(op: &BinOp) -> Option<CmpOp> {
+pub(crate) fn cmp_op(op: &BinOp) -> Option<CmpOp> {
     Some(match op {
         BinOp::Lt(_) => CmpOp::Lt,
         BinOp::Le(_) => CmpOp::Le,

@@ -35,7 +35,7 @@ pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a
      take_along_axis(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v)";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
-fn axis_arg(e: &Expr) -> Option<usize> {
+pub(crate) fn axis_arg(e: &Expr) -> Option<usize> {
     let Expr::Call(c) = strip(e) else {
         return None;
     };
@@ -73,7 +73,7 @@ fn axes_list(e: &Expr) -> Option<Vec<usize>> {
         .collect()
 }
 
-fn strip(e: &Expr) -> &Expr {
+pub(crate) fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),
         Expr::Group(g) => strip(&g.expr),
