@@ -4,7 +4,7 @@
 //! constructors and a loop, gradients against closed forms and central
 //! differences.
 
-use oxla::ndarray::{array, Array1, Array2, ArrayView1, ArrayView2};
+use oxla::ndarray::{array, Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 #[oxla::jit]
 #[allow(clippy::type_complexity)]
@@ -131,5 +131,27 @@ fn constructor_gradients_match_differences() {
             "{i}: {fd} vs {}",
             gx[i]
         );
+    }
+}
+
+// Under vmap the sizes are those of one example (a row).
+#[oxla::vmap(per_row_batched)]
+fn per_row(x: ArrayView1<f64>) -> f64 {
+    (where_(x > 0.0, x, zeros(x.len())) * arange(x.len()) + eye(x.len()).dot(&x)).sum()
+}
+
+#[test]
+fn constructors_and_where_under_vmap_match_a_loop() {
+    let x = Array2::from_shape_fn((4, 3), |(i, j)| (i as f64 - 1.5) * (j as f64 + 0.5));
+    let got = per_row_batched(&x);
+    for i in 0..4 {
+        let row = x.row(i);
+        let want: f64 = row
+            .iter()
+            .enumerate()
+            .map(|(j, v)| v.max(0.0) * j as f64 + v)
+            .sum();
+        assert_eq!(got[i], want, "row {i}");
+        assert_eq!(per_row(row), want, "row {i} unbatched");
     }
 }
