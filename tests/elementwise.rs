@@ -1,5 +1,5 @@
 //! The composite elementwise functions (abs, square, recip, clamp, ln_1p /
-//! log1p, sigmoid, relu, softplus, exp_m1 / expm1) end to end: values against Rust's own
+//! log1p, sigmoid, relu, softplus, exp_m1 / expm1, erf) end to end: values against Rust's own
 //! functions or a reference formula in f64, derivatives against central
 //! differences and closed forms, and the extremes where a naive formula
 //! overflows or loses precision (the derivative of sigmoid at -1000 is 0,
@@ -33,6 +33,7 @@ elementwise!(relu_v, relu_s, relu_d, |x| relu(x));
 elementwise!(softplus_v, softplus_s, softplus_d, |x| softplus(x));
 elementwise!(expm1_v, expm1_s, expm1_d, |x| x.exp_m1());
 elementwise!(expm1f_v, expm1f_s, expm1f_d, |x| expm1(x));
+elementwise!(erf_v, erf_s, erf_d, |x| erf(x));
 
 type Case = (
     &'static str,
@@ -55,6 +56,11 @@ fn sigmoid_ref(x: f64) -> f64 {
 fn sigmoid_deriv_ref(x: f64) -> f64 {
     let e = (-x.abs()).exp();
     e / ((1.0 + e) * (1.0 + e))
+}
+
+/// d erf(x) = 2/√π · e^(−x²).
+fn erf_deriv_ref(x: f64) -> f64 {
+    std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp()
 }
 
 fn cases() -> Vec<Case> {
@@ -148,6 +154,7 @@ fn cases() -> Vec<Case> {
             f64::exp_m1,
             f64::exp,
         ),
+        ("erf", erf_v, erf_s, |x| erf_d(x), libm::erf, erf_deriv_ref),
     ]
 }
 
@@ -336,6 +343,98 @@ fn expm1_is_accurate_near_zero_and_differentiates_in_every_order() {
     ];
     for i in 0..3 {
         for j in 0..3 {
+            assert!(
+                (h[[i, j]] - want[i][j]).abs() <= 1e-15 * (1.0 + want[i][j].abs()),
+                "H[{i},{j}] {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
+        }
+    }
+}
+
+/// erf(x) at f64 arguments, correctly rounded, from mpmath at 50 digits
+/// (`mpmath.erf(mpmath.mpf(x))` with `mp.dps = 50`): independent of both
+/// the kernel's and `libm`'s algorithm (which share fdlibm's method).
+const ERF_MPMATH: [(f64, f64); 22] = [
+    (-5.5, -0.9999999999999927),
+    (-3.0, -0.9999779095030014),
+    (-2.0, -0.9953222650189527),
+    (-1.1, -0.8802050695740817),
+    (-0.9, -0.7969082124228322),
+    (-0.5, -0.5204998778130465),
+    (-1e-05, -1.1283791670579e-05),
+    (1e-300, 1.1283791670955126e-300),
+    (0.1, 0.1124629160182849),
+    (0.6, 0.6038560908479259),
+    (0.84375, 0.7672256612323416),
+    (0.9, 0.7969082124228322),
+    (1.0, 0.8427007929497149),
+    (1.2, 0.9103139782296353),
+    (1.25, 0.9229001282564583),
+    (1.7, 0.9837904585907745),
+    (2.5, 0.999593047982555),
+    (2.857, 0.9999466417399131),
+    (3.5, 0.9999992569016276),
+    (4.2, 0.9999999971445058),
+    (5.9, 0.9999999999999999),
+    (6.5, 1.0),
+];
+
+#[oxla::jit]
+fn erf32_v(x: ArrayView1<f32>) -> Array1<f32> {
+    erf(x)
+}
+
+#[oxla::grad(erf_dd)]
+#[oxla::grad(erf_d1)]
+fn erf_scalar(x: f64) -> f64 {
+    erf(x)
+}
+
+#[oxla::hessian(erf_hessian)]
+fn erf_pair(x: [f64; 2]) -> f64 {
+    erf(x[0]) * x[1]
+}
+
+#[test]
+fn erf_matches_mpmath_and_differentiates_in_every_order() {
+    let xs: Array1<f64> = ERF_MPMATH.iter().map(|p| p.0).collect();
+    let v = erf_v(xs.view());
+    let v32 = erf32_v(xs.mapv(|x| x as f32).view());
+    for (i, &(x, want)) in ERF_MPMATH.iter().enumerate() {
+        // Within one ulp of the correctly rounded value.
+        let ulp = (want.abs().next_up() - want.abs()).max(f64::from_bits(1));
+        assert!(
+            (v[i] - want).abs() <= ulp,
+            "erf({x}) = {}, mpmath {want}",
+            v[i]
+        );
+        assert!((erf_scalar(x) - want).abs() <= ulp, "scalar erf({x})");
+        // f32: the f32 argument's erf, within half an f32 ulp of mpmath's
+        // value at the f64 argument plus the argument's rounding.
+        let xf = x as f32;
+        let slope = erf_deriv_ref(x) * (f64::from(xf) - x).abs();
+        let ulp32 = f64::from((want.abs() as f32).next_up() - want.abs() as f32);
+        assert!(
+            (f64::from(v32[i]) - want).abs() <= 0.5 * ulp32 + slope + 1e-300,
+            "f32 erf({xf}) = {}, mpmath {want}",
+            v32[i]
+        );
+        let d1 = erf_deriv_ref(x);
+        let d2 = -2.0 * x * d1;
+        assert!((erf_d1(x) - d1).abs() <= 1e-15 * d1.abs(), "erf'({x})");
+        assert!(
+            (erf_dd(x) - d2).abs() <= 1e-15 * d2.abs().max(1e-300),
+            "erf''({x})"
+        );
+    }
+    let y = [0.3, -1.7];
+    let h = erf_hessian(&y);
+    let d1 = erf_deriv_ref(y[0]);
+    let want = [[-2.0 * y[0] * d1 * y[1], d1], [d1, 0.0]];
+    for i in 0..2 {
+        for j in 0..2 {
             assert!(
                 (h[[i, j]] - want[i][j]).abs() <= 1e-15 * (1.0 + want[i][j].abs()),
                 "H[{i},{j}] {} vs {}",

@@ -11,6 +11,7 @@ use oxla::{grad, jit, jvp, vjp, vmap};
 pub fn unary_f32(x: &[f32]) -> Vec<f32> {
     -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
         + x.exp_m1()
+        + erf(x)
 }
 
 /// Every unary op, in f64.
@@ -18,6 +19,7 @@ pub fn unary_f32(x: &[f32]) -> Vec<f32> {
 pub fn unary_f64(x: &[f64]) -> Vec<f64> {
     -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
         + x.exp_m1()
+        + erf(x)
 }
 
 /// Rounding and sign, in f64: one output each, so each can be checked bit

@@ -1102,6 +1102,7 @@ impl<'a> Body<'a> {
                     UnaryOp::Sqrt => b.ins().sqrt(x),
                     UnaryOp::Powi(n) => math::powi(num, b, x, *n),
                     UnaryOp::ExpM1 => math::expm1(num, b, x),
+                    UnaryOp::Erf => math::erf(num, b, x),
                     UnaryOp::Round(mode) => rounding::round(num, b, x, *mode),
                     UnaryOp::Sign => rounding::sign(num, b, x),
                     UnaryOp::Signum => rounding::signum(num, b, x),

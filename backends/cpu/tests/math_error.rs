@@ -20,6 +20,7 @@ fn bound_f32(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp => 1.5,
         UnaryOp::ExpM1 => 1.0,
+        UnaryOp::Erf => 1.0,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 1.0,
         UnaryOp::Tanh => 1.0,
@@ -33,6 +34,7 @@ fn bound_f64(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp => 3.0,
         UnaryOp::ExpM1 => 2.0,
+        UnaryOp::Erf => 1.0,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 2.0,
         UnaryOp::Tanh => 4.0,

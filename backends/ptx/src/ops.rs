@@ -47,6 +47,8 @@ pub(crate) fn unary(f: &mut Func, op: UnaryOp, x: &Val, result: Ty) -> Val {
         UnaryOp::Powi(n) => powi(f, t, r, n),
         UnaryOp::ExpM1 if t == Ty::F32 => math::expm1_f32(f, r),
         UnaryOp::ExpM1 => math::expm1_f64(f, r),
+        UnaryOp::Erf if t == Ty::F32 => math::erf_f32(f, r),
+        UnaryOp::Erf => math::erf_f64(f, r),
         UnaryOp::Round(mode) => rounding::round(f, t, r, mode),
         UnaryOp::Sign => rounding::sign(f, t, r),
         UnaryOp::Signum => rounding::signum(f, t, r),

@@ -21,6 +21,8 @@ pub enum UnaryOp {
     Powi(i32),
     /// `e^x − 1`, accurate near 0 (Rust's `exp_m1`, `jnp.expm1`).
     ExpM1,
+    /// The error function (`jax.lax.erf`).
+    Erf,
     /// Rounding to an integer (see `Rounding`): piecewise constant, so the
     /// derivative is a symbolic zero in every order.
     Round(Rounding),
@@ -79,6 +81,12 @@ impl Rounding {
     }
 }
 
+/// The error function in f64 (the `libm` crate's, fdlibm's algorithm: within
+/// an ulp): the interpreters' reference and what generated scalar code calls.
+pub fn erf(x: f64) -> f64 {
+    libm::erf(x)
+}
+
 /// Binary elementwise ops on floats of equal shapes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum BinaryOp {
@@ -116,6 +124,7 @@ impl UnaryOp {
             UnaryOp::Sqrt => "sqrt".into(),
             UnaryOp::Powi(n) => format!("powi[{n}]"),
             UnaryOp::ExpM1 => "expm1".into(),
+            UnaryOp::Erf => "erf".into(),
             UnaryOp::Round(r) => r.name().into(),
             UnaryOp::Sign => "sign".into(),
             UnaryOp::Signum => "signum".into(),
@@ -123,7 +132,7 @@ impl UnaryOp {
     }
 
     /// The unary ops without parameters.
-    pub const SIMPLE: [UnaryOp; 15] = [
+    pub const SIMPLE: [UnaryOp; 16] = [
         UnaryOp::Neg,
         UnaryOp::Exp,
         UnaryOp::Log,
@@ -132,6 +141,7 @@ impl UnaryOp {
         UnaryOp::Tanh,
         UnaryOp::Sqrt,
         UnaryOp::ExpM1,
+        UnaryOp::Erf,
         UnaryOp::Round(Rounding::Floor),
         UnaryOp::Round(Rounding::Ceil),
         UnaryOp::Round(Rounding::Trunc),
@@ -153,6 +163,7 @@ impl UnaryOp {
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Powi(n) => x.powi(n),
             UnaryOp::ExpM1 => x.exp_m1(),
+            UnaryOp::Erf => erf(x),
             UnaryOp::Round(r) => r.eval(x),
             UnaryOp::Sign => {
                 if x > 0.0 {
@@ -182,6 +193,16 @@ impl UnaryOp {
                 // derivatives are e^x in every order.
                 let e = f.unary(UnaryOp::Exp, x);
                 f.mul(t, e)
+            }
+            UnaryOp::Erf => {
+                // 2/√π · e^(−x²), JAX's rule; its own derivatives follow
+                // from exp, mul and neg.
+                let x2 = f.mul(x, x);
+                let m = f.neg(x2);
+                let e = f.unary(UnaryOp::Exp, m);
+                let c = f.full_like(std::f64::consts::FRAC_2_SQRT_PI, x);
+                let d = f.mul(c, e);
+                f.mul(t, d)
             }
             UnaryOp::Log => f.div(t, x),
             UnaryOp::Sin => {

@@ -103,6 +103,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
         (UnaryOp::Tanh, ANY),
         (UnaryOp::Sqrt, POS),
         (UnaryOp::ExpM1, ANY),
+        (UnaryOp::Erf, ANY),
         // Piecewise constant: random points are almost surely off the jumps,
         // where central differences see a zero slope.
         (UnaryOp::Round(Rounding::Floor), ANY),

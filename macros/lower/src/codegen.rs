@@ -363,6 +363,12 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     }
                     UnaryOp::Signum => quote!(#x.signum()),
                     UnaryOp::ExpM1 => quote!(#x.exp_m1()),
+                    // Rust has no stable `erf`: the interpreters' f64 one,
+                    // rounded once for f32.
+                    UnaryOp::Erf => {
+                        let erf = paths::erf();
+                        quote!((#erf(#x as f64) as #ty))
+                    }
                     // `lax.sign`: ±0 and NaN are returned as they are.
                     UnaryOp::Sign => quote!(if #x > 0.0 {
                         1.0

@@ -12,6 +12,7 @@
 //! | `relu(x)` | `x <= 0 ? 0 : x` (NaN stays NaN) | 0 at 0 (JAX) |
 //! | `softplus(x)` | `(x >= 0 ? x : 0) + log1p(exp(-|x|))` (JAX's `logaddexp(x, 0)`) | `sigmoid(x)` |
 //! | `expm1(x)` | the `expm1` op (also the method `exp_m1`) | `exp(x)` (JAX: `expm1(x) + 1`, which cancels for x < 0) |
+//! | `erf(x)` | the `erf` op | `2/√π · exp(−x²)` (JAX) |
 //! | `sign(x)` | the `sign` op (`jnp.sign`: ±0 and NaN unchanged) | 0 |
 //!
 //! Where a formula has a branch whose value or derivative is not finite,
@@ -30,7 +31,7 @@ pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi),
 
 /// The elementwise functions handled here (for error messages).
 pub(crate) const ELEMENTWISE_FUNCTIONS: &str =
-    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), sign(x)";
+    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x)";
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
@@ -84,7 +85,7 @@ impl Lowerer<'_> {
     ) -> Option<Option<Var>> {
         if !matches!(
             name,
-            "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "sign"
+            "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
         ) {
             return None;
         }
@@ -107,6 +108,7 @@ impl Lowerer<'_> {
             "softplus" => self.softplus(x, span),
             "sign" => self.push(Op::Unary(UnaryOp::Sign), &[x], span),
             "expm1" => self.push(Op::Unary(UnaryOp::ExpM1), &[x], span),
+            "erf" => self.push(Op::Unary(UnaryOp::Erf), &[x], span),
             _ => self.log1p(x, span),
         })
     }

@@ -28,9 +28,10 @@ use oxla_cpu::{IsaLevel, JitModule};
 use std::marker::PhantomData;
 
 /// The functions the CPU backend implements with its own code (and sqrt).
-pub const OPS: [UnaryOp; 7] = [
+pub const OPS: [UnaryOp; 8] = [
     UnaryOp::Exp,
     UnaryOp::ExpM1,
+    UnaryOp::Erf,
     UnaryOp::Log,
     UnaryOp::Sin,
     UnaryOp::Cos,
@@ -129,6 +130,8 @@ pub fn reference(op: UnaryOp, x: f64) -> f64 {
     match op {
         UnaryOp::Exp => x.exp(),
         UnaryOp::ExpM1 => x.exp_m1(),
+        // Rust std has no erf: the `libm` crate's (fdlibm's, within 1 ulp).
+        UnaryOp::Erf => libm::erf(x),
         UnaryOp::Log => x.ln(),
         UnaryOp::Sin => x.sin(),
         UnaryOp::Cos => x.cos(),
@@ -388,6 +391,7 @@ pub fn f64_domains(op: UnaryOp, count: usize, seed: u64) -> Vec<(String, Vec<f64
     let (lo, hi) = match op {
         UnaryOp::Exp => (-746.0, 710.0),
         UnaryOp::ExpM1 => (-40.0, 40.0),
+        UnaryOp::Erf => (-6.0, 6.0),
         UnaryOp::Log => (0.0, 1e3),
         UnaryOp::Sin | UnaryOp::Cos => (-1e3, 1e3),
         UnaryOp::Tanh => (-20.0, 20.0),
