@@ -10,12 +10,75 @@ use oxla::{grad, jit, jvp, vjp, vmap};
 #[jit]
 pub fn unary_f32(x: &[f32]) -> Vec<f32> {
     -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
+        + x.exp_m1()
+        + erf(x)
 }
 
 /// Every unary op, in f64.
 #[jit]
 pub fn unary_f64(x: &[f64]) -> Vec<f64> {
     -x.exp() + x.ln() + x.sin() * x.cos() + x.tanh() + x.sqrt() + x.powi(3) - x.powi(-2)
+        + x.exp_m1()
+        + erf(x)
+}
+
+/// Rounding and sign, in f64: one output each, so each can be checked bit
+/// for bit.
+#[jit]
+#[allow(clippy::type_complexity)]
+pub fn rounding_f64(
+    x: &[f64],
+) -> (
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+) {
+    (
+        x.floor(),
+        x.ceil(),
+        x.trunc(),
+        x.round(),
+        x.round_ties_even(),
+        x.signum(),
+        sign(x),
+    )
+}
+
+/// Rounding and sign, in f32.
+#[jit]
+#[allow(clippy::type_complexity)]
+pub fn rounding_f32(
+    x: &[f32],
+) -> (
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+) {
+    (
+        x.floor(),
+        x.ceil(),
+        x.trunc(),
+        x.round(),
+        x.round_ties_even(),
+        x.signum(),
+        sign(x),
+    )
+}
+
+/// Constructors (sizes from an argument and literal ones) and `where_`.
+#[jit]
+pub fn constructors_f64(x: &[f64], y: &[f64]) -> Vec<f64> {
+    where_(x > y, x, y * 2.0) + arange(x.len()) * full(x.len(), 0.5) + ones(x.len())
+        - zeros(x.len())
+        + eye(4).sum()
 }
 
 /// sin and cos alone, for arguments of any size (huge ones take the slow

@@ -123,6 +123,104 @@ fn sin_and_cos_at_every_magnitude() {
 }
 
 #[test]
+fn rounding_and_sign_are_exact() {
+    let mut x = vec![
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        0.5,
+        -0.5,
+        2.5,
+        -1.5,
+        0.5f64.next_down(),
+        -0.3,
+        2f64.powi(52) - 0.5,
+        2f64.powi(23) - 0.5,
+        1e300,
+    ];
+    let mut rng = StdRng::seed_from_u64(7);
+    x.extend((0..40).map(|_| rng.gen_range(-40i32..40) as f64 * 0.25));
+    x.extend(random_signed(&mut rng, 30, 1e-3, 1e3));
+    let std_f64: [fn(f64) -> f64; 7] = [
+        f64::floor,
+        f64::ceil,
+        f64::trunc,
+        f64::round,
+        f64::round_ties_even,
+        f64::signum,
+        |x| {
+            if x == 0.0 || x.is_nan() {
+                x
+            } else {
+                x.signum()
+            }
+        },
+    ];
+    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    let (a, b, c, d, e, f, g) = rounding_f64(&x);
+    let want = reference(ROUNDING_F64_IR, vec![Tensor::vector(DType::F64, &x)]);
+    for (o, got) in [a, b, c, d, e, f, g].iter().enumerate() {
+        for (i, &xi) in x.iter().enumerate() {
+            assert!(
+                same(got[i], std_f64[o](xi)),
+                "output {o} at {xi:e}: {}",
+                got[i]
+            );
+            assert!(
+                same(got[i], want[o][i]),
+                "output {o} at {xi:e}: interpreter"
+            );
+        }
+    }
+    let xf = f32s(&x);
+    let (a, b, c, d, e, f, g) = rounding_f32(&xf);
+    let want = reference(
+        ROUNDING_F32_IR,
+        vec![Tensor::vector(DType::F32, &widen(&xf))],
+    );
+    for (o, got) in [a, b, c, d, e, f, g].iter().enumerate() {
+        for (i, &xi) in xf.iter().enumerate() {
+            let reference = std_f64[o](f64::from(xi));
+            assert!(
+                same(f64::from(got[i]), reference),
+                "f32 output {o} at {xi:e}"
+            );
+            assert!(
+                same(f64::from(got[i]), want[o][i]),
+                "f32 output {o} at {xi:e}"
+            );
+        }
+    }
+    assert_build_script("rounding_f64");
+    assert_build_script("rounding_f32");
+}
+
+#[test]
+fn constructors_and_where() {
+    let mut rng = StdRng::seed_from_u64(8);
+    for n in LENGTHS {
+        let x = random_signed(&mut rng, n, 0.25, 2.0);
+        let y = random_signed(&mut rng, n, 0.25, 2.0);
+        let got = constructors_f64(&x, &y);
+        let want = reference(
+            CONSTRUCTORS_F64_IR,
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ],
+        );
+        assert_matches("constructors_f64", &[got.clone()], &want, 0.0);
+        for i in 0..n {
+            let picked = if x[i] > y[i] { x[i] } else { y[i] * 2.0 };
+            assert_eq!(got[i], picked + i as f64 * 0.5 + 1.0 - 0.0 + 4.0);
+        }
+    }
+    assert_build_script("constructors_f64");
+}
+
+#[test]
 fn binary_ops_broadcast_and_select() {
     let mut rng = StdRng::seed_from_u64(3);
     for n in LENGTHS {

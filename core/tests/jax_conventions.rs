@@ -376,3 +376,65 @@ fn powi_at_the_smallest_exponent() {
         }
     }
 }
+
+/// f, f', f'', f''' of one unary op by repeated `grad`.
+fn unary_derivatives(op: UnaryOp) -> Vec<Function> {
+    let mut ds = vec![build("u", &[("x", Shape::scalar())], |f, p| {
+        vec![f.unary(op, p[0])]
+    })];
+    for _ in 0..3 {
+        let d = grad(ds.last().unwrap(), &[0]).unwrap();
+        ds.push(d);
+    }
+    ds
+}
+
+/// Rounding and sign are piecewise constant; JAX gives their derivative as
+/// 0 everywhere, at the jumps too (`floor_p`, `round_p`, `sign_p` have zero
+/// JVPs), also for NaN and infinite arguments, in every order. Their values:
+/// Rust's `round` goes halfway away from zero, `round_ties_even` is
+/// `jnp.round`, `sign(±0)` is ±0 as `lax.sign`.
+#[test]
+fn rounding_and_sign_have_zero_derivatives_in_every_order() {
+    use oxla_core::ops::elementwise::Rounding;
+    let mut ops: Vec<UnaryOp> = Rounding::ALL.into_iter().map(UnaryOp::Round).collect();
+    ops.extend([UnaryOp::Sign, UnaryOp::Signum]);
+    for op in ops {
+        let ds = unary_derivatives(op);
+        for x in [0.0, -0.0, 0.5, -2.5, 1.0, 3.7, NAN, f64::INFINITY] {
+            for d in &ds[1..] {
+                check(&format!("d {} at {x}", op.name()), d, &[s(x)], &[&[0.0]]);
+            }
+        }
+    }
+    let value = |op, x| eval(&unary_derivatives(op)[0], &[s(x)])[0].data[0];
+    assert_eq!(value(UnaryOp::Round(Rounding::HalfAway), 2.5), 3.0);
+    assert_eq!(value(UnaryOp::Round(Rounding::HalfAway), -0.5), -1.0);
+    assert_eq!(value(UnaryOp::Round(Rounding::HalfEven), 2.5), 2.0);
+    assert_eq!(
+        value(UnaryOp::Round(Rounding::HalfEven), -0.5).to_bits(),
+        (-0.0f64).to_bits()
+    );
+    assert_eq!(value(UnaryOp::Sign, -0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(value(UnaryOp::Signum, -0.0), -1.0);
+}
+
+/// `expm1`'s derivatives are all `e^x`. JAX writes the first as
+/// `expm1(x) + 1`, which is exactly 0 once expm1 rounds to -1 (x < -37.5 in
+/// f64); oxla's `exp(x)` keeps the relative accuracy there.
+#[test]
+fn expm1_derivatives_are_exp_in_every_order() {
+    let ds = unary_derivatives(UnaryOp::ExpM1);
+    for x in [-40.0, -30.0, -1e-10, 0.0, 0.75, 20.0] {
+        for (k, d) in ds.iter().enumerate() {
+            let want = if k == 0 { f64::exp_m1(x) } else { x.exp() };
+            check_rel(
+                &format!("d^{k} expm1 at {x}"),
+                d,
+                &[s(x)],
+                &[&[want]],
+                1e-15,
+            );
+        }
+    }
+}

@@ -8,6 +8,7 @@ mod jit;
 mod math;
 mod matmul;
 mod object;
+mod rounding;
 mod run;
 mod translate;
 

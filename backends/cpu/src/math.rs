@@ -1,4 +1,4 @@
-//! Our own branch-free `exp`, `log`, `sin`, `cos` and `tanh` (libm calls do
+//! Our own branch-free `exp`, `expm1`, `erf`, `log`, `sin`, `cos` and `tanh` (libm calls do
 //! not vectorize): range reduction plus a polynomial, emitted for any float
 //! type — `f32`, `f64`, `f32x4` or `f64x2` — with the same instructions.
 //!
@@ -65,6 +65,20 @@
 //! | tanh | f64 | host (FMA) | uniform [-2e1, 2e1] + specials | 10004046 | 4.000 | 2.1450572540249624e-1 | 0 / 0 / 0 |
 //! | tanh | f64 | baseline SSE2 | finite bit patterns | 10000000 | 3.000 | -2.0331244964628564e-1 | 0 / 0 / 0 |
 //! | tanh | f64 | baseline SSE2 | uniform [-2e1, 2e1] + specials | 10004046 | 3.000 | -2.200771661774823e-1 | 0 / 0 / 0 |
+//! | expm1 | f32 | host (FMA) | every 4099-th f32 pattern (sampled test) | 1047881 | 0.506 | 3.7159324e-1 | 0 / 0 / 0 |
+//! | expm1 | f32 | baseline SSE2 | every 4099-th f32 pattern (sampled test) | 1047881 | 0.506 | 3.7159324e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | finite bit patterns (sampled test) | 100000 | 2.000 | 2.1175701032681752e2 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | uniform [-4e1, 4e1] + specials (sampled test) | 104046 | 2.000 | 3.6681794649716437e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | uniform [-1, 1] (sampled test) | 100000 | 2.000 | 3.8884908586437117e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | baseline SSE2 | finite bit patterns (sampled test) | 100000 | 2.000 | 2.1175701032681752e2 | 0 / 0 / 0 |
+//! | expm1 | f64 | baseline SSE2 | uniform [-4e1, 4e1] + specials (sampled test) | 104046 | 2.000 | 3.9444688304064357e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | baseline SSE2 | uniform [-1, 1] (sampled test) | 100000 | 2.000 | 4.031744743801402e-1 | 0 / 0 / 0 |
+//! | erf | f32 | host (FMA) | every 4099-th f32 pattern (sampled test, vs `libm`) | 1047881 | 0.500 | -1.345377e-31 | 0 / 0 / 0 |
+//! | erf | f32 | baseline SSE2 | every 4099-th f32 pattern (sampled test, vs `libm`) | 1047881 | 0.500 | -1.345377e-31 | 0 / 0 / 0 |
+//! | erf | f64 | host (FMA) | finite bit patterns (sampled test, vs `libm`) | 100000 | 1.000 | -1.2718038961529313e-244 | 0 / 0 / 0 |
+//! | erf | f64 | host (FMA) | uniform [-6, 6] + specials (sampled test, vs `libm`) | 104046 | 1.000 | 9.957307177368495e-1 | 0 / 0 / 0 |
+//! | erf | f64 | baseline SSE2 | finite bit patterns (sampled test, vs `libm`) | 100000 | 1.000 | -5.5385458019361047e-303 | 0 / 0 / 0 |
+//! | erf | f64 | baseline SSE2 | uniform [-6, 6] + specials (sampled test, vs `libm`) | 104046 | 1.000 | 9.957307177368495e-1 | 0 / 0 / 0 |
 //! | sqrt | f32 | host (FMA) | all 2^32 f32 | 4294967296 | 0.500 | 4.701977e-38 | 0 / 0 / 0 |
 //! | sqrt | f32 | baseline SSE2 | every 17-th f32 pattern | 252645136 | 0.500 | 3.0814877e-33 | 0 / 0 / 0 |
 //! | sqrt | f64 | host (FMA) | finite bit patterns | 10000000 | 0.000 | 0e0 | 0 / 0 / 0 |
@@ -270,7 +284,7 @@ impl Num {
     }
 
     /// `|mag|` with the sign of `sign`, for a non-negative `mag`.
-    fn with_sign_of(self, b: &mut FunctionBuilder, mag: Value, sign: Value) -> Value {
+    pub(crate) fn with_sign_of(self, b: &mut FunctionBuilder, mag: Value, sign: Value) -> Value {
         let m = self.iconst(b, self.sign_mask());
         let s = self.bits(b, sign);
         let s = b.ins().band(s, m);
@@ -760,25 +774,27 @@ pub(crate) fn tanh(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
 }
 
 /// E/(E + 2), E = e^{2a} - 1, for 0 ≤ a ≤ 20 in f64 lanes; `for_f32` as in
-/// `expm1_pos`.
+/// `expm1_core`.
 fn tanh_pos(n: Num, b: &mut FunctionBuilder, a: Value, for_f32: bool) -> Value {
     let a2 = b.ins().fadd(a, a);
-    let e = expm1_pos(n, b, a2, for_f32);
+    let e = expm1_core(n, b, a2, for_f32);
     let two = n.fconst(b, 2.0);
     let den = b.ins().fadd(e, two);
     b.ins().fdiv(e, den)
 }
 
-/// e^y - 1 for 0 ≤ y ≤ 40 (f64 lanes): y = k·ln2 + r, |r| ≤ ln2/2, k ≥ 0;
+/// e^y - 1 for -45 ≤ y ≤ 40 (f64 lanes): y = k·ln2 + r, |r| ≤ ln2/2;
 /// e^r - 1 = r + r²·(1/2! + r/3! + ... + r^(d-2)/d!) (Taylor, relative
 /// truncation below r^d/(d+1)!), then e^y - 1 = 2^k·(e^r - 1) + (2^k - 1).
-/// k = 0 (y < 0.35) leaves e^r - 1 alone, so small results keep their
+/// k = 0 (|y| < 0.35) leaves e^r - 1 alone, so small results keep their
 /// relative accuracy; for k ≥ 1, 2^k - 1 ≥ 1 and |2^k·(e^r - 1)| ≤
-/// 0.6·(2^k - 1), so the sum loses at most about a bit. f64: d = 13
-/// (truncation 2^-56) and ln2 in two pieces; `for_f32` (a relative error of
-/// ~2^-30 suffices): d = 8 (2^-30.7) and one rounded ln2 (k·ln2 off by
-/// < 2^-48).
-fn expm1_pos(n: Num, b: &mut FunctionBuilder, y: Value, for_f32: bool) -> Value {
+/// 0.6·(2^k - 1), so the sum loses at most about a bit; for k ≤ -1,
+/// 2^k - 1 ≤ -½ is exact (k ≥ -53; below, -1 is the rounded result) and
+/// |2^k·(e^r - 1)| ≤ 0.21, so the sum cancels at most a factor 1.7. f64:
+/// d = 13 (truncation 2^-56) and ln2 in two pieces; `for_f32` (a relative
+/// error of ~2^-30 suffices): d = 8 (2^-30.7) and one rounded ln2 (k·ln2
+/// off by < 2^-48).
+fn expm1_core(n: Num, b: &mut FunctionBuilder, y: Value, for_f32: bool) -> Value {
     let log2e = n.fconst(b, std::f64::consts::LOG2_E);
     let t = b.ins().fmul(y, log2e);
     let k = n.round(b, t);
@@ -802,6 +818,109 @@ fn expm1_pos(n: Num, b: &mut FunctionBuilder, y: Value, for_f32: bool) -> Value 
     let one = n.fconst(b, 1.0);
     let s_m1 = b.ins().fsub(s, one);
     n.mul_add(b, s, em1_r, s_m1)
+}
+
+/// `e^x - 1` for every x: f32 in f64 lanes, rounded once. Arguments are
+/// clamped to [-45, 40] for `expm1_core` (NaN kept: the comparisons are
+/// false); below -45 the result rounds to -1 in both types, above 40 it is
+/// `exp(x)` (e^x - 1 and e^x differ by less than 2^-57 relative there), and
+/// for |x| < 2^-54 it is x itself (x²/2 is under a quarter ulp of x), which
+/// keeps -0.0 and subnormals exact.
+pub(crate) fn expm1(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
+    if n.is_f32() {
+        in_f64_lanes(n, b, x, |n64, b, x64| expm1_all(n64, b, x64, true))
+    } else {
+        expm1_all(n, b, x, false)
+    }
+}
+
+fn expm1_all(n: Num, b: &mut FunctionBuilder, x: Value, for_f32: bool) -> Value {
+    let hi = n.fconst(b, 40.0);
+    let lo = n.fconst(b, -45.0);
+    let above = n.cmp(b, FloatCC::GreaterThan, x, hi);
+    let xc = n.select(b, above, hi, x);
+    let below = n.cmp(b, FloatCC::LessThan, xc, lo);
+    let xc = n.select(b, below, lo, xc);
+    let core = expm1_core(n, b, xc, for_f32);
+    let e = exp(n, b, x);
+    let y = n.select(b, above, e, core);
+    let a = b.ins().fabs(x);
+    let tiny = n.fconst(b, 2f64.powi(-54));
+    let small = n.cmp(b, FloatCC::LessThan, a, tiny);
+    n.select(b, small, x, y)
+}
+
+/// `erf(x)` by fdlibm's method (`oxla_core::ops::erf` has the ranges and
+/// coefficients), every range evaluated and the right one selected, so
+/// there is no branch; f32 in f64 lanes, rounded once. NaN gives NaN, ±inf
+/// gives ±1, and -0.0 stays -0.0 (`x + x·y` of a negative zero).
+pub(crate) fn erf(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
+    if n.is_f32() {
+        in_f64_lanes(n, b, x, erf_f64)
+    } else {
+        erf_f64(n, b, x)
+    }
+}
+
+fn erf_f64(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
+    use oxla_core::ops::erf as c;
+    let a = b.ins().fabs(x);
+    let one = n.fconst(b, 1.0);
+    // |x| < 0.84375
+    let z = b.ins().fmul(x, x);
+    let p = n.poly(b, z, &c::PP);
+    let q = n.poly(b, z, &c::QQ);
+    let y = b.ins().fdiv(p, q);
+    let small = n.mul_add(b, x, y, x);
+    // |x| < 1.25
+    let s = b.ins().fsub(a, one);
+    let p = n.poly(b, s, &c::PA);
+    let q = n.poly(b, s, &c::QA);
+    let r = b.ins().fdiv(p, q);
+    let erx = n.fconst(b, c::ERX);
+    let mid = b.ins().fadd(erx, r);
+    // |x| < 6
+    let a2 = b.ins().fmul(a, a);
+    let s = b.ins().fdiv(one, a2);
+    let boundary = n.fconst(b, f64::from_bits(c::NEAR_FAR));
+    let near = n.cmp(b, FloatCC::LessThan, a, boundary);
+    let ra = n.poly(b, s, &c::RA);
+    let rb = n.poly(b, s, &c::RB);
+    let sa = n.poly(b, s, &c::SA);
+    let sb = n.poly(b, s, &c::SB);
+    let r = n.select(b, near, ra, rb);
+    let q = n.select(b, near, sa, sb);
+    let high_word = n.iconst(b, 0xffff_ffff_0000_0000_u64 as i64);
+    let bits = n.bits(b, a);
+    let bits = b.ins().band(bits, high_word);
+    let z = n.float_of_bits(b, bits);
+    let zz = b.ins().fmul(z, z);
+    let c0 = n.fconst(b, 0.5625);
+    let t = b.ins().fadd(zz, c0);
+    let t = b.ins().fneg(t);
+    let e1 = exp(n, b, t);
+    let zm = b.ins().fsub(z, a);
+    let zp = b.ins().fadd(z, a);
+    let d = b.ins().fmul(zm, zp);
+    let rq = b.ins().fdiv(r, q);
+    let u = b.ins().fadd(d, rq);
+    let e2 = exp(n, b, u);
+    let e = b.ins().fmul(e1, e2);
+    let e = b.ins().fdiv(e, a);
+    let far = b.ins().fsub(one, e);
+    // Pick the range.
+    let six = n.fconst(b, 6.0);
+    let below_six = n.cmp(b, FloatCC::LessThan, a, six);
+    let mag = n.select(b, below_six, far, one);
+    let five_fourths = n.fconst(b, 1.25);
+    let below_mid = n.cmp(b, FloatCC::LessThan, a, five_fourths);
+    let mag = n.select(b, below_mid, mid, mag);
+    let signed = n.with_sign_of(b, mag, x);
+    let lim = n.fconst(b, 0.84375);
+    let below_small = n.cmp(b, FloatCC::LessThan, a, lim);
+    let y = n.select(b, below_small, small, signed);
+    let nan = n.cmp(b, FloatCC::Unordered, x, x);
+    n.select(b, nan, x, y)
 }
 
 /// `f` (a function of f64 lanes) applied to f32 lanes: promoted to f64 (the

@@ -29,6 +29,7 @@
 
 use crate::half;
 use crate::math::{self, Num};
+use crate::rounding;
 use cranelift_codegen::ir::{
     self, condcodes::FloatCC, condcodes::IntCC, types, AbiParam, Function, InstBuilder,
     InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
@@ -1144,6 +1145,11 @@ impl<'a> Body<'a> {
                     UnaryOp::Tanh => math::tanh(num, b, x),
                     UnaryOp::Sqrt => b.ins().sqrt(x),
                     UnaryOp::Powi(n) => math::powi(num, b, x, *n),
+                    UnaryOp::ExpM1 => math::expm1(num, b, x),
+                    UnaryOp::Erf => math::erf(num, b, x),
+                    UnaryOp::Round(mode) => rounding::round(num, b, x, *mode),
+                    UnaryOp::Sign => rounding::sign(num, b, x),
+                    UnaryOp::Signum => rounding::signum(num, b, x),
                 }
             }
             InstKind::Binary(op, a, c) => {

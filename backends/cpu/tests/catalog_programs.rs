@@ -57,6 +57,12 @@ struct Prefilled<'a> {
 impl Launcher for Prefilled<'_> {
     unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
         let k = &self.kernels[kernel];
+        // A region kernel writes one part of a buffer another kernel has
+        // (partly) written already: a pad's zeros, a concatenation's other
+        // operands. The sentinel goes in before the first writer only.
+        if k.stores.iter().any(|s| s.region.is_some()) {
+            return unsafe { self.inner.launch(kernel, args, sizes) };
+        }
         let len = k.output_len(sizes);
         for (a, ptr) in k.args.iter().zip(args) {
             if !a.output {
@@ -121,7 +127,11 @@ fn check_program(
     let sizes: &[usize] = if f.symbols().is_empty() { &[1] } else { sizes };
     let mut runs = 0;
     for &size in sizes {
-        let mut env = env_all(f, size);
+        // A size some slice of the case does not fit is left out (the
+        // core fusion tests check that such a call is refused).
+        let Ok(mut env) = try_env_all(f, size) else {
+            continue;
+        };
         for (s, v) in env.iter_mut() {
             if !case_syms.contains(s) {
                 *v = BATCH;

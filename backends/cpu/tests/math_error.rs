@@ -19,6 +19,8 @@ fn levels() -> [(Option<IsaLevel>, &'static str); 2] {
 fn bound_f32(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp => 1.5,
+        UnaryOp::ExpM1 => 1.0,
+        UnaryOp::Erf => 1.0,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 1.0,
         UnaryOp::Tanh => 1.0,
@@ -31,6 +33,8 @@ fn bound_f32(op: UnaryOp) -> f64 {
 fn bound_f64(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp => 3.0,
+        UnaryOp::ExpM1 => 2.0,
+        UnaryOp::Erf => 1.0,
         UnaryOp::Log => 1.0,
         UnaryOp::Sin | UnaryOp::Cos => 2.0,
         UnaryOp::Tanh => 4.0,

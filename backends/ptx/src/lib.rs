@@ -111,6 +111,7 @@ mod launch;
 mod math;
 mod ops;
 pub mod ptxas;
+mod rounding;
 pub mod samples;
 mod trig;
 mod validate;

@@ -171,6 +171,128 @@ pub(crate) fn exp_f64(f: &mut Func, x: &str) -> String {
     scale_pow2(f, Pow2::F64, &p, &n)
 }
 
+/// `expm1(x)`, as the CPU's (`oxla-cpu`'s `math::expm1`): the argument
+/// clamped to [-45, 40] (NaN kept), `2^n·expm1(r) + (2^n − 1)` with
+/// n in [-65, 58] (2^n − 1 exact for n ≥ -53, else it rounds to -1 as the
+/// result does), `exp(x)` above 40 (where e^x − 1 rounds to e^x) and `x` itself for |x| < 2⁻⁵⁴ (which
+/// keeps -0.0 and subnormals).
+pub(crate) fn expm1_f64(f: &mut Func, x: &str) -> String {
+    let xc = clamp(f, Class::F64, "f64", x, f64_imm(-45.0), f64_imm(40.0));
+    let (n, q) = expm1_reduced_f64(f, &xc);
+    let sbits = f.reg(Class::B64);
+    f.ins(format!("cvt.s64.s32 {sbits}, {n}"));
+    f.ins(format!("add.s64 {sbits}, {sbits}, 1023"));
+    f.ins(format!("shl.b64 {sbits}, {sbits}, 52"));
+    let sc = f.reg(Class::F64);
+    let sm1 = f.reg(Class::F64);
+    let y = f.reg(Class::F64);
+    f.ins(format!("mov.b64 {sc}, {sbits}"));
+    f.ins(format!("sub.rn.f64 {sm1}, {sc}, {}", f64_imm(1.0)));
+    f.ins(format!("fma.rn.f64 {y}, {sc}, {q}, {sm1}"));
+    let e = exp_f64(f, x);
+    let p = f.reg(Class::Pred);
+    f.ins(format!("setp.gt.f64 {p}, {x}, {}", f64_imm(40.0)));
+    f.ins(format!("selp.f64 {y}, {e}, {y}, {p}"));
+    let a = f.reg(Class::F64);
+    f.ins(format!("abs.f64 {a}, {x}"));
+    f.ins(format!("setp.lt.f64 {p}, {a}, {}", f64_imm(2f64.powi(-54))));
+    f.ins(format!("selp.f64 {y}, {x}, {y}, {p}"));
+    y
+}
+
+/// `expm1` of an f32, computed in f64 and rounded once.
+pub(crate) fn expm1_f32(f: &mut Func, x: &str) -> String {
+    let xd = f.reg(Class::F64);
+    f.ins(format!("cvt.f64.f32 {xd}, {x}"));
+    let yd = expm1_f64(f, &xd);
+    let y = f.reg(Class::F32);
+    f.ins(format!("cvt.rn.f32.f64 {y}, {yd}"));
+    y
+}
+
+/// `erf(x)` as the CPU's (`oxla-cpu`'s `math::erf`): fdlibm's ranges and
+/// coefficients (`oxla_core::ops::erf`), all evaluated, one selected.
+pub(crate) fn erf_f64(f: &mut Func, x: &str) -> String {
+    use oxla_core::ops::erf as c;
+    let poly = |f: &mut Func, v: &str, k: &[f64]| horner(f, Class::F64, "f64", v, k, f64_imm);
+    let a = f.reg(Class::F64);
+    f.ins(format!("abs.f64 {a}, {x}"));
+    // |x| < 0.84375
+    let z = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {z}, {x}, {x}"));
+    let p = poly(f, &z, &c::PP);
+    let q = poly(f, &z, &c::QQ);
+    let small = f.reg(Class::F64);
+    f.ins(format!("div.rn.f64 {small}, {p}, {q}"));
+    f.ins(format!("fma.rn.f64 {small}, {x}, {small}, {x}"));
+    // |x| < 1.25
+    let s = f.reg(Class::F64);
+    f.ins(format!("sub.rn.f64 {s}, {a}, {}", f64_imm(1.0)));
+    let p = poly(f, &s, &c::PA);
+    let q = poly(f, &s, &c::QA);
+    let mid = f.reg(Class::F64);
+    f.ins(format!("div.rn.f64 {mid}, {p}, {q}"));
+    f.ins(format!("add.rn.f64 {mid}, {mid}, {}", f64_imm(c::ERX)));
+    // |x| < 6
+    let s = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {s}, {a}, {a}"));
+    f.ins(format!("div.rn.f64 {s}, {}, {s}", f64_imm(1.0)));
+    let near = f.reg(Class::Pred);
+    f.ins(format!("setp.lt.f64 {near}, {a}, {}", d(c::NEAR_FAR)));
+    let (ra, rb) = (poly(f, &s, &c::RA), poly(f, &s, &c::RB));
+    let (sa, sb) = (poly(f, &s, &c::SA), poly(f, &s, &c::SB));
+    let (r, q) = (f.reg(Class::F64), f.reg(Class::F64));
+    f.ins(format!("selp.f64 {r}, {ra}, {rb}, {near}"));
+    f.ins(format!("selp.f64 {q}, {sa}, {sb}, {near}"));
+    let bits = f.reg(Class::B64);
+    f.ins(format!("mov.b64 {bits}, {a}"));
+    f.ins(format!(
+        "and.b64 {bits}, {bits}, {}",
+        0xffff_ffff_0000_0000_u64
+    ));
+    let zh = f.reg(Class::F64);
+    f.ins(format!("mov.b64 {zh}, {bits}"));
+    let t = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {t}, {zh}, {zh}"));
+    f.ins(format!("add.rn.f64 {t}, {t}, {}", f64_imm(0.5625)));
+    f.ins(format!("neg.f64 {t}, {t}"));
+    let e1 = exp_f64(f, &t);
+    let (u, v, w) = (f.reg(Class::F64), f.reg(Class::F64), f.reg(Class::F64));
+    f.ins(format!("sub.rn.f64 {u}, {zh}, {a}"));
+    f.ins(format!("add.rn.f64 {v}, {zh}, {a}"));
+    f.ins(format!("mul.rn.f64 {u}, {u}, {v}"));
+    f.ins(format!("div.rn.f64 {w}, {r}, {q}"));
+    f.ins(format!("add.rn.f64 {u}, {u}, {w}"));
+    let e2 = exp_f64(f, &u);
+    let far = f.reg(Class::F64);
+    f.ins(format!("mul.rn.f64 {far}, {e1}, {e2}"));
+    f.ins(format!("div.rn.f64 {far}, {far}, {a}"));
+    f.ins(format!("sub.rn.f64 {far}, {}, {far}", f64_imm(1.0)));
+    // Pick the range.
+    let p = f.reg(Class::Pred);
+    let y = f.reg(Class::F64);
+    f.ins(format!("setp.lt.f64 {p}, {a}, {}", f64_imm(6.0)));
+    f.ins(format!("selp.f64 {y}, {far}, {}, {p}", f64_imm(1.0)));
+    f.ins(format!("setp.lt.f64 {p}, {a}, {}", f64_imm(1.25)));
+    f.ins(format!("selp.f64 {y}, {mid}, {y}, {p}"));
+    f.ins(format!("copysign.f64 {y}, {x}, {y}"));
+    f.ins(format!("setp.lt.f64 {p}, {a}, {}", f64_imm(0.84375)));
+    f.ins(format!("selp.f64 {y}, {small}, {y}, {p}"));
+    f.ins(format!("setp.nan.f64 {p}, {x}, {x}"));
+    f.ins(format!("selp.f64 {y}, {x}, {y}, {p}"));
+    y
+}
+
+/// `erf` of an f32, computed in f64 and rounded once.
+pub(crate) fn erf_f32(f: &mut Func, x: &str) -> String {
+    let xd = f.reg(Class::F64);
+    f.ins(format!("cvt.f64.f32 {xd}, {x}"));
+    let yd = erf_f64(f, &xd);
+    let y = f.reg(Class::F32);
+    f.ins(format!("cvt.rn.f32.f64 {y}, {yd}"));
+    y
+}
+
 /// `log(x)`: `x = m·2^e` with m in [√½, √2), then
 /// `log m = 2·atanh((m-1)/(m+1))` by its series (f² ≤ 0.03, 12 terms).
 pub(crate) fn log_f64(f: &mut Func, x: &str) -> String {

@@ -8,6 +8,7 @@
 
 use crate::func::{Class, Func};
 use crate::math;
+use crate::rounding;
 use crate::values::{convert, float_imm, Ty, Val};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 
@@ -44,6 +45,13 @@ pub(crate) fn unary(f: &mut Func, op: UnaryOp, x: &Val, result: Ty) -> Val {
         UnaryOp::Tanh if t == Ty::F32 => math::tanh_f32(f, r),
         UnaryOp::Tanh => math::tanh_f64(f, r),
         UnaryOp::Powi(n) => powi(f, t, r, n),
+        UnaryOp::ExpM1 if t == Ty::F32 => math::expm1_f32(f, r),
+        UnaryOp::ExpM1 => math::expm1_f64(f, r),
+        UnaryOp::Erf if t == Ty::F32 => math::erf_f32(f, r),
+        UnaryOp::Erf => math::erf_f64(f, r),
+        UnaryOp::Round(mode) => rounding::round(f, t, r, mode),
+        UnaryOp::Sign => rounding::sign(f, t, r),
+        UnaryOp::Signum => rounding::signum(f, t, r),
     };
     convert(f, &Val { ty: t, reg: out }, result)
 }

@@ -250,7 +250,7 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
 }
 
 /// Whether computing `v` inside a kernel evaluates a unary function other
-/// than negation and integer powers (exp, log, tanh, …), below the
+/// than negation, integer powers, rounding and sign (exp, log, tanh, erf, …), below the
 /// materialized values it loads. `memo` caches the answer per value.
 fn has_transcendental(
     f: &Function,
@@ -269,7 +269,13 @@ fn has_transcendental(
     let Some(e) = defs[v.index()].map(|i| &f.eqns[i]) else {
         return false;
     };
-    let here = matches!(&e.op, Op::Unary(op) if !matches!(op, UnaryOp::Neg | UnaryOp::Powi(_)));
+    let cheap = |op: &UnaryOp| {
+        matches!(
+            op,
+            UnaryOp::Neg | UnaryOp::Powi(_) | UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum
+        )
+    };
+    let here = matches!(&e.op, Op::Unary(op) if !cheap(op));
     let costly = here
         || e.ins
             .iter()

@@ -19,6 +19,72 @@ pub enum UnaryOp {
     Sqrt,
     /// Integer power.
     Powi(i32),
+    /// `e^x − 1`, accurate near 0 (Rust's `exp_m1`, `jnp.expm1`).
+    ExpM1,
+    /// The error function (`jax.lax.erf`).
+    Erf,
+    /// Rounding to an integer (see `Rounding`): piecewise constant, so the
+    /// derivative is a symbolic zero in every order.
+    Round(Rounding),
+    /// `jnp.sign` (`lax.sign`): -1, +1, or the operand itself for ±0 and NaN.
+    Sign,
+    /// Rust's `signum`: ±1 with the sign bit of the operand (so ±1 for ±0),
+    /// NaN for NaN.
+    Signum,
+}
+
+/// The ways of rounding to an integer; every one is exact, keeps the sign of
+/// a zero result (`(-0.3).trunc()` is -0.0) and returns ±inf, NaN and values
+/// too large to have a fraction unchanged.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Rounding {
+    /// Toward -inf (`floor`).
+    Floor,
+    /// Toward +inf (`ceil`).
+    Ceil,
+    /// Toward zero (`trunc`).
+    Trunc,
+    /// To nearest, halfway away from zero (Rust's `round`).
+    HalfAway,
+    /// To nearest, halfway to even (Rust's `round_ties_even`, `jnp.round`).
+    HalfEven,
+}
+
+impl Rounding {
+    pub const ALL: [Rounding; 5] = [
+        Rounding::Floor,
+        Rounding::Ceil,
+        Rounding::Trunc,
+        Rounding::HalfAway,
+        Rounding::HalfEven,
+    ];
+
+    /// The Rust method's name, which is also the op's name in the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Floor => "floor",
+            Rounding::Ceil => "ceil",
+            Rounding::Trunc => "trunc",
+            Rounding::HalfAway => "round",
+            Rounding::HalfEven => "round_ties_even",
+        }
+    }
+
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            Rounding::Floor => x.floor(),
+            Rounding::Ceil => x.ceil(),
+            Rounding::Trunc => x.trunc(),
+            Rounding::HalfAway => x.round(),
+            Rounding::HalfEven => x.round_ties_even(),
+        }
+    }
+}
+
+/// The error function in f64 (the `libm` crate's, fdlibm's algorithm: within
+/// an ulp): the interpreters' reference and what generated scalar code calls.
+pub fn erf(x: f64) -> f64 {
+    libm::erf(x)
 }
 
 /// Binary elementwise ops on floats of equal shapes.
@@ -57,10 +123,16 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh".into(),
             UnaryOp::Sqrt => "sqrt".into(),
             UnaryOp::Powi(n) => format!("powi[{n}]"),
+            UnaryOp::ExpM1 => "expm1".into(),
+            UnaryOp::Erf => "erf".into(),
+            UnaryOp::Round(r) => r.name().into(),
+            UnaryOp::Sign => "sign".into(),
+            UnaryOp::Signum => "signum".into(),
         }
     }
 
-    pub const SIMPLE: [UnaryOp; 7] = [
+    /// The unary ops without parameters.
+    pub const SIMPLE: [UnaryOp; 16] = [
         UnaryOp::Neg,
         UnaryOp::Exp,
         UnaryOp::Log,
@@ -68,6 +140,15 @@ impl UnaryOp {
         UnaryOp::Cos,
         UnaryOp::Tanh,
         UnaryOp::Sqrt,
+        UnaryOp::ExpM1,
+        UnaryOp::Erf,
+        UnaryOp::Round(Rounding::Floor),
+        UnaryOp::Round(Rounding::Ceil),
+        UnaryOp::Round(Rounding::Trunc),
+        UnaryOp::Round(Rounding::HalfAway),
+        UnaryOp::Round(Rounding::HalfEven),
+        UnaryOp::Sign,
+        UnaryOp::Signum,
     ];
 
     /// Evaluate on one element (in f64; callers round to the dtype).
@@ -81,15 +162,48 @@ impl UnaryOp {
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Powi(n) => x.powi(n),
+            UnaryOp::ExpM1 => x.exp_m1(),
+            UnaryOp::Erf => erf(x),
+            UnaryOp::Round(r) => r.eval(x),
+            UnaryOp::Sign => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x
+                }
+            }
+            UnaryOp::Signum => x.signum(),
         }
     }
 
     /// Tangent of `y = op(x)` given the tangent `t` of `x`; `None` is a
-    /// symbolic zero (`powi[0]`, whose derivative is 0 everywhere).
+    /// symbolic zero (`powi[0]` and the piecewise-constant ops, whose
+    /// derivative is 0 wherever it exists; JAX gives 0 at the jumps too).
     pub fn jvp(self, f: &mut Function, x: Var, y: Var, t: Var) -> Option<Var> {
         Some(match self {
+            UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum => return None,
             UnaryOp::Neg => f.neg(t),
             UnaryOp::Exp => f.mul(t, y),
+            UnaryOp::ExpM1 => {
+                // e^x, not JAX's `expm1(x) + 1`: the same value, but the sum
+                // cancels for x < 0 (relative error 1e-3 at -30, exactly 0
+                // below -37 in f64 where expm1 rounds to -1), and e^x's own
+                // derivatives are e^x in every order.
+                let e = f.unary(UnaryOp::Exp, x);
+                f.mul(t, e)
+            }
+            UnaryOp::Erf => {
+                // 2/√π · e^(−x²), JAX's rule; its own derivatives follow
+                // from exp, mul and neg.
+                let x2 = f.mul(x, x);
+                let m = f.neg(x2);
+                let e = f.unary(UnaryOp::Exp, m);
+                let c = f.full_like(std::f64::consts::FRAC_2_SQRT_PI, x);
+                let d = f.mul(c, e);
+                f.mul(t, d)
+            }
             UnaryOp::Log => f.div(t, x),
             UnaryOp::Sin => {
                 let c = f.unary(UnaryOp::Cos, x);

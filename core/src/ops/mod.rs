@@ -5,6 +5,7 @@
 pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
+pub mod erf;
 pub mod layout;
 pub mod reduce;
 pub mod slicing;

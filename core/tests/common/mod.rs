@@ -5,7 +5,7 @@
 
 pub mod nd;
 
-use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};
 use oxla_core::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -107,6 +107,17 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
         (UnaryOp::Cos, ANY),
         (UnaryOp::Tanh, ANY),
         (UnaryOp::Sqrt, POS),
+        (UnaryOp::ExpM1, ANY),
+        (UnaryOp::Erf, ANY),
+        // Piecewise constant: random points are almost surely off the jumps,
+        // where central differences see a zero slope.
+        (UnaryOp::Round(Rounding::Floor), ANY),
+        (UnaryOp::Round(Rounding::Ceil), ANY),
+        (UnaryOp::Round(Rounding::Trunc), ANY),
+        (UnaryOp::Round(Rounding::HalfAway), ANY),
+        (UnaryOp::Round(Rounding::HalfEven), ANY),
+        (UnaryOp::Sign, ANY),
+        (UnaryOp::Signum, ANY),
     ];
     for (op, range) in unary {
         for rank in 0..3 {
@@ -1297,6 +1308,11 @@ pub fn unary_variants() -> Vec<UnaryOp> {
             | UnaryOp::Cos
             | UnaryOp::Tanh
             | UnaryOp::Sqrt
+            | UnaryOp::ExpM1
+            | UnaryOp::Erf
+            | UnaryOp::Round(_)
+            | UnaryOp::Sign
+            | UnaryOp::Signum
             | UnaryOp::Powi(_) => {}
         }
     }

@@ -574,6 +574,26 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                         let n = Literal::i32_unsuffixed(*n);
                         quote!(#x.powi(#n))
                     }
+                    UnaryOp::Round(mode) => {
+                        let method = syn::Ident::new(mode.name(), Span::call_site());
+                        quote!(#x.#method())
+                    }
+                    UnaryOp::Signum => quote!(#x.signum()),
+                    UnaryOp::ExpM1 => quote!(#x.exp_m1()),
+                    // Rust has no stable `erf`: the interpreters' f64 one,
+                    // rounded once for f32.
+                    UnaryOp::Erf => {
+                        let erf = paths::erf();
+                        quote!((#erf(#x as f64) as #ty))
+                    }
+                    // `lax.sign`: ±0 and NaN are returned as they are.
+                    UnaryOp::Sign => quote!(if #x > 0.0 {
+                        1.0
+                    } else if #x < 0.0 {
+                        -1.0
+                    } else {
+                        #x
+                    }),
                 }
             }
             Op::Binary(op) => {

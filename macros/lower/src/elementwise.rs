@@ -11,6 +11,9 @@
 //! | `sigmoid(x)` | `1/(1+e)` or `e/(1+e)` with `e = exp(-|x|)` | `σ(1-σ)`, finite everywhere |
 //! | `relu(x)` | `x <= 0 ? 0 : x` (NaN stays NaN) | 0 at 0 (JAX) |
 //! | `softplus(x)` | `(x >= 0 ? x : 0) + log1p(exp(-|x|))` (JAX's `logaddexp(x, 0)`) | `sigmoid(x)` |
+//! | `expm1(x)` | the `expm1` op (also the method `exp_m1`) | `exp(x)` (JAX: `expm1(x) + 1`, which cancels for x < 0) |
+//! | `erf(x)` | the `erf` op | `2/√π · exp(−x²)` (JAX) |
+//! | `sign(x)` | the `sign` op (`jnp.sign`: ±0 and NaN unchanged) | 0 |
 //!
 //! Where a formula has a branch whose value or derivative is not finite,
 //! the branch's inputs are kept finite (`exp(-|x|)` ≤ 1, a divisor of 1
@@ -27,7 +30,8 @@ use syn::spanned::Spanned;
 pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi), ln_1p";
 
 /// The elementwise functions handled here (for error messages).
-pub(crate) const ELEMENTWISE_FUNCTIONS: &str = "sigmoid(x), relu(x), softplus(x), log1p(x)";
+pub(crate) const ELEMENTWISE_FUNCTIONS: &str =
+    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x)";
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
@@ -79,7 +83,10 @@ impl Lowerer<'_> {
         name: &str,
         c: &syn::ExprCall,
     ) -> Option<Option<Var>> {
-        if !matches!(name, "sigmoid" | "relu" | "softplus" | "log1p") {
+        if !matches!(
+            name,
+            "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
+        ) {
             return None;
         }
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
@@ -99,6 +106,9 @@ impl Lowerer<'_> {
             "sigmoid" => self.sigmoid(x, span),
             "relu" => self.relu(x, span),
             "softplus" => self.softplus(x, span),
+            "sign" => self.push(Op::Unary(UnaryOp::Sign), &[x], span),
+            "expm1" => self.push(Op::Unary(UnaryOp::ExpM1), &[x], span),
+            "erf" => self.push(Op::Unary(UnaryOp::Erf), &[x], span),
             _ => self.log1p(x, span),
         })
     }

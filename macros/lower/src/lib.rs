@@ -17,6 +17,7 @@
 pub mod aot;
 pub mod attr;
 pub mod codegen;
+mod constructors;
 mod elementwise;
 pub mod errors;
 pub mod lower;

@@ -7,7 +7,7 @@
 use crate::errors::Errors;
 use crate::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
 pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
-use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -15,11 +15,12 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Stmt};
 
 pub(crate) const SUPPORTED_METHODS: &str =
-    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e)";
+    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e), \
+     exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
 pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
 pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
      `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
-     cos, tanh, sqrt, powi, max, min, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
+     cos, tanh, sqrt, powi, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
 pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
@@ -781,6 +782,13 @@ impl Lowerer<'_> {
             "cos" => Some(UnaryOp::Cos),
             "tanh" => Some(UnaryOp::Tanh),
             "sqrt" => Some(UnaryOp::Sqrt),
+            "floor" => Some(UnaryOp::Round(Rounding::Floor)),
+            "ceil" => Some(UnaryOp::Round(Rounding::Ceil)),
+            "trunc" => Some(UnaryOp::Round(Rounding::Trunc)),
+            "round" => Some(UnaryOp::Round(Rounding::HalfAway)),
+            "round_ties_even" => Some(UnaryOp::Round(Rounding::HalfEven)),
+            "signum" => Some(UnaryOp::Signum),
+            "exp_m1" => Some(UnaryOp::ExpM1),
             "powi" | "max" | "min" => None,
             _ => {
                 let hint = match name.as_str() {
@@ -980,9 +988,10 @@ impl Lowerer<'_> {
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
         let supported_fns = format!(
-            "supported functions are {}, {} (also as `oxla::…`)",
+            "supported functions are {}, {}, {} (also as `oxla::…`)",
             crate::vocab::ARRAY_FUNCTIONS,
-            crate::elementwise::ELEMENTWISE_FUNCTIONS
+            crate::elementwise::ELEMENTWISE_FUNCTIONS,
+            crate::constructors::CONSTRUCTOR_FUNCTIONS
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
@@ -996,6 +1005,9 @@ impl Lowerer<'_> {
                 match segs.as_slice() {
                     [n] if args_ok && p.path.leading_colon.is_none() => Some(n.clone()),
                     [o, n] if args_ok && o == "oxla" => Some(n.clone()),
+                    [t, n] if args_ok => {
+                        crate::constructors::ndarray_constructor(t, n).map(str::to_string)
+                    }
                     _ => None,
                 }
             }
@@ -1009,6 +1021,9 @@ impl Lowerer<'_> {
                 return v;
             }
             if let Some(v) = self.lower_elementwise_call(n, c) {
+                return v;
+            }
+            if let Some(v) = self.lower_constructor_call(n, c) {
                 return v;
             }
         }
@@ -1142,7 +1157,7 @@ pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
     }
 }
 
-fn cmp_op(op: &BinOp) -> Option<CmpOp> {
+pub(crate) fn cmp_op(op: &BinOp) -> Option<CmpOp> {
     Some(match op {
         BinOp::Lt(_) => CmpOp::Lt,
         BinOp::Le(_) => CmpOp::Le,

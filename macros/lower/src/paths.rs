@@ -33,6 +33,11 @@ pub fn float(dtype: oxla_core::DType) -> TokenStream {
     }
 }
 
+/// The f64 error function generated scalar code calls.
+pub fn erf() -> TokenStream {
+    quote!(::oxla::oxla_core::ops::elementwise::erf)
+}
+
 /// `::oxla::ndarray`: the ndarray crate oxla is built with.
 pub fn ndarray() -> TokenStream {
     quote!(::oxla::ndarray)

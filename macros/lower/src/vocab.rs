@@ -77,7 +77,7 @@ fn axes_list(e: &Expr) -> Option<Vec<usize>> {
         .collect()
 }
 
-fn strip(e: &Expr) -> &Expr {
+pub(crate) fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),
         Expr::Group(g) => strip(&g.expr),

@@ -28,8 +28,10 @@ use oxla_cpu::{IsaLevel, JitModule};
 use std::marker::PhantomData;
 
 /// The functions the CPU backend implements with its own code (and sqrt).
-pub const OPS: [UnaryOp; 6] = [
+pub const OPS: [UnaryOp; 8] = [
     UnaryOp::Exp,
+    UnaryOp::ExpM1,
+    UnaryOp::Erf,
     UnaryOp::Log,
     UnaryOp::Sin,
     UnaryOp::Cos,
@@ -132,6 +134,9 @@ impl<T: Float> UnaryFn<T> {
 pub fn reference(op: UnaryOp, x: f64) -> f64 {
     match op {
         UnaryOp::Exp => x.exp(),
+        UnaryOp::ExpM1 => x.exp_m1(),
+        // Rust std has no erf: the `libm` crate's (fdlibm's, within 1 ulp).
+        UnaryOp::Erf => libm::erf(x),
         UnaryOp::Log => x.ln(),
         UnaryOp::Sin => x.sin(),
         UnaryOp::Cos => x.cos(),
@@ -390,6 +395,8 @@ pub fn f64_domains(op: UnaryOp, count: usize, seed: u64) -> Vec<(String, Vec<f64
     let mut rng = SplitMix(seed);
     let (lo, hi) = match op {
         UnaryOp::Exp => (-746.0, 710.0),
+        UnaryOp::ExpM1 => (-40.0, 40.0),
+        UnaryOp::Erf => (-6.0, 6.0),
         UnaryOp::Log => (0.0, 1e3),
         UnaryOp::Sin | UnaryOp::Cos => (-1e3, 1e3),
         UnaryOp::Tanh => (-20.0, 20.0),
@@ -398,8 +405,17 @@ pub fn f64_domains(op: UnaryOp, count: usize, seed: u64) -> Vec<(String, Vec<f64
     let bits: Vec<f64> = (0..count).map(|_| rng.finite_bits()).collect();
     let mut uniform: Vec<f64> = (0..count).map(|_| rng.uniform(lo, hi)).collect();
     uniform.extend(special_f64());
-    vec![
+    let mut domains = vec![
         ("finite bit patterns".to_string(), bits),
         (format!("uniform [{lo:e}, {hi:e}] + specials"), uniform),
-    ]
+    ];
+    if op == UnaryOp::ExpM1 {
+        // Where the reduction switches between k = -1, 0, 1 and relative
+        // accuracy near 0 matters.
+        domains.push((
+            "uniform [-1e0, 1e0]".to_string(),
+            (0..count).map(|_| rng.uniform(-1.0, 1.0)).collect(),
+        ));
+    }
+    domains
 }

@@ -214,6 +214,9 @@ impl Gen {
                 (lo.ln().abs().max(x.bound.ln().abs()), None)
             }
             UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tanh => (1.0, None),
+            UnaryOp::Erf | UnaryOp::Sign | UnaryOp::Signum => (1.0, None),
+            UnaryOp::ExpM1 => (x.bound.exp_m1(), None),
+            UnaryOp::Round(_) => (x.bound + 1.0, None),
             UnaryOp::Sqrt => (x.bound.sqrt(), x.lo.map(f64::sqrt)),
             UnaryOp::Powi(n) if n >= 0 => (
                 x.bound.powi(n),
@@ -756,6 +759,12 @@ fn propagate(op: &Op, ins: &[&Tensor], errs: &[&[f64]], r: &Tensor, shape: &[usi
                         10.0,
                     ),
                     UnaryOp::Sin | UnaryOp::Cos => (ea.min(2.0) + 4.0 * eps, 10.0),
+                    UnaryOp::ExpM1 => (ea * (x + ea).exp(), 10.0),
+                    // |erf'| ≤ 2/√π.
+                    UnaryOp::Erf => (ea * std::f64::consts::FRAC_2_SQRT_PI, 10.0),
+                    // Exact, but an input error may cross a jump.
+                    UnaryOp::Round(_) => (if ea > 0.0 { ea + 1.0 } else { 0.0 }, 0.0),
+                    UnaryOp::Sign | UnaryOp::Signum => (if ea > 0.0 { 2.0 } else { 0.0 }, 0.0),
                     UnaryOp::Tanh => {
                         let t = (x.abs() - ea).max(0.0).tanh();
                         (ea * (1.0 - t * t), 10.0)

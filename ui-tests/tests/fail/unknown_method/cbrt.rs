@@ -2,7 +2,7 @@
 
 #[oxla::grad(df)]
 fn f(x: f32) -> f32 {
-    x.signum() * 2.0
+    x.cbrt() * 2.0
 }
 
 fn main() {}
