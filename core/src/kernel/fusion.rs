@@ -230,16 +230,21 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             }
         }
     }
-    // A broadcast that adds axes would recompute its operand once per
-    // element of the new axes: a per-row `exp` under a row-to-matrix
-    // broadcast runs row-length times. Such an operand is computed once into
-    // a buffer when its expression holds a transcendental function; cheap
-    // arithmetic is still recomputed (cheaper than a round trip to memory).
+    // A broadcast that adds an axis before one of its operand's axes
+    // recomputes the operand along it: `exp` of column sums broadcast over
+    // the rows runs once per row and column. Such an operand is computed
+    // once into a buffer when its expression holds a transcendental
+    // function. New axes after all of the operand's (a per-row value over
+    // the columns) are left alone: the CPU translator already evaluates
+    // values invariant along the innermost axis once per row, and a buffer
+    // would only add a pass. Cheap arithmetic is always recomputed.
     let mut costly = vec![None; f.types.len()];
     for e in &f.eqns {
-        if let Op::Broadcast { shape, .. } = &e.op {
+        if let Op::Broadcast { dims, .. } = &e.op {
             let v = e.ins[0];
-            if shape.rank() > f.shape(v).rank() && has_transcendental(f, defs, &m, &mut costly, v) {
+            let last = dims.iter().max();
+            let inner_new_axis = last.is_some_and(|&l| (0..l).any(|a| !dims.contains(&a)));
+            if inner_new_axis && has_transcendental(f, defs, &m, &mut costly, v) {
                 m[v.index()] = true;
                 // Values below `v` no longer count its cost.
                 costly.fill(None);
