@@ -106,6 +106,9 @@
 //! | `argmax(x)`, `argmax(x, Axis(k))` (and `argmin`) | `i64` index: the first max (min) or the first NaN, row-major over all axes without `Axis`; `i64::MAX` for an empty axis | none (an integer) |
 //! | `zeros_like(x)`, `ones_like(x)`, `full_like(x, v)` | constants of `x`'s shape (`v` broadcast) | none to `x`; `full_like` passes `v`'s |
 //! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size) | the element or sub-array | put back at the index |
+//! | `x.slice(s![1.., ..;2, -1, NewAxis])`, `x.slice_axis(Axis(k), Slice::from(a..b))` | ndarray's slicing: ranges with steps ≥ 1, bounds from the end, an index removes the axis; on an axis of run-time size the length is a derived size, checked at the call (an error naming the argument when the slice does not fit) | padded back with zeros (`lax.pad`) |
+//! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | joined along an existing axis | sliced back into each operand |
+//! | `stack(Axis(k), &[..])`, `stack![Axis(k), a, b]` | joined along a new axis | sliced back |
 //! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |

@@ -56,6 +56,14 @@ fn logistic(c: &mut Criterion) {
     group.bench_function("oxla", |b| {
         b.iter(|| per_example_grads(black_box(ws), black_box(&x), black_box(ys)))
     });
+    // The training-loop form: results into a buffer the caller owns, as the
+    // hand-written baseline does (no 4 MB allocation, no page faults).
+    let mut into = Array2::<f32>::zeros((n, d));
+    per_example_grads_into(ws, &x, ys, &mut into);
+    assert!(max_rel_diff(into.as_slice().unwrap(), &out) <= 1e-5);
+    group.bench_function("oxla_into", |b| {
+        b.iter(|| per_example_grads_into(black_box(ws), black_box(&x), black_box(ys), &mut into))
+    });
     group.bench_function("rust", |b| {
         b.iter(|| {
             per_example_grads_rust(
@@ -93,6 +101,16 @@ fn mlp(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(6));
     group.bench_function("oxla", |bn| {
         bn.iter(|| a.step_oxla(black_box(&x), black_box(&y), lr))
+    });
+    let mut g = Mlp::new(d_in, d_hidden, d_out);
+    let mut a_into = Mlp::new(d_in, d_hidden, d_out);
+    let (l_alloc, l_into) = (
+        Mlp::new(d_in, d_hidden, d_out).step_oxla(&x, &y, lr),
+        a_into.step_oxla_into(&x, &y, lr, &mut g),
+    );
+    assert_eq!(l_alloc, l_into, "the _into step computes the same loss");
+    group.bench_function("oxla_into", |bn| {
+        bn.iter(|| a_into.step_oxla_into(black_box(&x), black_box(&y), lr, &mut g))
     });
     let (xs, ys) = (x.as_slice().unwrap(), y.as_slice().unwrap());
     group.bench_function("rust_gemm_1core", |bn| {

@@ -123,6 +123,26 @@ impl Mlp {
         self.b2.scaled_add(-lr, &gb2);
         loss
     }
+
+    /// The same step with the gradients written into `g`'s buffers
+    /// (`mlp_loss_and_grad_into`): a training loop's form, allocating nothing.
+    pub fn step_oxla_into(
+        &mut self,
+        x: &Array2<f32>,
+        y: &Array2<f32>,
+        lr: f32,
+        g: &mut Mlp,
+    ) -> f32 {
+        let loss = mlp_loss_and_grad_into(
+            &self.w1, &self.b1, &self.w2, &self.b2, x, y, &mut g.w1, &mut g.b1, &mut g.w2,
+            &mut g.b2,
+        );
+        self.w1.scaled_add(-lr, &g.w1);
+        self.b1.scaled_add(-lr, &g.b1);
+        self.w2.scaled_add(-lr, &g.w2);
+        self.b2.scaled_add(-lr, &g.b2);
+        loss
+    }
 }
 
 /// Values in [-scale, scale) from a fixed seed (a 64-bit LCG).
