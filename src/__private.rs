@@ -52,18 +52,9 @@ impl CompiledFn {
     #[track_caller]
     pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
         let ready = self.ready();
-        // Up to 16 arguments stay on the stack.
-        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); 16];
-        let heap: Vec<RawArg>;
-        let raw: &[RawArg] = if args.len() <= inline.len() {
-            for (r, a) in inline.iter_mut().zip(args) {
-                *r = a.raw;
-            }
-            &inline[..args.len()]
-        } else {
-            heap = args.iter().map(|a| a.raw).collect();
-            &heap
-        };
+        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
+        let mut heap = Vec::new();
+        let raw = raw_args(args, &mut inline, &mut heap);
         // SAFETY: every `RawArg` points at `len` contiguous elements of its
         // dtype that stay alive and unchanged for this call: a borrow the
         // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
@@ -99,17 +90,9 @@ impl CompiledFn {
         take: impl FnOnce(&mut Outputs<'_>) -> R,
     ) -> R {
         let ready = self.ready();
-        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); 16];
-        let heap: Vec<RawArg>;
-        let raw: &[RawArg] = if args.len() <= inline.len() {
-            for (r, a) in inline.iter_mut().zip(args) {
-                *r = a.raw;
-            }
-            &inline[..args.len()]
-        } else {
-            heap = args.iter().map(|a| a.raw).collect();
-            &heap
-        };
+        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
+        let mut heap = Vec::new();
+        let raw = raw_args(args, &mut inline, &mut heap);
         // SAFETY: as in `call` for the arguments and the program; each
         // `RawDest` comes from `Dest::raw`, which points at the standard-layout
         // elements of a `&mut` view the `Dest` holds for this call: valid for
@@ -419,5 +402,26 @@ impl Outputs<'_> {
                 D::NDIM
             ),
         }
+    }
+}
+
+/// Arguments up to this count are passed from the stack.
+const INLINE_ARGS: usize = 16;
+
+/// The `RawArg`s of `args`: in `inline` when they fit (no allocation per
+/// call), else in `heap`.
+fn raw_args<'a>(
+    args: &[Arg<'_>],
+    inline: &'a mut [RawArg; INLINE_ARGS],
+    heap: &'a mut Vec<RawArg>,
+) -> &'a [RawArg] {
+    if args.len() <= inline.len() {
+        for (r, a) in inline.iter_mut().zip(args) {
+            *r = a.raw;
+        }
+        &inline[..args.len()]
+    } else {
+        heap.extend(args.iter().map(|a| a.raw));
+        heap
     }
 }

@@ -65,6 +65,13 @@
 //! | tanh | f64 | host (FMA) | uniform [-2e1, 2e1] + specials | 10004046 | 4.000 | 2.1450572540249624e-1 | 0 / 0 / 0 |
 //! | tanh | f64 | baseline SSE2 | finite bit patterns | 10000000 | 3.000 | -2.0331244964628564e-1 | 0 / 0 / 0 |
 //! | tanh | f64 | baseline SSE2 | uniform [-2e1, 2e1] + specials | 10004046 | 3.000 | -2.200771661774823e-1 | 0 / 0 / 0 |
+//! | expm1 | f32 | host (FMA) | all 2^32 f32 | 4294967296 | 0.513 | 3.4668168e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | finite bit patterns | 10000000 | 2.000 | 3.4954243648679384e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | uniform [-4e1, 4e1] + specials | 10004046 | 2.000 | 3.724556694235872e-1 | 0 / 0 / 0 |
+//! | expm1 | f64 | host (FMA) | uniform [-1e0, 1e0] | 10000000 | 2.000 | 3.592411054621092e-1 | 0 / 0 / 0 |
+//! | erf | f32 | host (FMA) | all 2^32 f32 (vs `libm`) | 4294967296 | 0.500 | 1.839803e-4 | 0 / 0 / 0 |
+//! | erf | f64 | host (FMA) | finite bit patterns (vs `libm`) | 10000000 | 1.000 | -3.9895569154880637e-249 | 0 / 0 / 0 |
+//! | erf | f64 | host (FMA) | uniform [-6e0, 6e0] + specials (vs `libm`) | 10004046 | 1.000 | -5.370660296305241e-1 | 0 / 0 / 0 |
 //! | expm1 | f32 | host (FMA) | every 4099-th f32 pattern (sampled test) | 1047881 | 0.506 | 3.7159324e-1 | 0 / 0 / 0 |
 //! | expm1 | f32 | baseline SSE2 | every 4099-th f32 pattern (sampled test) | 1047881 | 0.506 | 3.7159324e-1 | 0 / 0 / 0 |
 //! | expm1 | f64 | host (FMA) | finite bit patterns (sampled test) | 100000 | 2.000 | 2.1175701032681752e2 | 0 / 0 / 0 |
