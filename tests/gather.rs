@@ -5,7 +5,7 @@
 //! the picked rows, added where a row is picked twice) and central
 //! differences; the indices carry no derivative.
 
-use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
+use oxla::ndarray::{s, Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -106,15 +106,89 @@ fn embedding_gradient_scatters_and_adds() {
     }
 }
 
-#[test]
-fn an_index_out_of_range_picks_zero_and_gets_no_gradient() {
-    let table = Array2::from_shape_fn((3, 2), |(i, j)| (1 + 2 * i + j) as f32);
-    let got = embed(table.view(), Array1::from(vec![1, 3, -1, i32::MAX]).view());
-    assert_eq!(got.row(0).to_vec(), vec![3.0, 4.0]);
-    for r in 1..4 {
-        assert_eq!(got.row(r).to_vec(), vec![0.0, 0.0], "row {r}");
+#[jit]
+fn take_by_argmax(x: ArrayView2<f32>, scores: ArrayView2<f32>) -> Array2<f32> {
+    take(x, &argmax(scores, Axis(1)), Axis(0))
+}
+
+/// Runs `f` and returns its panic message.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
+    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
+        (Some(s), _) => s.clone(),
+        (_, Some(s)) => s.to_string(),
+        _ => panic!("a panic without a message"),
     }
+}
+
+#[test]
+fn an_index_out_of_range_is_an_error_naming_the_argument() {
+    let table = Array2::from_shape_fn((3, 2), |(i, j)| (1 + 2 * i + j) as f32);
+    for (ids, bad) in [
+        (vec![1, 3], "index 3 at position 1"),
+        (vec![-1, 0], "index -1 at position 0"),
+        (vec![0, 2, i32::MAX], "index 2147483647 at position 2"),
+    ] {
+        let t = table.clone();
+        let msg = panic_message(move || {
+            embed(t.view(), Array1::from(ids).view());
+        });
+        assert!(
+            msg.contains("argument `ids` of `embed`")
+                && msg.contains(bad)
+                && msg.contains("size 3"),
+            "{msg}"
+        );
+    }
+    // The gradient's function checks its indices too (i64 here).
     let t64 = table.mapv(|x| x as f64);
-    let g = embed_grad(&t64, &Array1::from(vec![7i64, -2]), &Array2::ones((2, 2)));
-    assert_eq!(g, Array2::<f64>::zeros((3, 2)));
+    let msg = panic_message(move || {
+        embed_grad(&t64, &Array1::from(vec![0i64, 7]), &Array2::ones((2, 2)));
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_grad`") && msg.contains("index 7 at position 1"),
+        "{msg}"
+    );
+    // The largest valid index picks the last row.
+    let got = embed(table.view(), Array1::from(vec![2, 0]).view());
+    assert_eq!(got.row(0).to_vec(), vec![5.0, 6.0]);
+}
+
+#[jit]
+fn embed_tail(table: ArrayView2<f32>, ids: ArrayView1<i64>) -> Array2<f32> {
+    table.slice(s![1.., ..]).select(Axis(0), &ids)
+}
+
+#[test]
+fn indices_into_a_slice_are_checked_against_its_length() {
+    let table = Array2::from_shape_fn((4, 2), |(i, j)| (1 + 2 * i + j) as f32);
+    let got = embed_tail(table.view(), Array1::from(vec![2i64, 0]).view());
+    assert_eq!(got, table.select(Axis(0), &[3, 1]));
+    let msg = panic_message(move || {
+        embed_tail(table.view(), Array1::from(vec![3i64]).view());
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_tail`") && msg.contains("size 3"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn computed_indices_out_of_range_pick_zero() {
+    // Indices computed in the body are not checked at the call; an index
+    // past the axis matches no row and picks 0, never reading outside `x`.
+    let x = Array2::from_shape_fn((2, 3), |(i, j)| (1 + 3 * i + j) as f32);
+    let scores = Array2::from_shape_vec(
+        (3, 4),
+        vec![
+            9.0, 0.0, 0.0, 0.0, //
+            0.0, 9.0, 0.0, 0.0, //
+            0.0, 0.0, 0.0, 9.0,
+        ],
+    )
+    .unwrap();
+    let got = take_by_argmax(x.view(), scores.view());
+    assert_eq!(got.row(0).to_vec(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(got.row(1).to_vec(), vec![4.0, 5.0, 6.0]);
+    assert_eq!(got.row(2).to_vec(), vec![0.0, 0.0, 0.0]);
 }

@@ -730,9 +730,11 @@ impl Lowerer<'_> {
     /// compared with the index, a select and a sum over that axis. Its
     /// transpose is therefore the scatter-add of the cotangent into the
     /// picked rows (a row picked twice gets both contributions), with no
-    /// new op; no memory is addressed by an index, so an index out of range
-    /// picks 0 (JAX clamps it) and can never read outside `x`. The work is
-    /// one compare per element of `x` per index.
+    /// new op. No memory is addressed by an index, so an index out of range
+    /// can never read outside `x`: when the indices are a parameter, every
+    /// compiled call checks them against the axis first and fails naming
+    /// the argument (`IndexCheck`); computed indices out of range pick 0.
+    /// The work is one compare per element of `x` per index.
     fn take(
         &mut self,
         name: &str,
@@ -764,6 +766,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
+        self.takes.push((idx, x, axis));
         let dtype = xt.dtype;
         let xs = &self.f.shape(x).0;
         let mut dims = xs[..axis].to_vec();
