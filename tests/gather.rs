@@ -5,8 +5,8 @@
 //! the picked rows, added where a row is picked twice) and central
 //! differences; the indices carry no derivative.
 
-use oxla::ndarray::{s, Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
-use oxla::{grad, jit};
+use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
+use oxla::{grad, jit, vmap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -169,6 +169,35 @@ fn indices_into_a_slice_are_checked_against_its_length() {
     });
     assert!(
         msg.contains("argument `ids` of `embed_tail`") && msg.contains("size 3"),
+        "{msg}"
+    );
+}
+
+#[vmap(embed_batch, in_axes = (None, 0))]
+#[jit]
+fn embed_one(table: ArrayView2<f32>, ids: ArrayView1<i32>) -> Array2<f32> {
+    take(table, &ids, Axis(0))
+}
+
+#[test]
+fn batched_lookups_match_a_loop_and_are_checked() {
+    let table = Array2::from_shape_fn((5, 3), |(i, j)| (10 * i + j) as f32);
+    let ids = Array2::from_shape_vec((2, 4), vec![0, 4, 4, 1, 3, 3, 2, 0]).unwrap();
+    let got = embed_batch(&table, &ids);
+    assert_eq!(got.dim(), (2, 4, 3));
+    for b in 0..2 {
+        let row = embed_one(table.view(), ids.row(b));
+        assert_eq!(got.index_axis(Axis(0), b), row, "batch {b}");
+    }
+    let mut bad = ids.clone();
+    bad[[1, 2]] = 5;
+    let msg = panic_message(move || {
+        embed_batch(&table, &bad);
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_batch`")
+            && msg.contains("index 5 at position 6")
+            && msg.contains("size 5"),
         "{msg}"
     );
 }
