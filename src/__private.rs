@@ -26,16 +26,92 @@ pub struct AotKernel {
 pub struct CompiledFn {
     ir: &'static str,
     aot: &'static [AotKernel],
+    /// Integer parameters (by name) whose every element must index an axis
+    /// of the given size (`take`, `select`), checked before any kernel runs.
+    checks: &'static [(&'static str, IndexBound)],
     ready: OnceLock<Ready>,
+}
+
+/// The size of the axis an index array picks from: a constant, or a
+/// dimension symbol bound at the call.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexBound {
+    Len(u64),
+    Sym(&'static str),
 }
 
 impl CompiledFn {
     pub const fn new(ir: &'static str, aot: &'static [AotKernel]) -> CompiledFn {
+        CompiledFn::checked(ir, aot, &[])
+    }
+
+    /// `new`, checking the index arrays named in `checks` at each call.
+    pub const fn checked(
+        ir: &'static str,
+        aot: &'static [AotKernel],
+        checks: &'static [(&'static str, IndexBound)],
+    ) -> CompiledFn {
         CompiledFn {
             ir,
             aot,
+            checks,
             ready: OnceLock::new(),
         }
+    }
+
+    /// Every element of each checked index array lies in `0..bound`; the
+    /// error names the argument, the position and the bound. Arguments of
+    /// the wrong type or shape are left to the executor's own checks.
+    fn check_indices(&self, ready: &Ready, args: &[RawArg]) -> Result<(), String> {
+        if self.checks.is_empty() {
+            return Ok(());
+        }
+        let program = &ready.program;
+        let f = &program.function;
+        let dims: Vec<(usize, ArgDims)> = args.iter().map(|a| (a.len, a.dims)).collect();
+        let Ok(sizes) = program.bind_dims(&dims) else {
+            return Ok(());
+        };
+        for (name, bound) in self.checks {
+            let Some(p) = f.param_names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let Some(arg) = args.get(p) else { continue };
+            let bound = match bound {
+                IndexBound::Len(n) => *n,
+                IndexBound::Sym(s) => match program.symbols.iter().position(|x| x == s) {
+                    Some(k) => sizes[k],
+                    None => continue,
+                },
+            };
+            let bad = |i: usize, v: i64| {
+                format!(
+                    "argument `{name}` of `{}`: index {v} at position {i} is out of range for an axis of size {bound}",
+                    f.name
+                )
+            };
+            let fits = |v: i64| v >= 0 && (v as u64) < bound;
+            match arg.dtype {
+                DType::I32 => {
+                    // SAFETY: an `Arg` of dtype `I32` points at `len`
+                    // contiguous, aligned `i32`s that stay alive and
+                    // unchanged for the call (see `Arg`).
+                    let xs = unsafe { std::slice::from_raw_parts(arg.ptr as *const i32, arg.len) };
+                    if let Some(i) = xs.iter().position(|v| !fits(*v as i64)) {
+                        return Err(bad(i, xs[i] as i64));
+                    }
+                }
+                DType::I64 => {
+                    // SAFETY: as above, for `i64`.
+                    let xs = unsafe { std::slice::from_raw_parts(arg.ptr as *const i64, arg.len) };
+                    if let Some(i) = xs.iter().position(|v| !fits(*v)) {
+                        return Err(bad(i, xs[i]));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn ready(&self) -> &Ready {
@@ -55,6 +131,9 @@ impl CompiledFn {
         let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
         let mut heap = Vec::new();
         let raw = raw_args(args, &mut inline, &mut heap);
+        if let Err(e) = self.check_indices(ready, raw) {
+            panic!("oxla: {e}");
+        }
         // SAFETY: every `RawArg` points at `len` contiguous elements of its
         // dtype that stay alive and unchanged for this call: a borrow the
         // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
@@ -93,6 +172,9 @@ impl CompiledFn {
         let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
         let mut heap = Vec::new();
         let raw = raw_args(args, &mut inline, &mut heap);
+        if let Err(e) = self.check_indices(ready, raw) {
+            panic!("oxla: {e}");
+        }
         // SAFETY: as in `call` for the arguments and the program; each
         // `RawDest` comes from `Dest::raw`, which points at the standard-layout
         // elements of a `&mut` view the `Dest` holds for this call: valid for

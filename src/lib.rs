@@ -110,6 +110,7 @@
 //! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | joined along an existing axis | sliced back into each operand |
 //! | `stack(Axis(k), &[..])`, `stack![Axis(k), a, b]` | joined along a new axis | sliced back |
 //! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
+//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (`i32`/`i64` indices of any shape) | `numpy.take`: shape `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]` (an embedding lookup: `table.select(Axis(0), &ids)`); an index argument out of range panics at the call naming it; one compare per element of `x` per index (a one-hot, no gather op yet) | scattered (added) back into the picked rows, twice for a row picked twice; none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
@@ -134,7 +135,8 @@
 //!
 //! Not yet: loops over integer parameters, casts between integer types,
 //! indexing an axis of run-time size and slice bounds known only at run time,
-//! general gather/scatter (beyond `take_along_axis`), `prod` and `powf`.
+//! a gather that addresses memory by index (`take`/`select` compare each
+//! index with every position: quadratic for a large table), `prod` and `powf`.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -4,12 +4,12 @@
 
 use crate::aot::{aot_symbols, is_straight_line, live_eqns};
 use crate::errors::Errors;
-use crate::lower::{ident_name, return_tys};
+use crate::lower::{ident_name, return_tys, IndexCheck};
 use crate::paths;
 use crate::stack::{guard, GeneratedFn, Origin};
 use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use oxla_core::{DType, Function, Op, Var};
+use oxla_core::{DType, Dim, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 use std::collections::BTreeSet;
@@ -213,7 +213,13 @@ fn generate_one(
             }
             None => None,
         };
-        compiled_static = compiled_item(&compiled_ident, &const_ident, aot.as_deref(), cfgs);
+        compiled_static = compiled_item(
+            &compiled_ident,
+            &const_ident,
+            aot.as_deref(),
+            &g.index_checks,
+            cfgs,
+        );
         array_body(
             &param_idents,
             &param_tys,
@@ -296,12 +302,35 @@ fn compiled_item(
     compiled_ident: &syn::Ident,
     ir_const: &syn::Ident,
     aot: Option<&[String]>,
+    checks: &[IndexCheck],
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
+    let bound = quote!(::oxla::__private::IndexBound);
+    let checked = !checks.is_empty();
+    let checks = checks.iter().map(|c| {
+        let param = Literal::string(&c.param);
+        let b = match &c.bound {
+            Dim::Const(n) => {
+                let n = Literal::u64_unsuffixed(*n);
+                quote!(#bound::Len(#n))
+            }
+            Dim::Sym(s) => {
+                let s = Literal::string(s);
+                quote!(#bound::Sym(#s))
+            }
+        };
+        quote!((#param, #b))
+    });
     let (aot_items, aot_ref) = match aot {
         Some(syms) => aot_items(syms),
         None => (TokenStream::new(), quote!(&[])),
+    };
+    // A function without index checks keeps the plain constructor.
+    let construct = if checked {
+        quote!(#compiled_fn::checked(#ir_const, #aot_ref, &[#(#checks),*]))
+    } else {
+        quote!(#compiled_fn::new(#ir_const, #aot_ref))
     };
     quote! {
         #(#cfgs)*
@@ -309,7 +338,7 @@ fn compiled_item(
         #[allow(non_upper_case_globals, dead_code)]
         static #compiled_ident: #compiled_fn = {
             #aot_items
-            #compiled_fn::new(#ir_const, #aot_ref)
+            #construct
         };
     }
 }

@@ -82,10 +82,25 @@ pub(crate) fn param_ir_type(name: &str, t: &RustTy, dtype: DType) -> Type {
 /// Lower `item` to an IR function named after it. All problems are reported
 /// together, each at its span.
 pub fn lower_fn(item: &syn::ItemFn) -> Result<Function, Errors> {
+    lower_fn_checked(item).map(|(f, _)| f)
+}
+
+/// An integer parameter whose elements index an axis of size `bound`
+/// (`take`, `select`): every compiled call checks each element against it
+/// before any kernel runs, and fails naming the parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexCheck {
+    pub param: String,
+    pub bound: Dim,
+}
+
+/// `lower_fn`, with the index checks the call must make.
+pub fn lower_fn_checked(item: &syn::ItemFn) -> Result<(Function, Vec<IndexCheck>), Errors> {
     let mut errors = Errors::new();
-    let f = lower_into(item, &mut errors);
+    let mut checks = Vec::new();
+    let f = lower_into(item, &mut errors, &mut checks);
     match (f, errors.is_empty()) {
-        (Some(f), true) => Ok(f),
+        (Some(f), true) => Ok((f, checks)),
         _ => {
             if errors.is_empty() {
                 errors.spanned(
@@ -103,7 +118,11 @@ pub(crate) fn ident_name(id: &syn::Ident) -> String {
     s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
 }
 
-fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
+fn lower_into(
+    item: &syn::ItemFn,
+    errors: &mut Errors,
+    checks: &mut Vec<IndexCheck>,
+) -> Option<Function> {
     let sig = &item.sig;
     if let Some(c) = &sig.constness {
         errors.spanned(
@@ -226,6 +245,7 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
         dtype,
         scopes: vec![Vec::new()],
         errors,
+        takes: Vec::new(),
     };
     for (name, t, _) in &params {
         let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
@@ -235,6 +255,20 @@ fn lower_into(item: &syn::ItemFn, errors: &mut Errors) -> Option<Function> {
         lw.bind(name, None);
     }
     let outs = lw.lower_body(&item.block);
+    // Resolved now, after every unification renamed its symbols. An index
+    // array computed in the body (not a parameter) is not checked: it picks
+    // 0 when out of range, never reading outside `x`.
+    for (idx, x, axis) in &lw.takes {
+        if let Some(p) = lw.f.params.iter().position(|v| v == idx) {
+            let c = IndexCheck {
+                param: lw.f.param_names[p].clone(),
+                bound: lw.f.shape(*x).0[*axis].clone(),
+            };
+            if !checks.contains(&c) {
+                checks.push(c);
+            }
+        }
+    }
     let mut f = lw.f;
     let (Some(outs), Some((rets, _))) = (outs, returns) else {
         return None;
@@ -295,6 +329,9 @@ pub(crate) struct Lowerer<'e> {
     /// not reported again.
     scopes: Vec<Vec<(String, Option<Var>)>>,
     pub(crate) errors: &'e mut Errors,
+    /// Each `take`/`select`: the index array, the array picked from and
+    /// the axis (see `IndexCheck`).
+    pub(crate) takes: Vec<(Var, Var, usize)>,
 }
 
 /// The tuple result of a block: its values and the span of the expression.

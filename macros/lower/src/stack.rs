@@ -3,7 +3,7 @@
 
 use crate::attr::{take_oxla_attrs, InAxes, TransformAttr, TransformKind};
 use crate::errors::Errors;
-use crate::lower::{ident_name, lower_fn};
+use crate::lower::{ident_name, lower_fn_checked, IndexCheck};
 use oxla_core::{transforms, Function};
 use proc_macro2::Span;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,6 +24,9 @@ pub struct GeneratedFn {
     pub vis: syn::Visibility,
     pub function: Function,
     pub origin: Origin,
+    /// The index checks of the original function whose parameter this
+    /// function still has (see `IndexCheck`).
+    pub index_checks: Vec<IndexCheck>,
 }
 
 /// Run `f`, turning a panic inside oxla-core into an error at `span`.
@@ -69,7 +72,11 @@ pub fn expand_stack(
 ) -> Result<Vec<GeneratedFn>, Errors> {
     let mut errors = Errors::new();
     let span = item.sig.ident.span();
-    let original = match lower_fn(item).and_then(|f| simplify(&f, span).map_err(Errors::from)) {
+    let mut checks = Vec::new();
+    let original = match lower_fn_checked(item).and_then(|(f, c)| {
+        checks = c;
+        simplify(&f, span).map_err(Errors::from)
+    }) {
         Ok(f) => Some(f),
         Err(e) => {
             errors.extend(e);
@@ -99,6 +106,7 @@ pub fn expand_stack(
         vis: item.vis.clone(),
         function: original,
         origin: Origin::Original,
+        index_checks: checks.clone(),
     }];
     let mut input_name = ident_name(&item.sig.ident);
     let mut input = out[0].function.clone();
@@ -107,10 +115,16 @@ pub fn expand_stack(
             Ok(mut f) => {
                 let Some(name) = &attr.name else { continue };
                 f.name = ident_name(name);
+                let index_checks = checks
+                    .iter()
+                    .filter(|c| f.param_names.contains(&c.param))
+                    .cloned()
+                    .collect();
                 out.push(GeneratedFn {
                     name: name.clone(),
                     vis: item.vis.clone(),
                     function: f.clone(),
+                    index_checks,
                     origin: Origin::Transform {
                         kind: attr.kind,
                         input: input_name.clone(),

@@ -352,3 +352,33 @@ fn logsumexp_and_softmax_are_stable() {
     let inf = Tensor::new(DType::F64, vec![3], vec![1.0, f64::INFINITY, 2.0]);
     assert_eq!(run(&g, &[inf])[0].data, [f64::INFINITY]);
 }
+
+#[test]
+fn take_records_an_index_check_per_index_parameter() {
+    use crate::lower::{lower_fn_checked, IndexCheck};
+    use oxla_core::Dim;
+    let (f, checks) = lower_fn_checked(
+        &syn::parse2(quote::quote! {
+            fn f(t: ArrayView2<f32>, ids: ArrayView1<i32>, s: ArrayView2<f32>) -> Array2<f32> {
+                t.select(Axis(0), &ids) + take(t, &argmax(s, Axis(1)), Axis(0))
+            }
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    // The parameter `ids`, bounded by `t`'s first axis; the computed
+    // indices (`argmax`) are not a parameter and record nothing.
+    let bound = f.shape(f.params[0]).0[0].clone();
+    assert!(matches!(bound, Dim::Sym(_)), "{bound}");
+    assert_eq!(
+        checks,
+        vec![IndexCheck {
+            param: "ids".into(),
+            bound
+        }]
+    );
+    // Result: t.shape[..0] ++ ids.shape ++ t.shape[1..].
+    let out = f.shape(f.outs[0]);
+    assert_eq!(out.0[1], f.shape(f.params[0]).0[1]);
+    assert_eq!(out.0[0], f.shape(f.params[1]).0[0]);
+}

@@ -14,6 +14,7 @@
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
 //! | `stop_gradient(x)` | `stop_gradient` |
 //! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `convert`, `iota`, `select`, `reduce_sum` |
+//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (integer indices, any shape) | `broadcast`, `convert`, `iota`, `select`, `reduce_sum` |
 //! | `x.slice(s![..])`, `concatenate(..)`, `stack(..)` and their macros | see `slicing` |
 //!
 //! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
@@ -29,12 +30,12 @@ use syn::Expr;
 pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), dot(&y), \
      sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
      min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
-     slice_axis(Axis(k), Slice::from(a..b))";
+     slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx)";
 
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
+     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
@@ -123,7 +124,12 @@ impl Lowerer<'_> {
         }
         let handled = matches!(
             name.as_str(),
-            "t" | "reversed_axes" | "permuted_axes" | "dot" | "insert_axis" | "remove_axis"
+            "t" | "reversed_axes"
+                | "permuted_axes"
+                | "dot"
+                | "insert_axis"
+                | "remove_axis"
+                | "select"
         ) || Reduction::of(&name).is_some();
         if !handled {
             return None;
@@ -142,13 +148,14 @@ impl Lowerer<'_> {
     ) -> Option<Var> {
         let want = match name {
             "t" | "reversed_axes" | "sum" | "mean" | "max" | "min" => 0,
+            "select" => 2,
             _ => 1,
         };
         if args.len() != want {
-            let what = if want == 0 {
-                "no arguments"
-            } else {
-                "one argument"
+            let what = match want {
+                0 => "no arguments",
+                1 => "one argument",
+                _ => "an axis and integer indices: `(Axis(k), &idx)`",
             };
             self.errors
                 .at(m.paren_token.span.join(), format!("`{name}` takes {what}"));
@@ -157,6 +164,14 @@ impl Lowerer<'_> {
         if name == "dot" {
             let y = self.lower_expr(args[0]);
             return self.ndarray_dot(x?, y?, span);
+        }
+        if name == "select" {
+            let axis = self.axis(args[0], name);
+            let idx = self.lower_expr(args[1]);
+            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+                return None;
+            };
+            return self.take(name, x, idx, axis, [&m.receiver, args[1], args[0]], span);
         }
         let x = x?;
         let rank = self.f.shape(x).rank();
@@ -399,7 +414,7 @@ impl Lowerer<'_> {
                 "matmul" => (2, 2),
                 "logsumexp" | "argmax" | "argmin" => (1, 2),
                 "softmax" | "log_softmax" => (2, 2),
-                "take_along_axis" => (3, 3),
+                "take_along_axis" | "take" => (3, 3),
                 _ => return None,
             })
         };
@@ -438,6 +453,14 @@ impl Lowerer<'_> {
                 return Some(None);
             };
             return Some(self.take_along_axis(x, idx, axis, &args, span));
+        }
+        if name == "take" {
+            let idx = self.lower_expr(args[1]);
+            let axis = self.axis(args[2], name);
+            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+                return Some(None);
+            };
+            return Some(self.take(name, x, idx, axis, [args[0], args[1], args[2]], span));
         }
         Some(self.array_call(name, x, &args, span))
     }
@@ -696,6 +719,97 @@ impl Lowerer<'_> {
         let zero = self.f.zeros_like(x);
         let picked = self.push(Op::Select, &[hit, x, zero], span)?;
         self.push(Op::ReduceSum { axes: vec![axis] }, &[picked], span)
+    }
+
+    /// `take(x, idx, Axis(k))` and `x.select(Axis(k), idx)` (`numpy.take`,
+    /// ndarray's `select`): the result has shape
+    /// `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]`, its element at
+    /// `(a, i, b)` being `x[a, idx[i], b]`. Lowered, like `take_along_axis`,
+    /// as a one-hot mask: `x` and the indices broadcast to
+    /// `x.shape[..k] ++ idx.shape ++ x.shape[k..]`, an iota along `x`'s axis
+    /// compared with the index, a select and a sum over that axis. Its
+    /// transpose is therefore the scatter-add of the cotangent into the
+    /// picked rows (a row picked twice gets both contributions), with no
+    /// new op. No memory is addressed by an index, so an index out of range
+    /// can never read outside `x`: when the indices are a parameter, every
+    /// compiled call checks them against the axis first and fails naming
+    /// the argument (`IndexCheck`); computed indices out of range pick 0.
+    /// The work is one compare per element of `x` per index.
+    fn take(
+        &mut self,
+        name: &str,
+        x: Var,
+        idx: Var,
+        axis: usize,
+        // The expressions of `x`, the indices and the axis (for errors).
+        exprs: [&Expr; 3],
+        span: Span,
+    ) -> Option<Var> {
+        let (xt, it) = (self.f.ty(x).clone(), self.f.ty(idx).clone());
+        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) {
+            self.errors.spanned(
+                exprs[1],
+                format!("`{name}` takes integer indices (i32 or i64), got {it}"),
+            );
+            return None;
+        }
+        if !xt.dtype.is_float() {
+            self.errors
+                .spanned(exprs[0], format!("`{name}` takes a float array, got {xt}"));
+            return None;
+        }
+        let (r, q) = (xt.shape.rank(), it.shape.rank());
+        if axis >= r {
+            self.errors.spanned(
+                exprs[2],
+                format!("axis {axis} is out of range for an array of rank {r}"),
+            );
+            return None;
+        }
+        self.takes.push((idx, x, axis));
+        let dtype = xt.dtype;
+        let xs = &self.f.shape(x).0;
+        let mut dims = xs[..axis].to_vec();
+        dims.extend(self.f.shape(idx).0.iter().cloned());
+        dims.extend(xs[axis..].iter().cloned());
+        let full = Shape(dims);
+        let x_dims = (0..r).map(|a| if a < axis { a } else { a + q }).collect();
+        let xb = self.push(
+            Op::Broadcast {
+                shape: full.clone(),
+                dims: x_dims,
+            },
+            &[x],
+            span,
+        )?;
+        let idx = self.push(Op::Convert { dtype }, &[idx], span)?;
+        let idx = self.push(
+            Op::Broadcast {
+                shape: full.clone(),
+                dims: (axis..axis + q).collect(),
+            },
+            &[idx],
+            span,
+        )?;
+        let at = self.push(
+            Op::Iota {
+                shape: full,
+                axis: axis + q,
+                dtype,
+            },
+            &[],
+            span,
+        )?;
+        let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, idx], span)?;
+        let zero = self.f.zeros_like(xb);
+        let picked = self.push(Op::Select, &[hit, xb, zero], span)?;
+        self.push(
+            Op::ReduceSum {
+                axes: vec![axis + q],
+            },
+            &[picked],
+            span,
+        )
     }
 
     fn array_call(

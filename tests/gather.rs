@@ -1,0 +1,223 @@
+//! Gather by an integer index array: `x.select(Axis(k), &idx)` (ndarray's
+//! spelling) and `take(x, &idx, Axis(k))` (numpy's), with indices of any
+//! shape. The values against ndarray's `select` and a loop; an embedding
+//! lookup's gradient against its closed form (the cotangent scattered into
+//! the picked rows, added where a row is picked twice) and central
+//! differences; the indices carry no derivative.
+
+use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
+use oxla::{grad, jit, vmap};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+#[jit]
+fn embed(table: ArrayView2<f32>, ids: ArrayView1<i32>) -> Array2<f32> {
+    table.select(Axis(0), &ids)
+}
+
+#[jit]
+fn embed_f64(table: ArrayView2<f64>, ids: ArrayView1<i64>) -> Array2<f64> {
+    table.select(Axis(0), &ids)
+}
+
+#[jit]
+fn take_cols(x: ArrayView2<f32>, idx: ArrayView2<i64>) -> Array3<f32> {
+    take(x, &idx, Axis(1))
+}
+
+#[grad(embed_grad, wrt = table)]
+fn embed_loss(table: ArrayView2<f64>, ids: ArrayView1<i64>, w: ArrayView2<f64>) -> f64 {
+    let e = table.select(Axis(0), &ids);
+    (e * e * w).sum()
+}
+
+#[test]
+fn select_matches_ndarray() {
+    let mut rng = StdRng::seed_from_u64(21);
+    for (v, d, n) in [(1, 1, 1), (5, 3, 8), (17, 4, 3), (3, 7, 0), (64, 16, 100)] {
+        let table = Array2::from_shape_fn((v, d), |_| rng.gen_range(-2.0f32..2.0));
+        let ids: Array1<i32> = (0..n).map(|_| rng.gen_range(0..v as i32)).collect();
+        let got = embed(table.view(), ids.view());
+        let idx: Vec<usize> = ids.iter().map(|i| *i as usize).collect();
+        assert_eq!(got, table.select(Axis(0), &idx), "{v}×{d}, {n} ids");
+        let t64 = table.mapv(|x| x as f64);
+        let ids64 = ids.mapv(|i| i as i64);
+        assert_eq!(
+            embed_f64(t64.view(), ids64.view()),
+            t64.select(Axis(0), &idx)
+        );
+    }
+}
+
+#[test]
+fn take_with_a_matrix_of_indices() {
+    let x = Array2::from_shape_fn((4, 5), |(i, j)| (10 * i + j) as f32);
+    let idx = Array2::from_shape_vec((2, 3), vec![4i64, 0, 2, 2, 2, 1]).unwrap();
+    let got = take_cols(x.view(), idx.view());
+    assert_eq!(got.dim(), (4, 2, 3));
+    for ((i, a, b), v) in got.indexed_iter() {
+        assert_eq!(*v, x[[i, idx[[a, b]] as usize]], "at ({i}, {a}, {b})");
+    }
+    // No indices: an empty result.
+    let none = take_cols(x.view(), Array2::<i64>::zeros((0, 3)).view());
+    assert_eq!(none.dim(), (4, 0, 3));
+}
+
+#[test]
+fn embedding_gradient_scatters_and_adds() {
+    let mut rng = StdRng::seed_from_u64(22);
+    for (v, d, n) in [(1, 1, 2), (6, 3, 10), (9, 5, 4), (4, 2, 0)] {
+        let table = Array2::from_shape_fn((v, d), |_| rng.gen_range(-2.0..2.0));
+        let mut ids: Array1<i64> = (0..n).map(|_| rng.gen_range(0..v as i64)).collect();
+        if n >= 2 {
+            ids[1] = ids[0]; // a row picked twice
+        }
+        let w = Array2::from_shape_fn((n, d), |_| rng.gen_range(-1.0..1.0));
+        let g = embed_grad(&table, &ids, &w);
+        // Closed form: d/dtable[r, j] = sum over b with ids[b] = r of
+        // 2 table[r, j] w[b, j].
+        let mut want = Array2::<f64>::zeros((v, d));
+        for b in 0..n {
+            let r = ids[b] as usize;
+            for j in 0..d {
+                want[[r, j]] += 2.0 * table[[r, j]] * w[[b, j]];
+            }
+        }
+        for (a, b) in g.iter().zip(&want) {
+            assert!((a - b).abs() <= 1e-14 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        // Central differences, every coordinate.
+        for r in 0..v {
+            for j in 0..d {
+                let h = 1e-6;
+                let (mut p, mut m) = (table.clone(), table.clone());
+                p[[r, j]] += h;
+                m[[r, j]] -= h;
+                let fd = (embed_loss(p.view(), ids.view(), w.view())
+                    - embed_loss(m.view(), ids.view(), w.view()))
+                    / (2.0 * h);
+                assert!(
+                    (g[[r, j]] - fd).abs() <= 1e-7,
+                    "d/dtable[{r},{j}] {} vs {fd}",
+                    g[[r, j]]
+                );
+            }
+        }
+    }
+}
+
+#[jit]
+fn take_by_argmax(x: ArrayView2<f32>, scores: ArrayView2<f32>) -> Array2<f32> {
+    take(x, &argmax(scores, Axis(1)), Axis(0))
+}
+
+/// Runs `f` and returns its panic message.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
+    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
+        (Some(s), _) => s.clone(),
+        (_, Some(s)) => s.to_string(),
+        _ => panic!("a panic without a message"),
+    }
+}
+
+#[test]
+fn an_index_out_of_range_is_an_error_naming_the_argument() {
+    let table = Array2::from_shape_fn((3, 2), |(i, j)| (1 + 2 * i + j) as f32);
+    for (ids, bad) in [
+        (vec![1, 3], "index 3 at position 1"),
+        (vec![-1, 0], "index -1 at position 0"),
+        (vec![0, 2, i32::MAX], "index 2147483647 at position 2"),
+    ] {
+        let t = table.clone();
+        let msg = panic_message(move || {
+            embed(t.view(), Array1::from(ids).view());
+        });
+        assert!(
+            msg.contains("argument `ids` of `embed`")
+                && msg.contains(bad)
+                && msg.contains("size 3"),
+            "{msg}"
+        );
+    }
+    // The gradient's function checks its indices too (i64 here).
+    let t64 = table.mapv(|x| x as f64);
+    let msg = panic_message(move || {
+        embed_grad(&t64, &Array1::from(vec![0i64, 7]), &Array2::ones((2, 2)));
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_grad`") && msg.contains("index 7 at position 1"),
+        "{msg}"
+    );
+    // The largest valid index picks the last row.
+    let got = embed(table.view(), Array1::from(vec![2, 0]).view());
+    assert_eq!(got.row(0).to_vec(), vec![5.0, 6.0]);
+}
+
+#[jit]
+fn embed_tail(table: ArrayView2<f32>, ids: ArrayView1<i64>) -> Array2<f32> {
+    table.slice(s![1.., ..]).select(Axis(0), &ids)
+}
+
+#[test]
+fn indices_into_a_slice_are_checked_against_its_length() {
+    let table = Array2::from_shape_fn((4, 2), |(i, j)| (1 + 2 * i + j) as f32);
+    let got = embed_tail(table.view(), Array1::from(vec![2i64, 0]).view());
+    assert_eq!(got, table.select(Axis(0), &[3, 1]));
+    let msg = panic_message(move || {
+        embed_tail(table.view(), Array1::from(vec![3i64]).view());
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_tail`") && msg.contains("size 3"),
+        "{msg}"
+    );
+}
+
+#[vmap(embed_batch, in_axes = (None, 0))]
+#[jit]
+fn embed_one(table: ArrayView2<f32>, ids: ArrayView1<i32>) -> Array2<f32> {
+    take(table, &ids, Axis(0))
+}
+
+#[test]
+fn batched_lookups_match_a_loop_and_are_checked() {
+    let table = Array2::from_shape_fn((5, 3), |(i, j)| (10 * i + j) as f32);
+    let ids = Array2::from_shape_vec((2, 4), vec![0, 4, 4, 1, 3, 3, 2, 0]).unwrap();
+    let got = embed_batch(&table, &ids);
+    assert_eq!(got.dim(), (2, 4, 3));
+    for b in 0..2 {
+        let row = embed_one(table.view(), ids.row(b));
+        assert_eq!(got.index_axis(Axis(0), b), row, "batch {b}");
+    }
+    let mut bad = ids.clone();
+    bad[[1, 2]] = 5;
+    let msg = panic_message(move || {
+        embed_batch(&table, &bad);
+    });
+    assert!(
+        msg.contains("argument `ids` of `embed_batch`")
+            && msg.contains("index 5 at position 6")
+            && msg.contains("size 5"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn computed_indices_out_of_range_pick_zero() {
+    // Indices computed in the body are not checked at the call; an index
+    // past the axis matches no row and picks 0, never reading outside `x`.
+    let x = Array2::from_shape_fn((2, 3), |(i, j)| (1 + 3 * i + j) as f32);
+    let scores = Array2::from_shape_vec(
+        (3, 4),
+        vec![
+            9.0, 0.0, 0.0, 0.0, //
+            0.0, 9.0, 0.0, 0.0, //
+            0.0, 0.0, 0.0, 9.0,
+        ],
+    )
+    .unwrap();
+    let got = take_by_argmax(x.view(), scores.view());
+    assert_eq!(got.row(0).to_vec(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(got.row(1).to_vec(), vec![4.0, 5.0, 6.0]);
+    assert_eq!(got.row(2).to_vec(), vec![0.0, 0.0, 0.0]);
+}
