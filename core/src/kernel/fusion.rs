@@ -62,17 +62,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             for (kernel, inputs) in assemble(&f, &defs, &materialized, e) {
                 let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
                 args.push(out_buffer);
-                let index = match kernels.iter().position(|k| k.name == kernel.name) {
-                    Some(i) => i,
-                    None => {
-                        kernels.push(kernel);
-                        kernels.len() - 1
-                    }
-                };
-                launches.push(Launch {
-                    kernel: index,
-                    args,
-                });
+                launch(&mut kernels, &mut launches, kernel, args);
             }
             continue;
         }
@@ -107,20 +97,26 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         let (kernel, inputs) = b.finish(value, out_arg_dtype, None);
         let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
         args.push(out_buffer);
-        let index = match kernels.iter().position(|k| k.name == kernel.name) {
-            Some(i) => i,
-            None => {
-                kernels.push(kernel);
-                kernels.len() - 1
-            }
-        };
-        launches.push(Launch {
-            kernel: index,
-            args,
-        });
+        launch(&mut kernels, &mut launches, kernel, args);
     }
     let outputs = f.outs.iter().map(|o| buffer_of[o]).collect();
     Ok(Program::new(f.clone(), kernels, buffers, launches, outputs))
+}
+
+/// Launch `kernel` on `args`, sharing one kernel among launches whose
+/// kernels have the same text (and so the same name).
+fn launch(kernels: &mut Vec<Kernel>, launches: &mut Vec<Launch>, kernel: Kernel, args: Vec<usize>) {
+    let index = match kernels.iter().position(|k| k.name == kernel.name) {
+        Some(i) => i,
+        None => {
+            kernels.push(kernel);
+            kernels.len() - 1
+        }
+    };
+    launches.push(Launch {
+        kernel: index,
+        args,
+    });
 }
 
 /// The coordinate-map entry of an axis whose coordinate is always 0.
