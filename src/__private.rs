@@ -127,38 +127,11 @@ impl CompiledFn {
     /// shape does not match.
     #[track_caller]
     pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
-        let ready = self.ready();
-        let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
-        let mut heap = Vec::new();
-        let raw = raw_args(args, &mut inline, &mut heap);
-        if let Err(e) = self.check_indices(ready, raw) {
-            panic!("oxla: {e}");
-        }
-        // SAFETY: every `RawArg` points at `len` contiguous elements of its
-        // dtype that stay alive and unchanged for this call: a borrow the
-        // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
-        // `ready.fns` holds one compiled function per kernel of
-        // `ready.program`, in order, and `ready.plans` one plan per kernel
-        // (a plan reads and writes only what its kernel does);
-        // `Compiled::build` checked the program's schedule.
-        let result = unsafe {
-            ready.program.execute_then(
-                &CpuLauncher {
-                    fns: &ready.fns,
-                    plans: &ready.plans,
-                },
-                raw,
-                |bufs, dims| take(&mut Outputs { bufs, dims }),
-            )
-        };
-        match result {
-            Ok(r) => r,
-            Err(e) => panic!("oxla: {e}"),
-        }
+        self.call_into(args, &[], take)
     }
 
     /// Like `call`, but writes the results that have a destination there
-    /// (`dests[i]` for result `i`; `None` for a scalar result, and for a
+    /// (`dests` empty, or `dests[i]` for result `i`; `None` for a scalar result, and for a
     /// destination written through a temporary, see `Dest`). Panics with a
     /// message naming the destination when its shape does not match.
     #[track_caller]
@@ -175,8 +148,15 @@ impl CompiledFn {
         if let Err(e) = self.check_indices(ready, raw) {
             panic!("oxla: {e}");
         }
-        // SAFETY: as in `call` for the arguments and the program; each
-        // `RawDest` comes from `Dest::raw`, which points at the standard-layout
+        // SAFETY: every `RawArg` points at `len` contiguous elements of its
+        // dtype that stay alive and unchanged for this call: a borrow the
+        // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
+        // `ready.fns` holds one compiled function per kernel of
+        // `ready.program`, in order, and `ready.plans` one plan per kernel
+        // (a plan reads and writes only what its kernel does);
+        // `Compiled::build` checked the program's schedule. `dests` is empty
+        // (every result in a fresh buffer) or each `RawDest` comes from
+        // `Dest::raw`, which points at the standard-layout
         // elements of a `&mut` view the `Dest` holds for this call: valid for
         // `len` writes, and overlapping no argument (shared borrows) and no
         // other destination (another `&mut`); `execute_into_then` checks each
