@@ -5,6 +5,7 @@ use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::ir::Function;
 use crate::kernel::{interp, Kernel, KernelFn};
+use crate::shape::derived::Plan;
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
@@ -54,6 +55,10 @@ pub struct Program {
     /// those are bound, never bound from an argument: their evaluation
     /// checks the slices' bounds.
     derived: Vec<usize>,
+    /// Each derived symbol's definition with its symbols as indices
+    /// (`None` if one is not a symbol of the program), and the index of its
+    /// first base symbol (where messages say its value came from).
+    derived_plans: Vec<(Option<Plan>, Option<usize>)>,
     /// Whether a kernel loads at an offset or stores into a region: then
     /// every call checks each launch's extents (`check_bounds`) before
     /// running it, so a slice can never read outside a buffer.
@@ -314,6 +319,17 @@ impl Program {
         let derived: Vec<usize> = (0..symbols.len())
             .filter(|k| crate::shape::derived::is_derived(&symbols[*k]))
             .collect();
+        let position = |s: &str| symbols.iter().position(|x| x == s);
+        let derived_plans = derived
+            .iter()
+            .map(|k| {
+                let d = Dim::Sym(symbols[*k].clone());
+                let mut base = Vec::new();
+                crate::shape::derived::base_symbols(&d, &mut base);
+                let first = base.first().and_then(|b| position(b));
+                (Plan::new(&d, &position), first)
+            })
+            .collect();
         // Derived symbols are computed, not solved for: with one in a
         // parameter's shape, flat arguments take the general solver.
         let in_params = param_dims
@@ -332,6 +348,7 @@ impl Program {
         });
         Program {
             derived,
+            derived_plans,
             windowed,
             solve_order,
             param_dims,
@@ -691,12 +708,20 @@ impl Program {
     /// not bound) from the others; the error says which slice is out of
     /// range.
     fn compute_derived(&self, bound: &mut [u64], unset: u64) -> Result<(), String> {
-        for &k in &self.derived {
-            let lookup = |name: &str| {
-                let i = self.symbols.iter().position(|x| x == name)?;
-                (bound[i] != unset || unset == 0).then_some(bound[i])
+        for (&k, (plan, _)) in self.derived.iter().zip(&self.derived_plans) {
+            let value = |i: usize| (bound[i] != unset || unset == 0).then_some(bound[i]);
+            let v = match plan.as_ref().and_then(|p| p.eval(&value)) {
+                Some(v) => v,
+                // Not computable: the evaluation by name says why.
+                None => {
+                    let lookup = |name: &str| {
+                        let i = self.symbols.iter().position(|x| x == name)?;
+                        value(i)
+                    };
+                    derived_eval(&self.symbols[k], &lookup)?
+                }
             };
-            bound[k] = derived_eval(&self.symbols[k], &lookup)?;
+            bound[k] = v;
         }
         Ok(())
     }
@@ -711,24 +736,20 @@ impl Program {
         source: &mut [(usize, Option<usize>)],
     ) -> Result<(), String> {
         let f = &self.function;
-        for &k in &self.derived {
+        for (&k, (plan, first)) in self.derived.iter().zip(&self.derived_plans) {
+            let fast = plan.as_ref().and_then(|p| p.eval(&|i| sizes[i]));
             let lookup = |name: &str| {
                 let i = self.symbols.iter().position(|x| x == name)?;
                 sizes[i]
             };
-            match derived_eval(&self.symbols[k], &lookup) {
+            match fast
+                .ok_or(())
+                .or_else(|()| derived_eval(&self.symbols[k], &lookup))
+            {
                 Ok(v) => {
                     sizes[k] = Some(v);
                     // For messages: where its (first) base symbol came from.
-                    let mut base = Vec::new();
-                    crate::shape::derived::base_symbols(
-                        &Dim::Sym(self.symbols[k].clone()),
-                        &mut base,
-                    );
-                    if let Some(i) = base
-                        .first()
-                        .and_then(|b| self.symbols.iter().position(|x| x == b))
-                    {
+                    if let Some(i) = *first {
                         source[k] = source[i];
                     }
                 }

@@ -51,14 +51,14 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         if !materialized[e.out.index()] {
             continue;
         }
+        let out_buffer = buffers.len();
+        buffers.push(BufferInfo {
+            dtype: f.dtype(e.out),
+            shape: f.shape(e.out).clone(),
+            param: None,
+        });
+        buffer_of.insert(e.out, out_buffer);
         if e.op.fusion_kind() == crate::ops::FusionKind::Assemble {
-            let out_buffer = buffers.len();
-            buffers.push(BufferInfo {
-                dtype: f.dtype(e.out),
-                shape: f.shape(e.out).clone(),
-                param: None,
-            });
-            buffer_of.insert(e.out, out_buffer);
             for (kernel, inputs) in assemble(&f, &defs, &materialized, e) {
                 let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
                 args.push(out_buffer);
@@ -87,13 +87,6 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
                 b.root_value(e.out, &cmap)
             }
         };
-        let out_buffer = buffers.len();
-        buffers.push(BufferInfo {
-            dtype: f.dtype(e.out),
-            shape: f.shape(e.out).clone(),
-            param: None,
-        });
-        buffer_of.insert(e.out, out_buffer);
         let (kernel, inputs) = b.finish(value, out_arg_dtype, None);
         let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
         args.push(out_buffer);

@@ -292,6 +292,71 @@ pub fn eval(d: &Dim, lookup: &dyn Fn(&str) -> Option<u64>) -> Result<u64, String
     }
 }
 
+/// A derived dimension with its symbols resolved to indices once, so a
+/// call evaluates it without parsing its name (`eval` is the same
+/// arithmetic on names, and gives the error messages).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    Const(u64),
+    Sym(usize),
+    Sum(Vec<Plan>),
+    Slice {
+        of: Box<Plan>,
+        start: Bound,
+        stop: Bound,
+        step: u64,
+    },
+}
+
+impl Plan {
+    /// `d` resolved through `index` (a base symbol's position); `None` when
+    /// a base symbol has none.
+    pub fn new(d: &Dim, index: &dyn Fn(&str) -> Option<usize>) -> Option<Plan> {
+        let s = match d {
+            Dim::Const(c) => return Some(Plan::Const(*c)),
+            Dim::Sym(s) => s,
+        };
+        Some(match parse(s) {
+            None => Plan::Sym(index(s)?),
+            Some(Derived::Sum(terms)) => Plan::Sum(
+                terms
+                    .iter()
+                    .map(|t| Plan::new(t, index))
+                    .collect::<Option<_>>()?,
+            ),
+            Some(Derived::Slice {
+                of,
+                start,
+                stop,
+                step,
+            }) => Plan::Slice {
+                of: Box::new(Plan::new(&of, index)?),
+                start,
+                stop,
+                step,
+            },
+        })
+    }
+
+    /// The value given each base symbol's (`None`: unbound); `None` also
+    /// when a slice does not fit or a sum overflows, where `eval` says why.
+    pub fn eval(&self, value: &dyn Fn(usize) -> Option<u64>) -> Option<u64> {
+        match self {
+            Plan::Const(c) => Some(*c),
+            Plan::Sym(i) => value(*i),
+            Plan::Sum(terms) => terms
+                .iter()
+                .try_fold(0u64, |acc, t| acc.checked_add(t.eval(value)?)),
+            Plan::Slice {
+                of,
+                start,
+                stop,
+                step,
+            } => const_slice_len(of.eval(value)?, *start, *stop, *step).ok(),
+        }
+    }
+}
+
 /// Add the value of every derived symbol among `symbols` to `env`, which
 /// binds the base symbols.
 pub fn bind_derived<'a>(

@@ -753,17 +753,7 @@ impl Lowerer<'_> {
                 None => (None, false),
             },
         };
-        let then = self.lower_block(&i.then_branch);
-        let other = match &i.else_branch {
-            Some((_, e)) => self.lower_expr(e),
-            None => {
-                self.errors.spanned(
-                    i.if_token,
-                    "`if` without `else` is not supported: both branches give a value (`if c { a } else { b }`)",
-                );
-                None
-            }
-        };
+        let (then, other) = self.lower_branches(i);
         if !cond_ok {
             return None;
         }
@@ -775,8 +765,9 @@ impl Lowerer<'_> {
         self.push(Op::Select, &[p, vs[2], vs[3]], i.span())
     }
 
-    /// `if c { a } else { b }` on a bool value `c`: an elementwise select.
-    fn lower_select_on(&mut self, c: Var, i: &syn::ExprIf) -> Option<Var> {
+    /// Both branches of an `if` (each `None` when it failed to lower); an
+    /// `if` without `else` is an error, since both give a value.
+    fn lower_branches(&mut self, i: &syn::ExprIf) -> (Option<Var>, Option<Var>) {
         let then = self.lower_block(&i.then_branch);
         let other = match &i.else_branch {
             Some((_, e)) => self.lower_expr(e),
@@ -788,6 +779,12 @@ impl Lowerer<'_> {
                 None
             }
         };
+        (then, other)
+    }
+
+    /// `if c { a } else { b }` on a bool value `c`: an elementwise select.
+    fn lower_select_on(&mut self, c: Var, i: &syn::ExprIf) -> Option<Var> {
+        let (then, other) = self.lower_branches(i);
         let mut vs = [c, then?, other?];
         self.coerce(&mut vs, i.span())?;
         self.push(Op::Select, &vs, i.span())
