@@ -22,6 +22,7 @@
 
 pub mod fusion;
 pub mod interp;
+pub mod matmul;
 
 use crate::dtype::DType;
 use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
