@@ -20,10 +20,16 @@
 //!   intermediates and outputs on the device, queues the launches in order
 //!   and returns the outputs without waiting; [`CudaProgram::run`] wraps it
 //!   with uploads and downloads.
+//! - Matrix products among its kernels run on cuBLAS where their layout
+//!   allows ([`gemm_plan`] works the calls out, as data; the handle is
+//!   created once per process); the rest, and every product when cuBLAS
+//!   cannot be loaded, run on their PTX kernels.
 
 mod bandwidth;
+mod blas;
 mod buffer;
 mod context;
+pub mod gemm_plan;
 mod kernels;
 mod program;
 

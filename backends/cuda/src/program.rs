@@ -8,33 +8,86 @@
 //! dimension symbols from the arguments' lengths and checks every launch's
 //! buffers against what its kernel reads and writes *before* anything is
 //! queued, so a bad call is an error and never an out-of-bounds access.
+//!
+//! Matrix products (`oxla_core::kernel::matmul`) in a layout cuBLAS can
+//! express (`gemm_plan`) are queued as cuBLAS calls on the same stream
+//! instead of their PTX kernels, when the cuBLAS library can be loaded.
 
+use crate::blas;
 use crate::buffer::DeviceBuffer;
+use crate::gemm_plan;
 use crate::kernels::CudaKernels;
+use cudarc::cublas::CudaBlas;
 use cudarc::driver::PushKernelArg;
 use oxla_core::exec::{Program, Slot};
 use oxla_core::kernel::fusion::fuse;
+use oxla_core::kernel::matmul::MatmulKernel;
 use oxla_core::{Buffer, DType, Function};
 use oxla_ptx::has_work;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// A fused program whose kernels are loaded on device 0.
 pub struct CudaProgram {
     program: Program,
     schedule: Schedule,
     kernels: CudaKernels,
+    /// Per kernel, the product cuBLAS may run (`None`: not a product, or
+    /// of a type cuBLAS is not used for).
+    products: Vec<Option<MatmulKernel>>,
+    /// The cuBLAS handle, or why products run on their PTX kernels.
+    blas: Result<&'static Mutex<CudaBlas>, String>,
+    /// Launches run as cuBLAS calls so far.
+    blas_launches: AtomicUsize,
 }
 
 impl CudaProgram {
     /// Check the program's schedule and load its kernels (PTX for the
-    /// device's architecture). Errs, never panics, when there is no GPU.
+    /// device's architecture); matrix products go to cuBLAS where it can be
+    /// loaded. Errs, never panics, when there is no GPU.
     pub fn new(program: Program) -> Result<CudaProgram, String> {
+        CudaProgram::load(program, true)
+    }
+
+    /// As [`new`](Self::new), but every product runs on its PTX kernel.
+    pub fn new_without_cublas(program: Program) -> Result<CudaProgram, String> {
+        CudaProgram::load(program, false)
+    }
+
+    fn load(program: Program, cublas: bool) -> Result<CudaProgram, String> {
         let schedule = Schedule::new(&program)?;
         let kernels = CudaKernels::load(&program.kernels)?;
+        let products: Vec<Option<MatmulKernel>> = program
+            .kernels
+            .iter()
+            .map(|k| MatmulKernel::of(k).filter(|p| blas::supports(p.dtype)))
+            .collect();
+        let blas = if !cublas {
+            Err("cuBLAS not requested".to_string())
+        } else if products.iter().all(Option::is_none) {
+            Err("no kernel is a matrix product".to_string())
+        } else {
+            blas::handle(kernels.stream())
+        };
         Ok(CudaProgram {
             program,
             schedule,
             kernels,
+            products,
+            blas,
+            blas_launches: AtomicUsize::new(0),
         })
+    }
+
+    /// `Ok` when this program's matrix products run on cuBLAS (those whose
+    /// layout it expresses), else why they run on their PTX kernels.
+    pub fn cublas(&self) -> Result<(), String> {
+        self.blas.as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
+    /// How many launches ran as cuBLAS calls so far (over all calls).
+    pub fn cublas_launches(&self) -> usize {
+        self.blas_launches.load(Ordering::Relaxed)
     }
 
     /// Fuse `f` into a program and load it.
@@ -168,6 +221,9 @@ impl CudaProgram {
             }
             return Ok(());
         }
+        if self.launch_gemm(l, args, owned, outs, bound)? {
+            return Ok(());
+        }
         let mut launch = ks.stream().launch_builder(ks.function(step.kernel));
         let mut outs = outs.iter_mut();
         for (a, (b, arg)) in step.args.iter().zip(&k.args).enumerate() {
@@ -219,6 +275,56 @@ impl CudaProgram {
         // are freed with stream-ordered frees on this same stream.
         unsafe { launch.launch(cfg) }.map_err(|e| format!("launching `{}`: {e}", k.name))?;
         Ok(())
+    }
+
+    /// Queue launch `l` as cuBLAS calls if its kernel is a product that
+    /// cuBLAS should run at this call's sizes (`gemm_plan::plan_launch`);
+    /// `false` leaves it to the PTX kernel.
+    fn launch_gemm(
+        &self,
+        l: usize,
+        args: &[&DeviceBuffer],
+        owned: &[Option<DeviceBuffer>],
+        outs: &mut [(usize, DeviceBuffer)],
+        bound: &Bound,
+    ) -> Result<bool, String> {
+        let step = &self.schedule.steps[l];
+        let (Some(product), Ok(blas)) = (&self.products[step.kernel], &self.blas) else {
+            return Ok(false);
+        };
+        let Some(plan) = gemm_plan::plan_launch(product, &bound.kernel_sizes[l]) else {
+            return Ok(false);
+        };
+        let [(_, out)] = outs else {
+            return Err(internal(format!("launch {l}: a product has one output")));
+        };
+        let input = |a: usize| -> Result<&DeviceBuffer, String> {
+            let b = step.args[a];
+            let d = match self.schedule.slot[b] {
+                Slot::Param(p) => args[p],
+                Slot::Owned(o) => owned[o]
+                    .as_ref()
+                    .ok_or_else(|| internal(format!("launch {l}: buffer {b} is taken")))?,
+            };
+            // The element count `Schedule::bind` checked the kernel's reads
+            // against; `blas::run` checks the plan's against the buffer.
+            if d.len != bound.lens[b] {
+                return Err(internal(format!("launch {l}: buffer {b} changed length")));
+            }
+            Ok(d)
+        };
+        let (lhs, rhs) = (input(product.lhs)?, input(product.rhs)?);
+        blas::run(
+            blas,
+            self.kernels.stream(),
+            &plan,
+            product.dtype,
+            lhs,
+            rhs,
+            out,
+        )?;
+        self.blas_launches.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
     }
 
     /// A device-to-device copy of `src`, queued on the program's stream.

@@ -3,6 +3,9 @@
 //! `examples/gpu_check.rs` (included there with `#[path]`).
 #![allow(dead_code)]
 
+pub mod gemm_model;
+pub mod products;
+
 use oxla_core::ops::elementwise::{CmpOp, UnaryOp};
 use oxla_core::ops::DotDims;
 use oxla_core::transforms::{grad, vmap};
