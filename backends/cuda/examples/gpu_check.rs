@@ -22,6 +22,14 @@
 //!    place (must give NaN), and all -inf / +inf (the output's -inf/+inf
 //!    fill and the compare-and-swap merge across blocks).
 //!
+//! 6. Matrix products on cuBLAS: the products of `tests/cublas.rs` (named
+//!    layouts in f64/f32/bf16 and 200 random `dot_general`s, integer inputs)
+//!    against the interpreter, exactly, with every launch the plan sends to
+//!    cuBLAS counted; then 4096³ products in f32 and bf16 with the inputs
+//!    on the device: median of 10 calls in TFLOP/s, 64 random elements
+//!    checked against host f64 sums; and the PTX kernel on the same f32
+//!    product at 2048³ for comparison.
+//!
 //! Without a GPU it prints "no GPU found" and exits 0. With one, the exit
 //! status is 1 if any check failed.
 //!
@@ -31,6 +39,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use common::products::{check_on_gpu, named_products, product, random_products, Axes};
 use common::{cases, check, fused_sum, LENGTHS};
 use oxla_core::kernel::{compensated_sum, interp};
 use oxla_core::{Buffer, DType, Kernel};
@@ -118,6 +127,10 @@ fn main() {
         (
             "== max and min over 2^26 values: exact, NaN, infinities",
             choosing,
+        ),
+        (
+            "== matrix products on cuBLAS: correctness, then GEMM throughput",
+            products,
         ),
     ] {
         println!("{title}");
@@ -473,4 +486,124 @@ fn choosing() -> Result<usize, String> {
         }
     }
     Ok(failed)
+}
+
+/// The products of `tests/cublas.rs`, then GEMM throughput; returns the
+/// failure count.
+fn products() -> Result<usize, String> {
+    let mut all = Vec::new();
+    for dtype in [DType::F64, DType::F32, DType::BF16] {
+        all.extend(named_products(dtype));
+    }
+    all.extend(random_products(11, 200));
+    let mut failed = 0;
+    let mut on_cublas = 0;
+    for (i, p) in all.iter().enumerate() {
+        match catch_unwind(AssertUnwindSafe(|| check_on_gpu(p, i as u64))) {
+            Ok(Ok(n)) => on_cublas += n,
+            Ok(Err(e)) => {
+                failed += 1;
+                println!("FAIL  {}: {e}", p.what);
+            }
+            Err(_) => {
+                failed += 1;
+                println!("FAIL  {}: panicked (message above)", p.what);
+            }
+        }
+    }
+    println!(
+        "{}  {} products vs interpreter (exact), {on_cublas} launches on cuBLAS, {failed} failed",
+        if failed == 0 { "PASS" } else { "FAIL" },
+        all.len()
+    );
+    for (dtype, n, cublas) in [
+        (DType::F32, 4096, true),
+        (DType::BF16, 4096, true),
+        (DType::F32, 2048, false),
+    ] {
+        match gemm_throughput(dtype, n, cublas) {
+            Ok(true) => {}
+            Ok(false) => failed += 1,
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  {dtype} {n}³ product: {e}");
+            }
+        }
+    }
+    Ok(failed)
+}
+
+/// Time `a[n,n] · b[n,n]` in `dtype` (on cuBLAS, or on the PTX kernel) and
+/// check 64 elements against host f64 sums; `Ok(false)` on a wrong value.
+fn gemm_throughput(dtype: DType, n: usize, cublas: bool) -> Result<bool, String> {
+    let axes = Axes {
+        batch: vec![],
+        contract: vec![n as u64],
+        lhs_free: vec![n as u64],
+        rhs_free: vec![n as u64],
+    };
+    let p = product(dtype, &axes, &[1, 0], &[0, 1], None, &[]);
+    let program = oxla_core::kernel::fusion::fuse(&p.f)?;
+    let cp = if cublas {
+        CudaProgram::new(program)?
+    } else {
+        CudaProgram::new_without_cublas(program)?
+    };
+    if cublas {
+        cp.cublas()?;
+    }
+    let mut rng = SmallRng::seed_from_u64(41);
+    let host: Vec<Buffer> = (0..2)
+        .map(|_| {
+            let v: Vec<f64> = (0..n * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            Buffer::from_f64(dtype, &v)
+        })
+        .collect();
+    let dev = host
+        .iter()
+        .map(|b| cp.upload(b))
+        .collect::<Result<Vec<_>, _>>()?;
+    let args: Vec<_> = dev.iter().collect();
+    let (warmup, runs) = if cublas { (2, 10) } else { (1, 2) };
+    let mut out = None;
+    for _ in 0..warmup {
+        out = Some(cp.run_device(&args)?);
+        cp.synchronize()?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let o = cp.run_device(&args)?;
+        cp.synchronize()?;
+        times.push(start.elapsed());
+        out = Some(o);
+    }
+    times.sort();
+    let secs = times[times.len() / 2].as_secs_f64();
+    let c = cp.download(&out.ok_or("no run")?[0])?;
+    let (a, b) = (host[0].to_f64(), host[1].to_f64());
+    let (u_out, u_sum) = match dtype {
+        DType::BF16 => (2f64.powi(-8), f32::EPSILON as f64),
+        DType::F32 => (0.0, f32::EPSILON as f64),
+        _ => (0.0, f64::EPSILON),
+    };
+    let mut worst = 0.0f64;
+    for _ in 0..64 {
+        let (i, j) = (rng.gen_range(0..n), rng.gen_range(0..n));
+        let exact: f64 = (0..n).map(|l| a[i * n + l] * b[l * n + j]).sum();
+        let mag: f64 = (0..n).map(|l| (a[i * n + l] * b[l * n + j]).abs()).sum();
+        let bound = u_out * exact.abs() + (n as f64 + 2.0) * u_sum * mag;
+        worst = worst.max((c.get(i * n + j) - exact).abs() / bound);
+    }
+    let ok = worst <= 1.0;
+    println!(
+        "{}  {dtype} {n}³ on {}: median {:.2} ms over {runs} calls = {:.1} TFLOP/s; \
+         64 elements within {worst:.3} of the bound u·|c| + (k+2)·eps·Σ|a·b| ({} launches on cuBLAS)",
+        if ok { "PASS" } else { "FAIL" },
+        if cublas { "cuBLAS" } else { "the PTX kernel" },
+        secs * 1e3,
+        2.0 * (n as f64).powi(3) / secs / 1e12,
+        cp.cublas_launches()
+    );
+    Ok(ok)
 }

@@ -230,3 +230,50 @@ impl Product {
             .collect()
     }
 }
+
+/// Run `p` through `CudaProgram` (products on cuBLAS) and compare with the
+/// reference interpreter, exactly (integer inputs). Returns how many
+/// launches ran on cuBLAS, which must be every launch of a product that
+/// `plan_launch` sends there.
+pub fn check_on_gpu(p: &Product, seed: u64) -> Result<usize, String> {
+    use oxla_core::kernel::matmul::MatmulKernel;
+    use oxla_cuda::gemm_plan::plan_launch;
+    let cp = oxla_cuda::CudaProgram::from_function(&p.f).map_err(|e| format!("loading: {e}"))?;
+    cp.cublas()
+        .map_err(|e| format!("products not on cuBLAS: {e}"))?;
+    let expected = cp
+        .program()
+        .launches
+        .iter()
+        .filter(|l| {
+            let k = &cp.program().kernels[l.kernel];
+            let sizes = p.kernel_sizes(k);
+            oxla_ptx::has_work(k, &sizes)
+                && MatmulKernel::of(k).is_some_and(|m| plan_launch(&m, &sizes).is_some())
+        })
+        .count();
+    let inputs = p.inputs(seed);
+    let want = oxla_core::interp::eval(&p.f, &p.tensors(&inputs))
+        .map_err(|e| format!("interpreter: {e}"))?;
+    let got = cp.run(&inputs)?;
+    let (g, w) = (&got[0], &want[0]);
+    if g.len() != w.data.len() {
+        return Err(format!(
+            "{} elements, the interpreter gives {}",
+            g.len(),
+            w.data.len()
+        ));
+    }
+    for (i, w) in w.data.iter().enumerate() {
+        if g.get(i) != *w {
+            return Err(format!("element {i}: GPU {}, interpreter {w}", g.get(i)));
+        }
+    }
+    if cp.cublas_launches() != expected {
+        return Err(format!(
+            "{} launches on cuBLAS, {expected} expected",
+            cp.cublas_launches()
+        ));
+    }
+    Ok(expected)
+}
