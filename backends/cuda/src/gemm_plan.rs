@@ -13,7 +13,9 @@
 //! - Each operand is read as stored (`N`, `ld` = its other stride) when it
 //!   has unit stride along its row axis, or transposed (`T`) when it has
 //!   unit stride along its column axis. An axis of extent 1 takes any stride.
-//! - The longest outer loop axis becomes the call's batch (strides per
+//! - Axes that step like one are merged first (`MatmulShape::collapsed`:
+//!   a batch of `[b, s, d]` rows times a `[d, e]` weight is one `(b·s) × d`
+//!   product). The longest outer loop axis then becomes the call's batch (strides per
 //!   batch may be 0: a broadcast operand); every other loop axis of extent
 //!   > 1 is a separate call, at most [`MAX_CALLS`] of them. Calls for a
 //!   further contracted axis add into the output (`beta = 1`) after the
@@ -151,13 +153,14 @@ fn column_major(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(Trans
 }
 
 /// What a launch of `product` at kernel sizes `sizes` runs as: cuBLAS
-/// calls when the product suits a library (`MatmulShape::suits_library`:
-/// not vector·vector, not too long a contraction) and [`plan`] expresses
-/// it, else `None` (the PTX kernel). A product of a half type is not split
+/// calls when the product, over its fewest axes
+/// (`MatmulShape::collapsed`), suits a library
+/// (`MatmulShape::suits_library`: not vector·vector, not too long a
+/// contraction) and [`plan`] expresses it, else `None` (the PTX kernel). A product of a half type is not split
 /// into calls that add into the output, which would round each partial sum
 /// to the half type; its kernel sums all terms in f32.
 pub fn plan_launch(product: &MatmulKernel, sizes: &[i64]) -> Option<GemmPlan> {
-    let shape = product.shape(sizes);
+    let shape = product.shape(sizes).collapsed();
     if !shape.suits_library() {
         return None;
     }

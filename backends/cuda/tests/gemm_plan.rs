@@ -90,6 +90,7 @@ fn compare(c: &Case, plan: &GemmPlan) -> Result<(), String> {
 #[derive(Default, Debug)]
 struct Stats {
     products: usize,
+    planned_uncollapsed: usize,
     planned: usize,
     launched: usize,
     multi_call: usize,
@@ -111,8 +112,16 @@ fn check_all(products: &[Product], stats: &mut Stats) {
         );
         for c in cs.iter().flatten() {
             stats.products += 1;
+            // The mapping is right for the kernel's own axes as well as for
+            // the merged ones the launches use.
             let shape = c.product.shape(&c.sizes);
-            let Some(pl) = plan(&shape) else {
+            if let Some(pl) = plan(&shape) {
+                stats.planned_uncollapsed += 1;
+                compare(c, &pl).unwrap_or_else(|e| {
+                    panic!("{}: {e}\nplan {pl:?}\nkernel {}", c.what, c.kernel)
+                });
+            }
+            let Some(pl) = plan(&shape.collapsed()) else {
                 continue;
             };
             stats.planned += 1;

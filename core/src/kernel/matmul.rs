@@ -118,8 +118,23 @@ impl MatmulKernel {
         let extents: Vec<usize> = self.domain.iter().map(eval).collect();
         let lhs: Vec<isize> = self.lhs_strides.iter().map(|s| eval(s) as isize).collect();
         let rhs: Vec<isize> = self.rhs_strides.iter().map(|s| eval(s) as isize).collect();
-        let rank = self.domain.len();
-        let outer = rank - self.reduce_dims;
+        MatmulShape::new(extents, lhs, rhs, self.domain.len() - self.reduce_dims)
+    }
+
+    fn size_of(&self, name: &str, sizes: &[i64]) -> u64 {
+        self.size_names
+            .iter()
+            .position(|s| s == name)
+            .map_or(0, |i| sizes[i] as u64)
+    }
+}
+
+impl MatmulShape {
+    /// The product over axes of `extents` (the first `outer` not reduced)
+    /// with the operands' strides `lhs`, `rhs`: the output's strides and
+    /// each axis's role.
+    pub fn new(extents: Vec<usize>, lhs: Vec<isize>, rhs: Vec<isize>, outer: usize) -> MatmulShape {
+        let rank = extents.len();
         // Row-major strides of the output over the outer axes.
         let mut out = vec![0isize; rank];
         let mut step = 1isize;
@@ -148,15 +163,43 @@ impl MatmulKernel {
         }
     }
 
-    fn size_of(&self, name: &str, sizes: &[i64]) -> u64 {
-        self.size_names
-            .iter()
-            .position(|s| s == name)
-            .map_or(0, |i| sizes[i] as u64)
+    /// The same product over fewer, longer axes: axes of extent 1 dropped,
+    /// and each axis merged into the one before it (both outer or both
+    /// reduced) where both operands and the output step through the pair as
+    /// through one axis: `m` split over two free axes stored together,
+    /// adjacent batch axes, contracted axes stored together. A product with
+    /// no elements or no terms is returned as it is.
+    pub fn collapsed(&self) -> MatmulShape {
+        if self.extents.contains(&0) {
+            return self.clone();
+        }
+        let (mut extents, mut lhs, mut rhs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut outer = 0;
+        let mut prev_outer = None;
+        for a in (0..self.extents.len()).filter(|a| self.extents[*a] > 1) {
+            let is_outer = a < self.outer;
+            let (e, sl, sr) = (self.extents[a], self.lhs[a], self.rhs[a]);
+            if prev_outer == Some(is_outer) {
+                let last = extents.len() - 1;
+                // The output is row-major over the outer axes (and 0 on the
+                // reduced ones), so it always steps through such a pair as
+                // through one axis; the operands must too.
+                if lhs[last] == e as isize * sl && rhs[last] == e as isize * sr {
+                    extents[last] *= e;
+                    lhs[last] = sl;
+                    rhs[last] = sr;
+                    continue;
+                }
+            }
+            extents.push(e);
+            lhs.push(sl);
+            rhs.push(sr);
+            outer += usize::from(is_outer);
+            prev_outer = Some(is_outer);
+        }
+        MatmulShape::new(extents, lhs, rhs, outer)
     }
-}
 
-impl MatmulShape {
     fn extent(&self, axis: Option<usize>) -> usize {
         axis.map_or(1, |a| self.extents[a])
     }
@@ -195,5 +238,47 @@ impl MatmulShape {
     /// than [`MAX_LIBRARY_K`].
     pub fn suits_library(&self) -> bool {
         self.m() * self.n() >= 2 && self.k() <= MAX_LIBRARY_K
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `x[b, s, d] · w[d, e]`: domain (b, s, e, d).
+    fn rows_times_weight(b: usize, s: usize, d: usize, e: usize) -> MatmulShape {
+        let lhs = vec![(s * d) as isize, d as isize, 0, 1];
+        let rhs = vec![0, 0, 1, e as isize];
+        MatmulShape::new(vec![b, s, e, d], lhs, rhs, 3)
+    }
+
+    #[test]
+    fn roles_of_the_axes() {
+        let p = rows_times_weight(2, 3, 4, 5);
+        assert_eq!((p.m_axis, p.n_axis, p.k_axis), (Some(1), Some(2), Some(3)));
+        assert_eq!(p.loops, [0]);
+        assert_eq!(p.out, [15, 5, 1, 0]);
+        assert_eq!(
+            (p.m(), p.n(), p.k(), p.count(), p.total()),
+            (3, 5, 4, 2, 30)
+        );
+    }
+
+    #[test]
+    fn collapsing_merges_axes_that_step_as_one() {
+        let p = rows_times_weight(2, 3, 4, 5).collapsed();
+        assert_eq!(p.extents, [6, 5, 4]);
+        assert_eq!((p.m(), p.n(), p.k(), p.count()), (6, 5, 4, 1));
+        assert!(p.loops.is_empty());
+        // Rows stored with a gap between the batches do not merge.
+        let mut gap = rows_times_weight(2, 3, 4, 5);
+        gap.lhs[0] += 1;
+        let q = gap.collapsed();
+        assert_eq!((q.m(), q.count()), (3, 2));
+        // Axes of extent 1 are dropped; a product of no terms stays as is.
+        let p = MatmulShape::new(vec![1, 4, 1, 3], vec![0, 3, 0, 1], vec![0, 0, 0, 1], 2);
+        assert_eq!(p.collapsed().extents, [4, 3]);
+        let z = rows_times_weight(2, 3, 0, 5);
+        assert_eq!(z.collapsed(), z);
     }
 }
