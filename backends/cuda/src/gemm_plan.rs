@@ -156,9 +156,10 @@ fn column_major(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(Trans
 /// calls when the product, over its fewest axes
 /// (`MatmulShape::collapsed`), suits a library
 /// (`MatmulShape::suits_library`: not vector·vector, not too long a
-/// contraction) and [`plan`] expresses it, else `None` (the PTX kernel). A product of a half type is not split
-/// into calls that add into the output, which would round each partial sum
-/// to the half type; its kernel sums all terms in f32.
+/// contraction) and [`plan`] expresses it, else `None` (the PTX kernel).
+/// A product of a half type is not split into calls that add into the
+/// output, which would round each partial sum to the half type; its kernel
+/// sums all terms in f32.
 pub fn plan_launch(product: &MatmulKernel, sizes: &[i64]) -> Option<GemmPlan> {
     let shape = product.shape(sizes).collapsed();
     if !shape.suits_library() {
