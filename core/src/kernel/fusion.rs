@@ -4,7 +4,9 @@
 //! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
 //! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
 //! regroups axes, an operand of `dot_general` that is not already a
-//! plain load, a transcendental expression that a broadcast would
+//! plain load, the operand and the indices of a gather (an indexed load),
+//! a scatter-add's result (a zero fill, then a kernel that adds into it),
+//! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
 //! literals, broadcasts, transposes — is computed inside the kernel of each
