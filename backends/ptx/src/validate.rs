@@ -44,8 +44,8 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
             }
             InstKind::LoadIndexed { arg, index, .. } => {
                 match k.args.get(*arg) {
-                    Some(a) if !a.output => {}
-                    _ => return err(format!("v{i} loads a{arg}, which is not an input")),
+                    Some(a) if !a.output && inst.ty != oxla_core::DType::Bool => {}
+                    _ => return err(format!("v{i} loads a{arg}, not a float input")),
                 }
                 // Strides, sizes and the index load: `check_sizes`.
                 vec![*index]

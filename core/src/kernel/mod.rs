@@ -483,11 +483,14 @@ impl Kernel {
                     bound,
                 } => {
                     let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
+                    let off = match offset.is_empty() {
+                        true => String::new(),
+                        false => format!(" offset {}", sum_text(offset)),
+                    };
                     writeln!(
                         s,
-                        "load a{arg} strides[{}] offset {} at v{index}*{stride} below {bound}",
-                        st.join(", "),
-                        sum_text(offset)
+                        "load a{arg} strides[{}]{off} at v{index}*{stride} below {bound}",
+                        st.join(", ")
                     )
                 }
             };
