@@ -363,7 +363,7 @@ impl Kernel {
                 return Err("a region store needs a map kernel and known sizes".into());
             }
             if let Some(sc) = &r.scatter {
-                if !(known(&sc.stride) && known(&sc.bound)) || !self.is_index_value(sc.index) {
+                if !(known(&sc.stride) && known(&sc.bound) && self.is_index_value(sc.index)) {
                     return Err("a scatter store needs known sizes and an index load".into());
                 }
             }
