@@ -109,8 +109,8 @@
 //! | `x.slice(s![1.., ..;2, -1, NewAxis])`, `x.slice_axis(Axis(k), Slice::from(a..b))` | ndarray's slicing: ranges with steps ≥ 1, bounds from the end, an index removes the axis; on an axis of run-time size the length is a derived size, checked at the call (an error naming the argument when the slice does not fit) | padded back with zeros (`lax.pad`) |
 //! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | joined along an existing axis | sliced back into each operand |
 //! | `stack(Axis(k), &[..])`, `stack![Axis(k), a, b]` | joined along a new axis | sliced back |
-//! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label); an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
-//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (`i32`/`i64` indices of any shape) | `numpy.take`: shape `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]` (an embedding lookup: `table.select(Axis(0), &ids)`); an index argument out of range panics at the call naming it; one compare per element of `x` per index (a one-hot, no gather op yet) | scattered (added) back into the picked rows, twice for a row picked twice; none for the indices |
+//! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label), a gather; an index out of range picks 0 | scattered (added) back into the picked positions; none for the indices |
+//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (`i32`/`i64` indices of any shape) | `numpy.take`: shape `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]` (an embedding lookup: `table.select(Axis(0), &ids)`), a gather: one read by address per result element, whatever the size of `x`; an index argument out of range panics at the call naming it, a computed one reads 0 | a scatter-add into the picked rows, twice for a row picked twice (sequential on the CPU, atomic on the GPU); none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |
@@ -135,8 +135,7 @@
 //!
 //! Not yet: loops over integer parameters, casts between integer types,
 //! indexing an axis of run-time size and slice bounds known only at run time,
-//! a gather that addresses memory by index (`take`/`select` compare each
-//! index with every position: quadratic for a large table), `prod` and `powf`.
+//! `x[[i, j]]`-style indexing by index arrays, `prod` and `powf`.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -221,3 +221,78 @@ fn computed_indices_out_of_range_pick_zero() {
     assert_eq!(got.row(1).to_vec(), vec![4.0, 5.0, 6.0]);
     assert_eq!(got.row(2).to_vec(), vec![0.0, 0.0, 0.0]);
 }
+
+#[test]
+fn a_large_table_gathered_by_a_few_indices_matches_a_loop() {
+    // 100000 rows × 8, 10 ids (some repeated, the first and last rows): a
+    // one-hot lowering would compare every row with every id; the gather
+    // reads 10 rows.
+    let (v, d) = (100_000usize, 8usize);
+    let table = Array2::from_shape_fn((v, d), |(i, j)| (i * 8 + j) as f32 * 0.25);
+    let ids = Array1::from(vec![0i32, 99_999, 12_345, 7, 12_345, 50_000, 1, 99_998, 0, 31_337]);
+    let got = embed(table.view(), ids.view());
+    assert_eq!(got.dim(), (ids.len(), d));
+    for (b, id) in ids.iter().enumerate() {
+        for j in 0..d {
+            assert_eq!(got[[b, j]], table[[*id as usize, j]], "id {b}, column {j}");
+        }
+    }
+}
+
+#[grad(take_by_argmax_grad, wrt = x)]
+fn take_by_argmax_loss(x: ArrayView2<f64>, scores: ArrayView2<f64>) -> f64 {
+    let picked = take(x, &argmax(scores, Axis(1)), Axis(0));
+    (picked * picked).sum()
+}
+
+#[test]
+fn computed_indices_out_of_range_get_no_gradient() {
+    // Rows 0 and 1 of x are picked by scores' rows 0 and 1; row 2 picks
+    // index 3, past x's two rows: it reads 0 and its cotangent is dropped.
+    let x = Array2::from_shape_fn((2, 3), |(i, j)| (1 + 3 * i + j) as f64);
+    let scores = Array2::from_shape_vec(
+        (4, 4),
+        vec![
+            0.0, 9.0, 0.0, 0.0, //
+            0.0, 9.0, 0.0, 0.0, //
+            0.0, 0.0, 0.0, 9.0, //
+            9.0, 0.0, 0.0, 0.0,
+        ],
+    )
+    .unwrap();
+    let g = take_by_argmax_grad(&x, &scores);
+    // Row 1 picked twice, row 0 once: d/dx = 2·x·(times picked).
+    for ((i, j), v) in g.indexed_iter() {
+        let times = [1.0, 2.0][i];
+        assert_eq!(*v, 2.0 * x[[i, j]] * times, "at ({i}, {j})");
+    }
+}
+
+#[jit]
+fn pick_labels(logits: ArrayView2<f64>, labels: ArrayView1<i64>) -> Array1<f64> {
+    take_along_axis(logits, &labels, Axis(1))
+}
+
+#[jit]
+fn pick_rows(x: ArrayView2<f64>, cols: ArrayView1<i64>) -> Array1<f64> {
+    take_along_axis(x, &cols, Axis(0))
+}
+
+#[test]
+fn take_along_axis_picks_one_element_per_lane() {
+    let x = Array2::from_shape_fn((4, 3), |(i, j)| (10 * i + j) as f64);
+    let labels = Array1::from(vec![2i64, 0, 1, 2]);
+    let got = pick_labels(x.view(), labels.view());
+    for i in 0..4 {
+        assert_eq!(got[i], x[[i, labels[i] as usize]]);
+    }
+    // Along the first axis: x is read with that axis moved last.
+    let rows = Array1::from(vec![3i64, 0, 2]);
+    let got = pick_rows(x.view(), rows.view());
+    for j in 0..3 {
+        assert_eq!(got[j], x[[rows[j] as usize, j]]);
+    }
+    // Out of range (not checked: only `take`'s indices are): 0.
+    let got = pick_labels(x.view(), Array1::from(vec![3i64, -1, 0, 1]).view());
+    assert_eq!(got.to_vec(), vec![0.0, 0.0, 20.0, 31.0]);
+}

@@ -4,6 +4,7 @@
 //! the reference interpreter on the same IR. Add a function here for every op
 //! added to oxla.
 
+use oxla::ndarray::Axis;
 use oxla::{grad, jit, jvp, vjp, vmap};
 
 /// Every unary op, in f32 (the vector loop and the scalar tail).
@@ -148,6 +149,15 @@ pub fn slicing_f64(x: &[f64], y: &[f64]) -> (Vec<f64>, Vec<f64>, f64) {
 pub fn slicing_loss(x: &[f64], y: &[f64]) -> f64 {
     let d = x.slice(s![1..;2]) - x.slice(s![..-1;2]);
     sum(d * d) + sum(concatenate![Axis(0), x, y].sin())
+}
+
+/// A gather (an indexed load fused into the elementwise chain) and its
+/// gradient: a zero fill and a scatter-add, repeated indices accumulating.
+#[jit]
+#[grad(gather_loss_grad, wrt = x)]
+pub fn gather_loss(x: &[f64], ids: &[i64]) -> f64 {
+    let g = take(x, &ids, Axis(0));
+    sum(g * g.sin())
 }
 
 /// A gradient of an array function with respect to two arguments.

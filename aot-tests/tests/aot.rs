@@ -370,6 +370,38 @@ fn slicing_matches_interpreter_and_finite_differences() {
 }
 
 #[test]
+fn gather_matches_interpreter_and_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(10);
+    for (n, m) in [(1usize, 0usize), (1, 3), (5, 8), (1001, 40)] {
+        let x = random(&mut rng, n, -1.0, 1.0);
+        let ids: Vec<i64> = (0..m).map(|_| rng.gen_range(0..n as i64)).collect();
+        let args = || {
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::I64, &ids.iter().map(|i| *i as f64).collect::<Vec<_>>()),
+            ]
+        };
+        let v = gather_loss(&x, &ids);
+        assert_matches("gather_loss", &[vec![v]], &reference(GATHER_LOSS_IR, args()), 1e-13);
+        let g = gather_loss_grad(&x, &ids);
+        let want = reference(GATHER_LOSS_GRAD_IR, args());
+        assert_matches("gather_loss_grad", &[g.clone()], &want, 1e-13);
+        for i in 0..n.min(12) {
+            let mut e = vec![0.0; n];
+            e[i] = 1.0;
+            let fd = central_difference(|x| vec![gather_loss(x, &ids)], &x, &e)[0];
+            assert!(
+                (g[i] - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "∂x{i}: {} vs {fd}",
+                g[i]
+            );
+        }
+    }
+    assert_build_script("gather_loss");
+    assert_build_script("gather_loss_grad");
+}
+
+#[test]
 fn jvp_and_vjp_match_finite_differences() {
     let mut rng = StdRng::seed_from_u64(6);
     for n in [1usize, 5, 64] {

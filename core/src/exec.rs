@@ -342,6 +342,7 @@ impl Program {
         };
         let windowed = kernels.iter().any(|k| {
             k.region().is_some()
+                || k.is_indexed()
                 || k.insts.iter().any(|i| {
                     matches!(&i.kind, crate::kernel::InstKind::Load { offset, .. } if !offset.is_empty())
                 })

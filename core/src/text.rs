@@ -185,6 +185,8 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "slice",
         "pad",
         "concatenate",
+        "gather",
+        "scatter_add",
     ];
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
@@ -281,6 +283,20 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
                 .map_err(|_| format!("bad op `{word}`"))?,
             operands: 0,
         },
+        "gather" | "scatter_add" => {
+            let [axis, batch] = list(arg)?[..] else {
+                return Err(format!("bad op `{word}`: expected [axis,batch]"));
+            };
+            if name == "gather" {
+                Op::Gather { axis, batch }
+            } else {
+                Op::ScatterAdd {
+                    axis,
+                    batch,
+                    shape: out.shape.clone(),
+                }
+            }
+        }
         _ => return Err(format!("unknown op `{word}`")),
     })
 }

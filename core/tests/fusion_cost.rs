@@ -148,3 +148,61 @@ fn a_transcendental_broadcast_over_outer_axes_is_computed_once() {
         }
     }
 }
+
+/// An embedding lookup `tanh(table[ids] * 2)` and its VJP. The lookup is one
+/// kernel over the result `[n, d]` whose indexed load fuses into the
+/// elementwise chain: its domain, its instructions and its launch never
+/// mention the table's row count `v`, so the work is the same for any
+/// table. The gradient adds one zero fill over the table and one
+/// scatter-add over `[n, d]` (no one-hot: no `[n, v, d]` domain anywhere).
+fn lookup() -> Function {
+    let mut f = Function::new("lookup");
+    let (v, n, d) = (Dim::sym("v"), Dim::sym("n"), Dim::sym("d"));
+    let table = f.add_param("table", Type::new(DType::F64, sh(&[v, d.clone()])));
+    let ids = f.add_param("ids", Type::new(DType::I64, sh(&[n])));
+    let g = oxla_core::ops::gather::gather(&mut f, table, ids, 0, 0);
+    let two = f.literal(2.0, DType::F64);
+    let two = f.broadcast(two, f.shape(g).clone(), vec![]);
+    let y = f.mul(g, two);
+    f.outs = vec![f.unary(UnaryOp::Tanh, y)];
+    f
+}
+
+fn mentions(k: &oxla_core::kernel::Kernel, sym: &str) -> bool {
+    k.domain.iter().any(|s| s.syms.iter().any(|x| x == sym))
+}
+
+#[test]
+fn a_gather_costs_one_read_per_result_element() {
+    let f = lookup();
+    let program = fuse(&f).unwrap();
+    assert_eq!(program.kernels.len(), 1, "{}", program.text());
+    let k = &program.kernels[0];
+    assert_eq!(k.domain.len(), 2, "{k}");
+    assert!(!mentions(k, "v"), "{k}");
+    let indexed = k
+        .insts
+        .iter()
+        .filter(|i| matches!(i.kind, InstKind::LoadIndexed { .. }))
+        .count();
+    assert_eq!(indexed, 1, "{k}");
+    assert!(k
+        .insts
+        .iter()
+        .any(|i| matches!(i.kind, InstKind::Unary(UnaryOp::Tanh, _))));
+
+    let g = oxla_core::transforms::vjp(&f);
+    let program = fuse(&g).unwrap();
+    let over_table: Vec<_> = program.kernels.iter().filter(|k| mentions(k, "v")).collect();
+    assert_eq!(over_table.len(), 1, "{}", program.text());
+    // The one kernel over the table is the zero fill.
+    assert!(
+        over_table[0].insts.len() == 1
+            && matches!(over_table[0].insts[0].kind, InstKind::Const(c) if c == 0.0),
+        "{}",
+        over_table[0]
+    );
+    let scatters = program.kernels.iter().filter(|k| k.is_indexed() && k.region().is_some());
+    assert_eq!(scatters.count(), 1, "{}", program.text());
+    assert!(program.kernels.iter().all(|k| k.domain.len() <= 2), "{}", program.text());
+}

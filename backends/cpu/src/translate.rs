@@ -159,6 +159,17 @@ fn validate(k: &Kernel) -> Result<(), String> {
                 }
                 vec![]
             }
+            InstKind::LoadIndexed {
+                arg,
+                strides,
+                index,
+                ..
+            } => {
+                if k.args.get(*arg).is_none_or(|a| a.output) || strides.len() != k.domain.len() {
+                    return Err(format!("v{i}: indexed load of a{arg}, not a fitting input"));
+                }
+                vec![*index]
+            }
             InstKind::Const(_) => vec![],
             InstKind::Size(_) | InstKind::Index(_) => {
                 if inst.ty == DType::Bool {
@@ -173,7 +184,10 @@ fn validate(k: &Kernel) -> Result<(), String> {
         if let Some(a) = operands.iter().find(|a| **a >= i) {
             return Err(format!("v{i} uses v{a}, which is not defined before it"));
         }
-        let float_op = matches!(inst.kind, InstKind::Unary(..) | InstKind::Binary(..));
+        let float_op = matches!(
+            inst.kind,
+            InstKind::Unary(..) | InstKind::Binary(..) | InstKind::LoadIndexed { .. }
+        );
         if float_op && inst.ty == DType::Bool {
             return Err(format!("v{i}: arithmetic on bool"));
         }
@@ -206,6 +220,10 @@ struct VectorPlan {
 /// into storage of that float type.
 fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
     let inner = k.domain.len().checked_sub(1)?;
+    // Positions read from memory: one element at a time, each guarded.
+    if k.is_indexed() {
+        return None;
+    }
     let mut float = None;
     for inst in &k.insts {
         if inst.ty != DType::Bool {
@@ -317,6 +335,12 @@ struct Body<'a> {
     plan: Option<VectorPlan>,
     /// Per inst: true when it does not depend on the innermost coordinate.
     invariant: Vec<bool>,
+    /// Per indexed load, and for a scatter store: the indexed axis's stride
+    /// (elements, i64) and its length (as f64, which indices are loaded as).
+    indexed: Vec<Option<(Value, Value)>>,
+    scatter: Option<(Value, Value)>,
+    /// Inside a `guarded` block (its loads stay below the test).
+    guard_depth: u32,
     ptrs: Vec<Value>,
     extents: Vec<Value>,
     /// Per inst, per axis: element strides of loads (empty for other insts).
@@ -394,10 +418,25 @@ impl<'a> Body<'a> {
             .insts
             .iter()
             .map(|inst| match &inst.kind {
-                InstKind::Load { strides, .. } => strides.iter().map(&mut eval).collect(),
+                InstKind::Load { strides, .. } | InstKind::LoadIndexed { strides, .. } => {
+                    strides.iter().map(&mut eval).collect()
+                }
                 _ => vec![],
             })
             .collect();
+        let indexed: Vec<Option<(Value, Value)>> = k
+            .insts
+            .iter()
+            .map(|inst| match &inst.kind {
+                InstKind::LoadIndexed { stride, bound, .. } => Some((eval(stride), eval(bound))),
+                _ => None,
+            })
+            .collect();
+        let scatter = k
+            .region()
+            .and_then(|r| r.scatter.as_ref())
+            .map(|sc| (eval(&sc.stride), eval(&sc.bound)));
+
         let size_ints: Vec<Option<Value>> = k
             .insts
             .iter()
@@ -412,6 +451,12 @@ impl<'a> Body<'a> {
             .zip(&k.insts)
             .map(|(v, inst)| v.map(|v| b.ins().fcvt_from_sint(scalar_type(inst.ty), v)))
             .collect();
+        // Bounds as f64, the type indices are loaded as.
+        let mut as_f64 = |(stride, bound): (Value, Value)| {
+            (stride, b.ins().fcvt_from_sint(types::F64, bound))
+        };
+        let indexed = indexed.into_iter().map(|x| x.map(&mut as_f64)).collect();
+        let scatter = scatter.map(&mut as_f64);
         let rank = k.domain.len();
         let outer = k.outer_dims();
         let mut out_strides = vec![b.ins().iconst(types::I64, 0); rank];
@@ -438,7 +483,9 @@ impl<'a> Body<'a> {
             .insts
             .iter()
             .map(|inst| match &inst.kind {
-                InstKind::Load { offset, .. } => eval_sum(&mut b, offset),
+                InstKind::Load { offset, .. } | InstKind::LoadIndexed { offset, .. } => {
+                    eval_sum(&mut b, offset)
+                }
                 _ => b.ins().iconst(types::I64, 0),
             })
             .collect();
@@ -476,6 +523,9 @@ impl<'a> Body<'a> {
             helpers: target.helpers,
             plan,
             invariant,
+            indexed,
+            scatter,
+            guard_depth: 0,
             ptrs,
             extents,
             strides,
@@ -505,13 +555,13 @@ impl<'a> Body<'a> {
             vals.push(v);
         }
         for st in &self.k.stores {
-            self.store(
-                st.arg,
-                vals[st.value],
-                self.k.insts[st.value].ty,
-                out,
-                false,
-            );
+            let ty = self.k.insts[st.value].ty;
+            if self.scatter.is_some() {
+                let p = self.address(st.arg, out);
+                self.scatter_add_at(st.arg, vals[st.value], ty, p, 0, &vals);
+                continue;
+            }
+            self.store(st.arg, vals[st.value], ty, out, false);
         }
         Ok(())
     }
@@ -586,7 +636,13 @@ impl<'a> Body<'a> {
         }
         let mut rows = Row::default();
         for (i, inst) in k.insts.iter().enumerate() {
-            if let (InstKind::Load { arg, strides, .. }, false) = (&inst.kind, self.invariant[i]) {
+            let load = match &inst.kind {
+                InstKind::Load { arg, strides, .. } | InstKind::LoadIndexed { arg, strides, .. } => {
+                    Some((arg, strides))
+                }
+                _ => None,
+            };
+            if let (Some((arg, strides)), false) = (load, self.invariant[i]) {
                 let size = k.args[*arg].dtype.size_bytes() as i64;
                 let p = self.address(*arg, bases[i]);
                 let stride = &strides[axis];
@@ -774,7 +830,7 @@ impl<'a> Body<'a> {
                 Some(v) => v,
                 None => {
                     let place = match k.insts[i].kind {
-                        InstKind::Load { .. } => {
+                        InstKind::Load { .. } | InstKind::LoadIndexed { .. } => {
                             let (li, pl) = loads.next().expect("a row load");
                             debug_assert_eq!(*li, i);
                             Some(At::Addr(pl.p, disp(pl)))
@@ -790,6 +846,11 @@ impl<'a> Body<'a> {
             match (accs, acc) {
                 (Some(accs), Some(u)) => self.accumulate(accs.vector[si][u], vals[st.value]),
                 (Some(accs), None) => self.accumulate(accs.scalar[si], vals[st.value]),
+                (None, _) if self.scatter.is_some() => {
+                    let pl = &at.stores[si];
+                    let ty = k.insts[st.value].ty;
+                    self.scatter_add_at(st.arg, vals[st.value], ty, pl.p, disp(pl), &vals);
+                }
                 (None, _) => {
                     let pl = &at.stores[si];
                     let ty = k.insts[st.value].ty;
@@ -1124,6 +1185,19 @@ impl<'a> Body<'a> {
                 };
                 self.load(*arg, ty, p, offset, vector)
             }
+            InstKind::LoadIndexed { arg, index, .. } => {
+                let (p, offset) = match at.expect("a load's address") {
+                    At::Index(index) => (self.address(*arg, index), 0),
+                    At::Addr(p, offset) => (p, offset),
+                };
+                let (stride, bound) = self.indexed[i].expect("computed at entry");
+                let (arg, index) = (*arg, vals[*index]);
+                let value = scalar_type(ty);
+                self.guarded(index, bound, stride, arg, p, Some(value), |s, p| {
+                    let v = s.load(arg, ty, p, offset, false);
+                    vec![v]
+                })[0]
+            }
             InstKind::Const(c) if ty == DType::Bool => {
                 let bit = self.b.ins().iconst(types::I8, (*c != 0.0) as i64);
                 if vector {
@@ -1298,6 +1372,75 @@ impl<'a> Body<'a> {
         Some(self.b.ins().fma(x, y, z))
     }
 
+    /// `then(p + i·stride)` (in bytes of `arg`'s elements) when the index
+    /// value `i` (f64) lies in `0..bound`, else nothing: the one place an
+    /// address is computed from a value read from memory. With `value`
+    /// given, `then` returns one value of that type and the result is it,
+    /// or 0 when `i` is out of range; the loads `then` emits are never
+    /// hoisted above the test (`guard_depth`).
+    #[allow(clippy::too_many_arguments)]
+    fn guarded(
+        &mut self,
+        i: Value,
+        bound: Value,
+        stride: Value,
+        arg: usize,
+        p: Value,
+        value: Option<Type>,
+        then: impl FnOnce(&mut Self, Value) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let zero = self.b.ins().f64const(0.0);
+        let low = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, i, zero);
+        let high = self.b.ins().fcmp(FloatCC::LessThan, i, bound);
+        let inside = self.b.ins().band(low, high);
+        let (yes, done) = (self.b.create_block(), self.b.create_block());
+        let mut otherwise = Vec::new();
+        if let Some(ty) = value {
+            self.b.append_block_param(done, ty);
+            otherwise.push(if ty == types::F64 {
+                self.b.ins().f64const(0.0)
+            } else {
+                self.b.ins().f32const(0.0)
+            });
+        }
+        let args: Vec<ir::BlockArg> = otherwise.iter().map(|v| (*v).into()).collect();
+        self.b.ins().brif(inside, yes, &[], done, &args);
+        self.b.switch_to_block(yes);
+        // In range, so the conversion is exact and the product fits.
+        let at = self.b.ins().fcvt_to_sint(types::I64, i);
+        let at = self.b.ins().imul(at, stride);
+        let bytes = scale(&mut self.b, at, self.k.args[arg].dtype.size_bytes() as i64);
+        let q = self.b.ins().iadd(p, bytes);
+        self.guard_depth += 1;
+        let out = then(self, q);
+        self.guard_depth -= 1;
+        let args: Vec<ir::BlockArg> = out.iter().map(|v| (*v).into()).collect();
+        self.b.ins().jump(done, &args);
+        self.b.switch_to_block(done);
+        self.b.block_params(done).to_vec()
+    }
+
+    /// `[p + offset] += v` for a scatter store, when the store's index lies
+    /// in range (in iteration order: deterministic).
+    fn scatter_add_at(
+        &mut self,
+        arg: usize,
+        v: Value,
+        ty: DType,
+        p: Value,
+        offset: i32,
+        vals: &[Value],
+    ) {
+        let index = self.k.region().and_then(|r| r.scatter.as_ref()).expect("a scatter").index;
+        let (stride, bound) = self.scatter.expect("computed at entry");
+        self.guarded(vals[index], bound, stride, arg, p, None, |s, q| {
+            let old = s.load(arg, ty, q, offset, false);
+            let sum = s.b.ins().fadd(old, v);
+            s.store_at(arg, sum, ty, q, offset, false);
+            vec![]
+        });
+    }
+
     /// The address of element `index` of buffer `arg`.
     fn address(&mut self, arg: usize, index: Value) -> Value {
         let size = self.k.args[arg].dtype.size_bytes() as i64;
@@ -1309,7 +1452,12 @@ impl<'a> Body<'a> {
     /// them from there on in vector mode) as compute type `ty`.
     fn load(&mut self, arg: usize, ty: DType, p: Value, offset: i32, vector: bool) -> Value {
         let dtype = self.k.args[arg].dtype;
-        let f = load_flags();
+        // Under an index test: neither hoisted nor read-only (a scatter
+        // reads what it writes).
+        let f = match self.guard_depth {
+            0 => load_flags(),
+            _ => MemFlagsData::new().with_notrap(),
+        };
         let num = self.num(DType::F32, vector);
         let b = &mut self.b;
         let (v, natural) = match dtype {
@@ -1451,6 +1599,9 @@ fn invariant_insts(k: &Kernel) -> Vec<bool> {
     for inst in &k.insts {
         let v = match &inst.kind {
             InstKind::Load { strides, .. } => strides.last().is_none_or(|s| s.is_zero()),
+            InstKind::LoadIndexed { strides, index, .. } => {
+                strides.last().is_none_or(|s| s.is_zero()) && inv[*index]
+            }
             InstKind::Const(_) | InstKind::Size(_) => true,
             InstKind::Index(axis) => axis + 1 != k.domain.len(),
             InstKind::Unary(_, a) => inv[*a],

@@ -86,6 +86,10 @@ struct Emitter<'k> {
     offsets: Vec<Option<String>>,
     /// A region store's element offset and per-axis strides (`None` = 0).
     region: Option<(Option<String>, Vec<Option<String>>)>,
+    /// Per indexed load, and for a scatter store: the indexed axis's
+    /// stride and length (u64 operands).
+    indexed: Vec<Option<(String, String)>>,
+    scatter: Option<(String, String)>,
 }
 
 impl<'k> Emitter<'k> {
@@ -115,23 +119,37 @@ impl<'k> Emitter<'k> {
             size_vals: Vec::new(),
             offsets: Vec::new(),
             region: None,
+            indexed: Vec::new(),
+            scatter: None,
         };
         // Extents and strides once, before any loop.
         e.extents = k.domain.iter().map(|d| e.size(d)).collect();
         for inst in &k.insts {
             let per_axis = match &inst.kind {
-                InstKind::Load { strides, .. } => strides
+                InstKind::Load { strides, .. } | InstKind::LoadIndexed { strides, .. } => strides
                     .iter()
                     .map(|s| (!s.is_zero()).then(|| e.size(s)))
                     .collect(),
                 _ => Vec::new(),
             };
             e.strides.push(per_axis);
+            let indexed = match &inst.kind {
+                InstKind::LoadIndexed { stride, bound, .. } => {
+                    Some((e.size(stride), e.size(bound)))
+                }
+                _ => None,
+            };
+            e.indexed.push(indexed);
+        }
+        if let Some(sc) = k.region().and_then(|r| r.scatter.as_ref()) {
+            e.scatter = Some((e.size(&sc.stride), e.size(&sc.bound)));
         }
         // Offsets and a region's strides once, before any loop.
         for inst in &k.insts {
             let o = match &inst.kind {
-                InstKind::Load { offset, .. } => e.sum(offset),
+                InstKind::Load { offset, .. } | InstKind::LoadIndexed { offset, .. } => {
+                    e.sum(offset)
+                }
                 _ => None,
             };
             e.offsets.push(o);
@@ -290,6 +308,34 @@ impl<'k> Emitter<'k> {
         }
     }
 
+    /// `off + i·stride` as a u64 register, where the index value `i` (f64)
+    /// lies in `0..bound`; otherwise a branch to `skip`: the one place an
+    /// address is computed from a value read from memory.
+    fn indexed_position(
+        &mut self,
+        i: &Val,
+        (stride, bound): (String, String),
+        off: Option<String>,
+        skip: &str,
+    ) -> String {
+        let (bu, bf, p) = (
+            self.f.reg(Class::B64),
+            self.f.reg(Class::F64),
+            self.f.reg(Class::Pred),
+        );
+        self.f.ins(format!("mov.u64 {bu}, {bound}"));
+        self.f.ins(format!("cvt.rn.f64.u64 {bf}, {bu}"));
+        let zero = values::float_imm(Ty::F64, 0.0);
+        self.f.ins(format!("setp.ge.f64 {p}, {}, {zero}", i.reg));
+        self.f.ins(format!("setp.lt.and.f64 {p}, {}, {bf}, {p}", i.reg));
+        self.f.ins(format!("@!{p} bra {skip}"));
+        let (n, at) = (self.f.reg(Class::B64), self.f.reg(Class::B64));
+        self.f.ins(format!("cvt.rzi.u64.f64 {n}, {}", i.reg));
+        let off = off.unwrap_or_else(|| "0".to_string());
+        self.f.ins(format!("mad.lo.u64 {at}, {n}, {stride}, {off}"));
+        at
+    }
+
     /// Evaluate every instruction at `coords`.
     fn eval(&mut self, coords: &[Coord]) -> Vec<Val> {
         let mut vals: Vec<Val> = Vec::with_capacity(self.k.insts.len());
@@ -311,6 +357,29 @@ impl<'k> Emitter<'k> {
                     } else {
                         values::round_to(&mut self.f, v, inst.ty)
                     }
+                }
+                InstKind::LoadIndexed { arg, index, .. } => {
+                    // 0 unless the index is in range.
+                    let d = self.f.reg(ty.class());
+                    let zero = values::float_imm(ty, 0.0);
+                    self.f.ins(format!("mov.{} {d}, {zero}", ty.suffix()));
+                    let skip = self.f.new_label("gather_skip");
+                    let strides = self.strides[i].clone();
+                    let off = self.linear(self.offsets[i].clone(), coords, &strides);
+                    let axis = self.indexed[i].clone().expect("computed at entry");
+                    let at = self.indexed_position(&vals[*index], axis, off, &skip);
+                    let dtype = self.k.args[*arg].dtype;
+                    let base = self.bases[*arg].clone();
+                    let addr = self.address(&base, Some(&at), dtype.size_bytes());
+                    let v = values::load(&mut self.f, dtype, &addr);
+                    let v = convert(&mut self.f, &v, ty);
+                    let v = match dtype == inst.ty {
+                        true => v,
+                        false => values::round_to(&mut self.f, v, inst.ty),
+                    };
+                    self.f.ins(format!("mov.{} {d}, {}", ty.suffix(), v.reg));
+                    self.f.place_label(&skip);
+                    Val { ty, reg: d }
                 }
                 InstKind::Const(c) => ops::constant(&mut self.f, ty, inst.ty.round(*c)),
                 InstKind::Unary(op, a) => {
@@ -405,7 +474,27 @@ impl<'k> Emitter<'k> {
             Err(_) => at,
         };
         for st in &self.k.stores {
-            self.store(st.arg, &at, &vals[st.value]);
+            match (self.scatter.clone(), self.k.region().and_then(|r| r.scatter.as_ref())) {
+                (Some(axis), Some(sc)) => {
+                    // Atomic: iterations adding to one element run in no
+                    // fixed order (the sum's rounding may differ per run).
+                    let skip = self.f.new_label("scatter_skip");
+                    let at = self.indexed_position(&vals[sc.index], axis, Some(at.clone()), &skip);
+                    let dtype = self.k.args[st.arg].dtype;
+                    let t = Ty::of(dtype).expect("validated: f32 or f64");
+                    let base = self.bases[st.arg].clone();
+                    let addr = self.address(&base, Some(&at), dtype.size_bytes());
+                    let v = convert(&mut self.f, &vals[st.value], t);
+                    let old = self.f.reg(t.class());
+                    self.f.ins(format!(
+                        "atom.global.add.{} {old}, [{addr}], {}",
+                        t.suffix(),
+                        v.reg
+                    ));
+                    self.f.place_label(&skip);
+                }
+                _ => self.store(st.arg, &at, &vals[st.value]),
+            }
         }
         self.f.ins(format!("add.u64 {idx}, {idx}, {step}"));
         self.f.ins(format!("bra {top}"));

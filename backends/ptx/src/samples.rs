@@ -607,6 +607,7 @@ fn reductions() -> Vec<Kernel> {
     let region = Region {
         offset: vec![sym("m"), c(1)],
         strides: vec![m2, c(1)],
+        scatter: None,
     };
     out.push(b.store_region(1, x, region).build());
     let mut b = Builder::new(
@@ -620,6 +621,7 @@ fn reductions() -> Vec<Kernel> {
     let region = Region {
         offset: vec![sym("k")],
         strides: vec![],
+        scatter: None,
     };
     out.push(b.store_region(1, x, region).build());
     // The fused sum(x*2*y + z) of the design, and a second sum in the same pass.

@@ -42,6 +42,14 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
                 }
                 Vec::new()
             }
+            InstKind::LoadIndexed { arg, index, .. } => {
+                match k.args.get(*arg) {
+                    Some(a) if !a.output && inst.ty != oxla_core::DType::Bool => {}
+                    _ => return err(format!("v{i} loads a{arg}, not a float input")),
+                }
+                // Strides, sizes and the index load: `check_sizes`.
+                vec![*index]
+            }
             InstKind::Const(_) => Vec::new(),
             InstKind::Size(s) => {
                 if !known(s) || inst.ty == oxla_core::DType::Bool {
@@ -77,6 +85,14 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
         }
         if st.value >= k.insts.len() {
             return err(format!("a store of undefined value v{}", st.value));
+        }
+        let scatter = k.region().is_some_and(|r| r.scatter.is_some());
+        let float = matches!(k.args[st.arg].dtype, oxla_core::DType::F32 | oxla_core::DType::F64);
+        if scatter && !float {
+            return err(format!(
+                "a scatter-add into {} (the atomic add is emitted for f32 and f64 only)",
+                k.args[st.arg].dtype
+            ));
         }
     }
     Ok(())

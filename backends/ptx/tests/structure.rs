@@ -232,3 +232,26 @@ fn size_and_index_lower_to_conversions() {
     bad.insts[i].kind = InstKind::Size(samples::sym("q"));
     assert!(emit_kernel(&bad, Arch::Sm80).is_err());
 }
+
+/// A gather's load waits behind a test of its index, and the gradient's
+/// scatter-add adds with `atom.global.add` (f64 and f32); an f16 result,
+/// which has no atomic add here, is refused with a clear error.
+#[test]
+fn a_gather_is_guarded_and_its_transpose_adds_atomically() {
+    for dtype in ["f64", "f32", "f16"] {
+        let f = oxla_core::text::parse(&format!(
+            "fn lookup(x %0: {dtype}[v, d], ids %1: i64[n]) {{\n  %2: {dtype}[n, d] = gather[0,0] %0 %1\n  return %2\n}}"
+        ))
+        .unwrap();
+        let g = oxla_core::transforms::vjp(&f);
+        let gather = oxla_core::kernel::fusion::fuse(&f).unwrap().kernels;
+        let ptx = emit_module(&gather, Arch::Sm90).unwrap();
+        assert!(ptx.contains("setp.lt.and.f64") && ptx.contains("gather_skip"), "{ptx}");
+        let scatter = oxla_core::kernel::fusion::fuse(&g).unwrap().kernels;
+        match (dtype, emit_module(&scatter, Arch::Sm90)) {
+            ("f16", Err(e)) => assert!(e.contains("scatter-add into f16"), "{e}"),
+            (_, Ok(ptx)) => assert!(ptx.contains(&format!("atom.global.add.{dtype}")), "{ptx}"),
+            (_, Err(e)) => panic!("{dtype}: {e}"),
+        }
+    }
+}

@@ -4,7 +4,9 @@
 //! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
 //! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
 //! regroups axes, an operand of `dot_general` that is not already a
-//! plain load, a transcendental expression that a broadcast would
+//! plain load, the operand and the indices of a gather (an indexed load),
+//! a scatter-add's result (a zero fill, then a kernel that adds into it),
+//! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
 //! literals, broadcasts, transposes — is computed inside the kernel of each
@@ -16,7 +18,7 @@
 //! domain axes; an axis whose coordinate is always 0 (a unit axis a reshape
 //! removed) maps to [`ZERO`].
 
-use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Store, ValueId};
+use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scatter, Store, ValueId};
 use crate::exec::{BufferInfo, Launch, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
@@ -135,6 +137,7 @@ fn assemble(
         let cmap: Vec<usize> = (0..shape.rank()).collect();
         let value = b.value(x, &cmap);
         let region = Region {
+            scatter: None,
             offset: offset_terms(starts, &out_strides),
             strides: out_strides
                 .iter()
@@ -166,7 +169,71 @@ fn assemble(
             }
             out
         }
+        Op::ScatterAdd { axis, batch, .. } => {
+            let mut zeros = KernelBuilder::new(f, defs, materialized);
+            zeros.domain = f.shape(e.out).0.iter().map(Size::of).collect();
+            let zero = zeros.inst(dtype, InstKind::Const(0.0));
+            // Over the updates' shape: each element added at its indexed
+            // position (the gather's, read backwards).
+            let (u, idx) = (e.ins[0], e.ins[1]);
+            let mut b = KernelBuilder::new(f, defs, materialized);
+            let us = f.shape(u);
+            b.domain = us.0.iter().map(Size::of).collect();
+            let cmap: Vec<usize> = (0..us.rank()).collect();
+            let value = b.value(u, &cmap);
+            let index = b.index_value(idx, &index_cmap(f, idx, *axis, *batch, &cmap));
+            let n_idx = f.shape(idx).rank() - batch;
+            let strides = (0..us.rank())
+                .map(|k| match k {
+                    k if k < *axis => out_strides[k].clone(),
+                    k if k < axis + n_idx => Size::zero(),
+                    k => out_strides[k + 1 - n_idx].clone(),
+                })
+                .collect();
+            let region = Region {
+                offset: Vec::new(),
+                strides,
+                scatter: Some(Scatter {
+                    index,
+                    stride: out_strides[*axis].clone(),
+                    bound: Size::of(&f.shape(e.out).0[*axis]),
+                }),
+            };
+            vec![
+                zeros.finish(zero, dtype, None),
+                b.finish(value, dtype, Some(region)),
+            ]
+        }
         _ => unreachable!("internal error: {} is not assembled", e.op),
+    }
+}
+
+/// For a gather's (or scatter-add's) indices: the domain axis of each index
+/// axis, given `cmap` of the gathered value's axes (the shared leading
+/// axes are the value's first; the others sit at `axis..`).
+fn index_cmap(f: &Function, idx: Var, axis: usize, batch: usize, cmap: &[usize]) -> Vec<usize> {
+    (0..f.shape(idx).rank())
+        .map(|k| if k < batch { cmap[k] } else { cmap[axis + k - batch] })
+        .collect()
+}
+
+/// The integer value an index array is read from: below transposes,
+/// broadcasts, unit-axis reshapes and `stop_gradient`, which become the
+/// index load's strides (`KernelBuilder::index_value`).
+fn index_base(f: &Function, defs: &[Option<usize>], v: Var) -> Var {
+    let Some(e) = defs[v.index()].map(|i| &f.eqns[i]) else {
+        return v;
+    };
+    match &e.op {
+        Op::Transpose { .. } | Op::Broadcast { .. } | Op::StopGradient => {
+            index_base(f, defs, e.ins[0])
+        }
+        Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_some() => {
+            index_base(f, defs, e.ins[0])
+        }
+        // A regrouping reshape reads its operand's buffer.
+        Op::Reshape { .. } => e.ins[0],
+        _ => v,
     }
 }
 
@@ -203,6 +270,17 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             // A slice is a load of its operand's buffer at an offset.
             Op::Slice { .. } => m[e.ins[0].index()] = true,
             Op::Pad { .. } | Op::Concatenate { .. } => m[e.out.index()] = true,
+            // A gather loads its operand's buffer at positions read from
+            // the index buffer; a scatter-add is a zero fill and a kernel
+            // that adds into its result.
+            Op::Gather { .. } => {
+                m[e.ins[0].index()] = true;
+                m[index_base(f, defs, e.ins[1]).index()] = true;
+            }
+            Op::ScatterAdd { .. } => {
+                m[e.out.index()] = true;
+                m[index_base(f, defs, e.ins[1]).index()] = true;
+            }
             // A conversion to an integer is always a store's conversion (the
             // one place a kernel makes an integer); a consumer loads the
             // integer buffer, widened, as it loads an integer parameter.
@@ -567,13 +645,42 @@ impl<'a> KernelBuilder<'a> {
                 let offset = offset_terms(starts, &base);
                 self.load_at(x, &strides, offset, cmap)
             }
+            Op::Gather { axis, batch } => {
+                let (x, idx) = (e.ins[0], e.ins[1]);
+                let index = self.index_value(idx, &index_cmap(self.f, idx, *axis, *batch, cmap));
+                let n_idx = self.f.shape(idx).rank() - batch;
+                let xs = self.f.shape(x);
+                // The picked axis moves by the index, not by a loop.
+                let xcmap: Vec<usize> = (0..xs.rank())
+                    .map(|k| match k {
+                        k if k < *axis => cmap[k],
+                        k if k == *axis => ZERO,
+                        k => cmap[k - 1 + n_idx],
+                    })
+                    .collect();
+                let strides = xs.strides();
+                let (stride, bound) = (strides[*axis].clone(), Size::of(&xs.0[*axis]));
+                let (arg, strides) = self.load_args(x, &strides, &xcmap);
+                self.inst(
+                    dtype,
+                    InstKind::LoadIndexed {
+                        arg,
+                        strides,
+                        offset: Vec::new(),
+                        index,
+                        stride,
+                        bound,
+                    },
+                )
+            }
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
             | Op::Dot
             | Op::DotGeneral(_)
             | Op::Pad { .. }
-            | Op::Concatenate { .. } => self.load(v, cmap),
+            | Op::Concatenate { .. }
+            | Op::ScatterAdd { .. } => self.load(v, cmap),
         };
         self.memo.insert(key, id);
         id
@@ -591,6 +698,49 @@ impl<'a> KernelBuilder<'a> {
         self.load_at(v, buf_strides, Vec::new(), cmap)
     }
 
+    /// An index array's element at the iteration point, as an `f64` load of
+    /// its integer buffer (below the layout ops `index_base` looks through).
+    fn index_value(&mut self, v: Var, cmap: &[usize]) -> ValueId {
+        let f = self.f;
+        let e = match self.defs[v.index()].map(|i| &f.eqns[i]) {
+            Some(e) if !self.materialized[v.index()] => e,
+            _ => {
+                let outer = self.widen_to.replace(crate::dtype::DType::F64);
+                let id = self.load(v, cmap);
+                self.widen_to = outer;
+                return id;
+            }
+        };
+        match &e.op {
+            Op::Transpose { perm } => {
+                let mut inner = vec![ZERO; perm.len()];
+                for (i, p) in perm.iter().enumerate() {
+                    inner[*p] = cmap[i];
+                }
+                self.index_value(e.ins[0], &inner)
+            }
+            Op::Broadcast { dims, .. } => {
+                let inner: Vec<usize> = dims.iter().map(|d| cmap[*d]).collect();
+                self.index_value(e.ins[0], &inner)
+            }
+            Op::StopGradient => self.index_value(e.ins[0], cmap),
+            Op::Reshape { shape } => match unit_remap(f.shape(e.ins[0]), shape) {
+                Some(map) => {
+                    let inner: Vec<usize> =
+                        map.iter().map(|r| r.map_or(ZERO, |r| cmap[r])).collect();
+                    self.index_value(e.ins[0], &inner)
+                }
+                None => {
+                    let outer = self.widen_to.replace(crate::dtype::DType::F64);
+                    let id = self.load_strided(e.ins[0], &shape.strides(), cmap);
+                    self.widen_to = outer;
+                    id
+                }
+            },
+            _ => panic!("internal error: index array {v} is not materialized"),
+        }
+    }
+
     /// `load_strided` from element `offset` (a sum of sizes) on.
     fn load_at(
         &mut self,
@@ -599,6 +749,25 @@ impl<'a> KernelBuilder<'a> {
         offset: Vec<Size>,
         cmap: &[usize],
     ) -> ValueId {
+        let (arg, strides) = self.load_args(v, buf_strides, cmap);
+        let dtype = match self.widen_to {
+            Some(to) if !self.f.dtype(v).is_float() => to,
+            _ => self.f.dtype(v),
+        };
+        self.inst(
+            dtype,
+            InstKind::Load {
+                arg,
+                strides,
+                offset,
+            },
+        )
+    }
+
+    /// The arg of materialized `v` (added to the inputs) and the strides,
+    /// one per domain axis, of reading it through `buf_strides` (axis `k`
+    /// of `v` at domain axis `cmap[k]`).
+    fn load_args(&mut self, v: Var, buf_strides: &[Size], cmap: &[usize]) -> (usize, Vec<Size>) {
         let arg = match self.inputs.iter().position(|x| *x == v) {
             Some(i) => i,
             None => {
@@ -619,18 +788,7 @@ impl<'a> KernelBuilder<'a> {
                 }
             })
             .collect();
-        let dtype = match self.widen_to {
-            Some(to) if !self.f.dtype(v).is_float() => to,
-            _ => self.f.dtype(v),
-        };
-        self.inst(
-            dtype,
-            InstKind::Load {
-                arg,
-                strides,
-                offset,
-            },
-        )
+        (arg, strides)
     }
 
     fn finish(
@@ -664,12 +822,24 @@ impl<'a> KernelBuilder<'a> {
                         syms.extend(s.syms.iter().cloned());
                     }
                 }
+                InstKind::LoadIndexed {
+                    strides,
+                    offset,
+                    stride,
+                    bound,
+                    ..
+                } => {
+                    for s in strides.iter().chain(offset).chain([stride, bound]) {
+                        syms.extend(s.syms.iter().cloned());
+                    }
+                }
                 InstKind::Size(s) => syms.extend(s.syms.iter().cloned()),
                 _ => {}
             }
         }
         if let Some(r) = &region {
-            for s in r.strides.iter().chain(&r.offset) {
+            let scatter = r.scatter.iter().flat_map(|sc| [&sc.stride, &sc.bound]);
+            for s in r.strides.iter().chain(&r.offset).chain(scatter) {
                 syms.extend(s.syms.iter().cloned());
             }
         }

@@ -41,7 +41,7 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
         .insts
         .iter()
         .map(|inst| match &inst.kind {
-            InstKind::Load { strides, .. } => strides
+            InstKind::Load { strides, .. } | InstKind::LoadIndexed { strides, .. } => strides
                 .iter()
                 .map(|s| kernel.eval_size(s, sizes) as usize)
                 .collect(),
@@ -52,7 +52,9 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
         .insts
         .iter()
         .map(|inst| match &inst.kind {
-            InstKind::Load { offset, .. } => kernel.eval_offset(offset, sizes) as usize,
+            InstKind::Load { offset, .. } | InstKind::LoadIndexed { offset, .. } => {
+                kernel.eval_offset(offset, sizes) as usize
+            }
             _ => 0,
         })
         .collect();
@@ -65,6 +67,19 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
             .collect();
         (kernel.eval_offset(&r.offset, sizes) as usize, strides)
     });
+    // Per indexed load, and for a scatter store: (stride, bound).
+    let indexed = |stride: &crate::shape::Size, bound: &crate::shape::Size| {
+        (
+            kernel.eval_size(stride, sizes) as usize,
+            kernel.eval_size(bound, sizes),
+        )
+    };
+    let scatter = kernel
+        .region()
+        .and_then(|r| r.scatter.as_ref())
+        .map(|sc| (sc.index, indexed(&sc.stride, &sc.bound)));
+    // The element `index` picks along the axis, if it is in range.
+    let pick = |i: f64, bound: u64| (i >= 0.0 && i < bound as f64).then_some(i as usize);
     let outer = kernel.outer_dims();
     let n_outer: usize = extents[..outer].iter().product();
     let n_inner: usize = extents[outer..].iter().product();
@@ -112,6 +127,28 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                     }
                     InstKind::Size(_) => sizes_f[i],
                     InstKind::Index(axis) => coord[*axis] as f64,
+                    InstKind::LoadIndexed {
+                        arg,
+                        index,
+                        stride,
+                        bound,
+                        ..
+                    } => {
+                        let (stride, bound) = indexed(stride, bound);
+                        match pick(vals[*index], bound) {
+                            None => 0.0,
+                            Some(p) => {
+                                let idx: usize = offsets[i]
+                                    + p * stride
+                                    + coord
+                                        .iter()
+                                        .zip(&strides[i])
+                                        .map(|(c, s)| c * s)
+                                        .sum::<usize>();
+                                read_raw(args[*arg], kernel.args[*arg].dtype, idx)
+                            }
+                        }
+                    }
                 };
                 vals[i] = inst.ty.round(v);
             }
@@ -129,7 +166,17 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                             offset + coord.iter().zip(strides).map(|(c, s)| c * s).sum::<usize>()
                         }
                     };
-                    write_raw(args[st.arg], kernel.args[st.arg].dtype, at, vals[st.value]);
+                    let dtype = kernel.args[st.arg].dtype;
+                    match scatter {
+                        None => write_raw(args[st.arg], dtype, at, vals[st.value]),
+                        Some((index, (stride, bound))) => {
+                            if let Some(p) = pick(vals[index], bound) {
+                                let at = at + p * stride;
+                                let sum = read_raw(args[st.arg], dtype, at) + vals[st.value];
+                                write_raw(args[st.arg], dtype, at, dtype.compute_type().round(sum));
+                            }
+                        }
+                    }
                 }
             }
         }

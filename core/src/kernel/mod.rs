@@ -89,6 +89,27 @@ pub enum InstKind {
     /// The iteration's coordinate along domain axis `axis` as a float of the
     /// inst's type (rounded to it, like any value).
     Index(usize),
+    /// An indirect load (a gather): like `Load`, plus `i · stride` where `i`
+    /// is the value of inst `index` (an integer buffer loaded as `f64`,
+    /// exact below 2^53), when `0 <= i < bound`. Any other `i` reads nothing
+    /// and gives 0, so no index, however computed, reads outside the buffer.
+    LoadIndexed {
+        arg: usize,
+        strides: Vec<Size>,
+        offset: Vec<Size>,
+        index: ValueId,
+        stride: Size,
+        bound: Size,
+    },
+}
+
+/// The indexed part of a scatter-add store (see `Region::scatter`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scatter {
+    /// The inst whose value is the index (as in `InstKind::LoadIndexed`).
+    pub index: ValueId,
+    pub stride: Size,
+    pub bound: Size,
 }
 
 /// How a reduction kernel combines the values over its reduced axes.
@@ -156,6 +177,12 @@ pub struct Region {
     pub offset: Vec<Size>,
     /// One per domain axis.
     pub strides: Vec<Size>,
+    /// A scatter-add: the store *adds* its value at `i · stride` past the
+    /// region's position, `i` the value of `index`, when `0 <= i < bound`;
+    /// other indices add nothing. Several iterations may add to one element:
+    /// the CPU and the interpreters add in iteration order (deterministic),
+    /// PTX adds with atomics in no fixed order.
+    pub scatter: Option<Scatter>,
 }
 
 /// The value of a sum of sizes (an offset) under `eval`.
@@ -191,12 +218,19 @@ impl Kernel {
                 if extents.contains(&0) {
                     return 0;
                 }
-                let last: u64 = r
+                let mut last: u64 = r
                     .strides
                     .iter()
                     .zip(&extents)
                     .map(|(s, e)| self.eval_size(s, sizes) * (*e as u64 - 1))
                     .sum();
+                if let Some(sc) = &r.scatter {
+                    let bound = self.eval_size(&sc.bound, sizes);
+                    if bound == 0 {
+                        return 0;
+                    }
+                    last += self.eval_size(&sc.stride, sizes) * (bound - 1);
+                }
                 (self.eval_offset(&r.offset, sizes) + last) as usize + 1
             }
         }
@@ -237,21 +271,37 @@ impl Kernel {
         }
         let mut need = 0usize;
         for inst in &self.insts {
-            if let InstKind::Load {
-                arg: a,
-                strides,
-                offset,
-            } = &inst.kind
-            {
-                if *a == arg {
-                    let last: u64 = strides
-                        .iter()
-                        .zip(&extents)
-                        .map(|(s, e)| self.eval_size(s, sizes) * (e - 1))
-                        .sum();
-                    let last = last + self.eval_offset(offset, sizes);
-                    need = need.max(last as usize + 1);
+            let (a, strides, offset, indexed) = match &inst.kind {
+                InstKind::Load {
+                    arg,
+                    strides,
+                    offset,
+                } => (arg, strides, offset, 0),
+                InstKind::LoadIndexed {
+                    arg,
+                    strides,
+                    offset,
+                    stride,
+                    bound,
+                    ..
+                } => {
+                    let bound = self.eval_size(bound, sizes);
+                    if bound == 0 {
+                        // Reads nothing.
+                        continue;
+                    }
+                    (arg, strides, offset, self.eval_size(stride, sizes) * (bound - 1))
                 }
+                _ => continue,
+            };
+            if *a == arg {
+                let last: u64 = strides
+                    .iter()
+                    .zip(&extents)
+                    .map(|(s, e)| self.eval_size(s, sizes) * (e - 1))
+                    .sum();
+                let last = last + self.eval_offset(offset, sizes) + indexed;
+                need = need.max(last as usize + 1);
             }
         }
         need
@@ -313,6 +363,11 @@ impl Kernel {
             {
                 return Err("a region store needs a map kernel and known sizes".into());
             }
+            if let Some(sc) = &r.scatter {
+                if !(known(&sc.stride) && known(&sc.bound) && self.is_index_value(sc.index)) {
+                    return Err("a scatter store needs known sizes and an index load".into());
+                }
+            }
         }
         if !region {
             return Err("the stores of a kernel write different regions".into());
@@ -324,6 +379,20 @@ impl Kernel {
                 } => strides.iter().chain(offset).all(known),
                 InstKind::Size(s) => known(s),
                 InstKind::Index(axis) => *axis < self.domain.len(),
+                InstKind::LoadIndexed {
+                    strides,
+                    offset,
+                    index,
+                    stride,
+                    bound,
+                    ..
+                } => {
+                    strides.iter().chain(offset).all(known)
+                        && known(stride)
+                        && known(bound)
+                        && *index < i
+                        && self.is_index_value(*index)
+                }
                 _ => true,
             };
             if !ok {
@@ -333,6 +402,30 @@ impl Kernel {
             }
         }
         Ok(())
+    }
+
+    /// Whether inst `v` is a plain load of an integer buffer as `f64`: what
+    /// an indexed load or store takes its index from.
+    pub fn is_index_value(&self, v: ValueId) -> bool {
+        match self.insts.get(v) {
+            Some(Inst {
+                ty: DType::F64,
+                kind: InstKind::Load { arg, .. },
+            }) => self
+                .args
+                .get(*arg)
+                .is_some_and(|a| !a.output && matches!(a.dtype, DType::I32 | DType::I64)),
+            _ => false,
+        }
+    }
+
+    /// Whether the kernel reads or writes at positions read from memory.
+    pub fn is_indexed(&self) -> bool {
+        self.region().is_some_and(|r| r.scatter.is_some())
+            || self
+                .insts
+                .iter()
+                .any(|i| matches!(i.kind, InstKind::LoadIndexed { .. }))
     }
 
     /// The canonical text, without the name: the kernel's identity.
@@ -382,6 +475,25 @@ impl Kernel {
                 InstKind::Select(c, a, b) => writeln!(s, "select v{c} v{a} v{b}"),
                 InstKind::Size(z) => writeln!(s, "size {z}"),
                 InstKind::Index(axis) => writeln!(s, "index {axis}"),
+                InstKind::LoadIndexed {
+                    arg,
+                    strides,
+                    offset,
+                    index,
+                    stride,
+                    bound,
+                } => {
+                    let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
+                    let off = match offset.is_empty() {
+                        true => String::new(),
+                        false => format!(" offset {}", sum_text(offset)),
+                    };
+                    writeln!(
+                        s,
+                        "load a{arg} strides[{}]{off} at v{index}*{stride} below {bound}",
+                        st.join(", ")
+                    )
+                }
             };
         }
         for st in &self.stores {
@@ -394,6 +506,9 @@ impl Kernel {
                     sum_text(&r.offset),
                     st.join(", ")
                 );
+                if let Some(sc) = &r.scatter {
+                    let _ = write!(s, " add at v{}*{} below {}", sc.index, sc.stride, sc.bound);
+                }
             }
             s.push('\n');
         }

@@ -6,6 +6,7 @@ pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
 pub mod erf;
+pub mod gather;
 pub mod layout;
 pub mod reduce;
 pub mod slicing;
@@ -103,6 +104,19 @@ pub enum Op {
         axis: usize,
         operands: usize,
     },
+    /// `x` picked along `axis` by an integer index array, the leading
+    /// `batch` axes of both paired (see `gather`).
+    Gather {
+        axis: usize,
+        batch: usize,
+    },
+    /// Zeros of `shape` plus the updates added at the indexed positions
+    /// along `axis` (the transpose of `Gather`).
+    ScatterAdd {
+        axis: usize,
+        batch: usize,
+        shape: Shape,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -118,8 +132,11 @@ pub enum FusionKind {
     /// under another shape (reshape), or at an offset (slice).
     Layout,
     /// Materialized by kernels that each store into a region of it (pad,
-    /// concatenate).
+    /// concatenate, scatter_add).
     Assemble,
+    /// A load of a materialized operand at positions read from a
+    /// materialized index array (gather).
+    Indexed,
 }
 
 impl Op {
@@ -137,7 +154,12 @@ impl Op {
             | Op::Convert { .. }
             | Op::Slice { .. }
             | Op::Pad { .. } => 1,
-            Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) => 2,
+            Op::Binary(_)
+            | Op::Cmp(_)
+            | Op::Dot
+            | Op::DotGeneral(_)
+            | Op::Gather { .. }
+            | Op::ScatterAdd { .. } => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
         }
@@ -204,6 +226,10 @@ impl Op {
                 steps,
             } => slicing::pad_infer(ins[0], shape, starts, steps),
             Op::Concatenate { axis, .. } => slicing::concatenate_infer(ins, *axis),
+            Op::Gather { axis, batch } => gather::gather_infer(ins[0], ins[1], *axis, *batch),
+            Op::ScatterAdd { axis, batch, shape } => {
+                gather::scatter_add_infer(ins[0], ins[1], *axis, *batch, shape)
+            }
             Op::DimSize { dtype, .. } => {
                 if !dtype.is_float() {
                     return Err(format!("dim_size needs a float type, got {dtype}"));
@@ -279,6 +305,12 @@ impl Op {
                 slicing::pad_eval(ins[0], out_shape, starts, steps, env)
             }
             Op::Concatenate { axis, .. } => slicing::concatenate_eval(ins, *axis, out_shape),
+            Op::Gather { axis, batch } => {
+                gather::gather_eval(ins[0], ins[1], *axis, *batch, out_shape)
+            }
+            Op::ScatterAdd { axis, batch, .. } => {
+                gather::scatter_add_eval(ins[0], ins[1], *axis, *batch, out_shape)
+            }
         }
     }
 
@@ -318,6 +350,13 @@ impl Op {
                 steps,
             } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
             Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
+            // Linear in the float operand, with the same indices.
+            Op::Gather { axis, batch } => {
+                t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch))
+            }
+            Op::ScatterAdd { axis, batch, shape } => t[0].map(|t| {
+                gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone())
+            }),
         }
     }
 
@@ -345,6 +384,8 @@ impl Op {
             | Op::Slice { .. }
             | Op::Pad { .. }
             | Op::Concatenate { .. } => true,
+            // The indices carry no derivative.
+            Op::Gather { .. } | Op::ScatterAdd { .. } => i == 0,
         }
     }
 
@@ -401,6 +442,18 @@ impl Op {
             ))],
             Op::Concatenate { axis, .. } => {
                 slicing::concatenate_transpose(f, known, types, *axis, ct)
+            }
+            Op::Gather { axis, batch } => {
+                let idx = known[1].expect("internal error: gather indices must be known");
+                let shape = types[0].shape.clone();
+                vec![
+                    Some(gather::scatter_add(f, ct, idx, *axis, *batch, shape)),
+                    None,
+                ]
+            }
+            Op::ScatterAdd { axis, batch, .. } => {
+                let idx = known[1].expect("internal error: scatter_add indices must be known");
+                vec![Some(gather::gather(f, ct, idx, *axis, *batch)), None]
             }
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
@@ -490,6 +543,12 @@ impl Op {
             Op::Concatenate { axis, .. } => {
                 slicing::concatenate_batch(f, ins, batched, *axis, size)
             }
+            Op::Gather { axis, batch } => {
+                gather::gather_batch(f, ins, batched, *axis, *batch, size)
+            }
+            Op::ScatterAdd { axis, batch, shape } => {
+                gather::scatter_add_batch(f, ins, batched, *axis, *batch, shape, size)
+            }
         }
     }
 
@@ -506,7 +565,10 @@ impl Op {
             | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
             Op::Transpose { .. } | Op::Reshape { .. } | Op::Slice { .. } => FusionKind::Layout,
-            Op::Pad { .. } | Op::Concatenate { .. } => FusionKind::Assemble,
+            Op::Pad { .. } | Op::Concatenate { .. } | Op::ScatterAdd { .. } => {
+                FusionKind::Assemble
+            }
+            Op::Gather { .. } => FusionKind::Indexed,
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
@@ -556,6 +618,8 @@ impl fmt::Display for Op {
                 write!(f, "pad[{}]", slicing::window_text(starts, steps))
             }
             Op::Concatenate { axis, .. } => write!(f, "concatenate[{axis}]"),
+            Op::Gather { axis, batch } => write!(f, "gather[{axis},{batch}]"),
+            Op::ScatterAdd { axis, batch, .. } => write!(f, "scatter_add[{axis},{batch}]"),
         }
     }
 }

@@ -11,7 +11,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
+mod gather_cases;
 mod slicing_cases;
+pub use gather_cases::gather_cases;
 pub use slicing_cases::slicing_cases;
 
 pub const F: DType = DType::F64;
@@ -271,6 +273,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.push(case("dot", f, vec![ANY], vec![]));
     cases.extend(nd_cases(n));
     cases.extend(slicing_cases(n));
+    cases.extend(gather_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -919,6 +922,10 @@ macro_rules! family_tests {
         fn slicing() {
             $check("slicing");
         }
+        #[test]
+        fn gather() {
+            $check("gather");
+        }
     };
 }
 #[allow(unused_imports)]
@@ -1266,6 +1273,8 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::Slice { .. } => "slice",
         Op::Pad { .. } => "pad",
         Op::Concatenate { .. } => "concatenate",
+        Op::Gather { .. } => "gather",
+        Op::ScatterAdd { .. } => "scatter_add",
     }
 }
 
@@ -1291,6 +1300,8 @@ pub const OP_KINDS: &[&str] = &[
     "slice",
     "pad",
     "concatenate",
+    "gather",
+    "scatter_add",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1341,6 +1352,7 @@ pub const FAMILIES: &[&str] = &[
     "unit_broadcast",
     "special",
     "slicing",
+    "gather",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another

@@ -670,6 +670,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                 let x = &ins[0];
                 quote!(#x)
             }
+            // The picked-from array and a scatter's result have rank >= 1.
+            Op::Gather { .. } | Op::ScatterAdd { .. } => {
+                unreachable!("internal error: {} in straight-line code", e.op)
+            }
             Op::Dot | Op::DotGeneral(_) => {
                 let (x, y) = (&ins[0], &ins[1]);
                 quote!(#x * #y)

@@ -13,8 +13,8 @@
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | max, exp, sum, log with `stop_gradient` on the max |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
 //! | `stop_gradient(x)` | `stop_gradient` |
-//! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `convert`, `iota`, `select`, `reduce_sum` |
-//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (integer indices, any shape) | `broadcast`, `convert`, `iota`, `select`, `reduce_sum` |
+//! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `gather` with shared leading axes (+ `transpose`) |
+//! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (integer indices, any shape) | `gather` |
 //! | `x.slice(s![..])`, `concatenate(..)`, `stack(..)` and their macros | see `slicing` |
 //!
 //! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
@@ -645,10 +645,11 @@ impl Lowerer<'_> {
     /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
     /// one index per lane along axis `k` (`idx` has `x`'s shape without
     /// axis `k`), as `jnp.take_along_axis(x, idx[..., None], k)[..., 0]`: each
-    /// row's label. Lowered as a one-hot mask (an iota along `k` equal to the
-    /// index) and a sum along `k`, so its transpose is the scatter-add of the
-    /// cotangent into the chosen positions. An index out of range picks
-    /// nothing (0), where JAX clamps it.
+    /// row's label. Lowered as a `gather` whose leading axes (every axis but
+    /// `k`) are shared with the indices: `x` with axis `k` moved last (a
+    /// copy unless `k` is already last), one read per index. Its transpose
+    /// is the scatter-add of the cotangent into the chosen positions. An
+    /// index out of range picks nothing (0), where JAX clamps it.
     fn take_along_axis(
         &mut self,
         x: Var,
@@ -703,38 +704,29 @@ impl Lowerer<'_> {
                 return None;
             }
         }
-        let dtype = xt.dtype;
-        let shape = self.f.shape(x).clone();
-        let idx = self.push(Op::Convert { dtype }, &[idx], span)?;
-        let idx = self.push(
-            Op::Broadcast {
-                shape: shape.clone(),
-                dims: kept,
+        let mut perm = kept;
+        perm.push(axis);
+        let x = oxla_core::ops::layout::transpose(&mut self.f, x, perm);
+        self.push(
+            Op::Gather {
+                axis: rank - 1,
+                batch: rank - 1,
             },
-            &[idx],
+            &[x, idx],
             span,
-        )?;
-        let at = self.push(Op::Iota { shape, axis, dtype }, &[], span)?;
-        let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, idx], span)?;
-        let zero = self.f.zeros_like(x);
-        let picked = self.push(Op::Select, &[hit, x, zero], span)?;
-        self.push(Op::ReduceSum { axes: vec![axis] }, &[picked], span)
+        )
     }
 
     /// `take(x, idx, Axis(k))` and `x.select(Axis(k), idx)` (`numpy.take`,
     /// ndarray's `select`): the result has shape
     /// `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]`, its element at
-    /// `(a, i, b)` being `x[a, idx[i], b]`. Lowered, like `take_along_axis`,
-    /// as a one-hot mask: `x` and the indices broadcast to
-    /// `x.shape[..k] ++ idx.shape ++ x.shape[k..]`, an iota along `x`'s axis
-    /// compared with the index, a select and a sum over that axis. Its
-    /// transpose is therefore the scatter-add of the cotangent into the
-    /// picked rows (a row picked twice gets both contributions), with no
-    /// new op. No memory is addressed by an index, so an index out of range
-    /// can never read outside `x`: when the indices are a parameter, every
-    /// compiled call checks them against the axis first and fails naming
-    /// the argument (`IndexCheck`); computed indices out of range pick 0.
-    /// The work is one compare per element of `x` per index.
+    /// `(a, i, b)` being `x[a, idx[i], b]`. Lowered to one `gather`: a read
+    /// by address per element of the result, whatever the size of `x`; its
+    /// transpose is a `scatter_add` (a row picked twice gets both
+    /// contributions). Every read is guarded, so no index can read outside
+    /// `x`; when the indices are a parameter, every compiled call checks
+    /// them against the axis first and fails naming the argument
+    /// (`IndexCheck`), as numpy does; computed indices out of range pick 0.
     fn take(
         &mut self,
         name: &str,
@@ -758,7 +750,7 @@ impl Lowerer<'_> {
                 .spanned(exprs[0], format!("`{name}` takes a float array, got {xt}"));
             return None;
         }
-        let (r, q) = (xt.shape.rank(), it.shape.rank());
+        let r = xt.shape.rank();
         if axis >= r {
             self.errors.spanned(
                 exprs[2],
@@ -767,49 +759,7 @@ impl Lowerer<'_> {
             return None;
         }
         self.takes.push((idx, x, axis));
-        let dtype = xt.dtype;
-        let xs = &self.f.shape(x).0;
-        let mut dims = xs[..axis].to_vec();
-        dims.extend(self.f.shape(idx).0.iter().cloned());
-        dims.extend(xs[axis..].iter().cloned());
-        let full = Shape(dims);
-        let x_dims = (0..r).map(|a| if a < axis { a } else { a + q }).collect();
-        let xb = self.push(
-            Op::Broadcast {
-                shape: full.clone(),
-                dims: x_dims,
-            },
-            &[x],
-            span,
-        )?;
-        let idx = self.push(Op::Convert { dtype }, &[idx], span)?;
-        let idx = self.push(
-            Op::Broadcast {
-                shape: full.clone(),
-                dims: (axis..axis + q).collect(),
-            },
-            &[idx],
-            span,
-        )?;
-        let at = self.push(
-            Op::Iota {
-                shape: full,
-                axis: axis + q,
-                dtype,
-            },
-            &[],
-            span,
-        )?;
-        let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, idx], span)?;
-        let zero = self.f.zeros_like(xb);
-        let picked = self.push(Op::Select, &[hit, xb, zero], span)?;
-        self.push(
-            Op::ReduceSum {
-                axes: vec![axis + q],
-            },
-            &[picked],
-            span,
-        )
+        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
     }
 
     fn array_call(
