@@ -117,7 +117,7 @@ pub fn generate(
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     for g in gens {
-        match generate_one(item, g, &cfgs, opts) {
+        match generate_one(item, g, &cfgs, opts, false) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
@@ -125,11 +125,41 @@ pub fn generate(
     errors.check().map(|()| out)
 }
 
+/// After an error: the items `generate` would emit for `gens`, each
+/// function with a body that only panics (see `placeholder`).
+pub(crate) fn generate_stubs(item: &syn::ItemFn, gens: &[GeneratedFn]) -> Option<TokenStream> {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    // A name the errors say is taken twice is emitted once.
+    let mut defined = BTreeSet::new();
+    let mut out = TokenStream::new();
+    for g in gens {
+        let name = ident_name(&g.name);
+        let items = [name.clone(), format!("{name}_into"), ir_const_name(&name)];
+        if items.iter().any(|i| defined.contains(i)) {
+            continue;
+        }
+        defined.extend(items);
+        out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true).ok()?);
+    }
+    Some(out)
+}
+
+/// The body of every function after an error: nothing rustc could report.
+pub(crate) fn stub_body() -> TokenStream {
+    let panic = paths::panic();
+    quote!(#panic("oxla: this function did not compile; see the errors above"))
+}
+
 fn generate_one(
     item: &syn::ItemFn,
     g: &GeneratedFn,
     cfgs: &[&syn::Attribute],
     opts: &CodegenOptions,
+    stub: bool,
 ) -> Result<TokenStream, syn::Error> {
     let f = &g.function;
     let span = g.name.span();
@@ -199,7 +229,9 @@ fn generate_one(
         span = span
     );
     let mut compiled_static = TokenStream::new();
-    let body = if straight_line {
+    let body = if stub {
+        stub_body()
+    } else if straight_line {
         scalar_body(f, &param_idents, tuple_return)
     } else {
         let aot = match &opts.aot_manifest {
@@ -240,7 +272,14 @@ fn generate_one(
             &result_tys,
             &compiled_ident,
             cfgs,
+            stub,
         )
+    };
+    // A stub's parameters are unused.
+    let stub_allow = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else {
+        quote!()
     };
 
     let function = match &g.origin {
@@ -249,6 +288,7 @@ fn generate_one(
             let sig = &item.sig;
             quote! {
                 #(#attrs)*
+                #stub_allow
                 #track_caller
                 #vis #sig {
                     #body
@@ -285,6 +325,7 @@ fn generate_one(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
+                #stub_allow
                 #track_caller
                 #vis fn #name #generics(#(#params),*) -> #ret {
                     #body
@@ -306,7 +347,7 @@ fn compiled_item(
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
-    let bound = quote!(::oxla::__private::IndexBound);
+    let bound = paths::index_bound();
     let checked = !checks.is_empty();
     let checks = checks.iter().map(|c| {
         let param = Literal::string(&c.param);
@@ -354,12 +395,14 @@ fn into_function(
     result_tys: &[RustTy],
     compiled_ident: &syn::Ident,
     cfgs: &[&syn::Attribute],
+    stub: bool,
 ) -> TokenStream {
     let name = ident_name(&g.name);
     let span = g.name.span();
     let into_ident = format_ident!("{}_into", name, span = span);
     let nd = paths::ndarray();
-    let private = quote!(::oxla::__private);
+    let into_trait = paths::into_trait();
+    let private = paths::private();
     let single = result_tys.len() == 1;
     // Destination names: `out` for a lone result, else `out{i}` for result i;
     // a clash with a parameter gets an `oxla_` prefix.
@@ -388,7 +431,7 @@ fn into_function(
             Some(match t {
                 RustTy::NdArray(_, r) => {
                     let ix = paths::ix(*r);
-                    quote!(#id: impl ::core::convert::Into<#nd::ArrayViewMut<'oxla, #ty, #ix>>)
+                    quote!(#id: impl #into_trait<#nd::ArrayViewMut<'oxla, #ty, #ix>>)
                 }
                 _ => quote!(#id: &'oxla mut [#ty]),
             })
@@ -409,7 +452,7 @@ fn into_function(
                 RustTy::NdArray(_, r) => {
                     let ix = paths::ix(*r);
                     quote!(let mut #local = #private::Dest::view(
-                        ::core::convert::Into::<#nd::ArrayViewMut<'_, #ty, #ix>>::into(#id), #shown);)
+                        #into_trait::<#nd::ArrayViewMut<'_, #ty, #ix>>::into(#id), #shown);)
                 }
                 _ => quote!(let mut #local = #private::Dest::<#ty, #nd::Ix1>::slice(#id, #shown);),
             })
@@ -418,7 +461,10 @@ fn into_function(
         if t.rank() > 0 {
             quote!(#local.raw())
         } else {
-            quote!(::core::option::Option::None)
+            {
+                let none = paths::none();
+                quote!(#none)
+            }
         }
     });
     let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
@@ -453,7 +499,10 @@ fn into_function(
         _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
     };
     let (index_lets, args) = call_args(param_idents, param_tys);
-    let call = quote! {
+    let call = if stub {
+        stub_body()
+    } else {
+        quote! {
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(
@@ -464,6 +513,12 @@ fn into_function(
                 #value
             },
         )
+        }
+    };
+    let stub_allow = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else {
+        quote!()
     };
     let doc = format!(
         " `{name}`, writing its array results into the caller's buffers (no allocation for them): one destination per array result, of the result's shape (checked: a mismatch panics naming the destination); returns the scalar results. Generated by oxla."
@@ -488,6 +543,7 @@ fn into_function(
                 // A sibling the caller may not use, with one parameter more
                 // per array result: no warning for either.
                 #[allow(dead_code, clippy::too_many_arguments)]
+                #stub_allow
                 #[track_caller]
                 #vis #sig {
                     #call
@@ -505,6 +561,7 @@ fn into_function(
                 // A sibling the caller may not use, with one parameter more
                 // per array result: no warning for either.
                 #[allow(dead_code, clippy::too_many_arguments)]
+                #stub_allow
                 #[track_caller]
                 #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) #ret {
                     #call
@@ -544,7 +601,12 @@ fn float_lit(value: f64, dtype: DType) -> TokenStream {
     if value.is_nan() {
         return quote!(#ty::NAN);
     }
-    if value.is_infinite() {
+    // A value finite in f64 may round to infinity in f32 (a folded constant).
+    let infinite = match dtype {
+        DType::F64 => value.is_infinite(),
+        _ => (value as f32).is_infinite(),
+    };
+    if infinite {
         return if value > 0.0 {
             quote!(#ty::INFINITY)
         } else {
@@ -582,11 +644,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
         let out = local(e.out);
         let ins: Vec<syn::Ident> = e.ins.iter().map(|v| local(*v)).collect();
         let dtype = f.dtype(e.out);
-        let ty = if dtype == DType::Bool {
-            quote!(bool)
-        } else {
-            paths::float(dtype)
-        };
+        let ty = paths::float(dtype);
         let value = match &e.op {
             Op::Literal { value, dtype } => float_lit(*value, *dtype),
             Op::Unary(op) => {
@@ -613,7 +671,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     // rounded once for f32.
                     UnaryOp::Erf => {
                         let erf = paths::erf();
-                        quote!((#erf(#x as f64) as #ty))
+                        {
+                            let f64_ty = paths::float(DType::F64);
+                            quote!((#erf(#x as #f64_ty) as #ty))
+                        }
                     }
                     // `lax.sign`: ±0 and NaN are returned as they are.
                     UnaryOp::Sign => quote!(if #x > 0.0 {
@@ -677,7 +738,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             // Rust's `as` is the op's semantics (see `ops::convert`).
             Op::Convert { .. } if f.dtype(e.ins[0]) == DType::Bool => {
                 let x = &ins[0];
-                quote!((#x as u8) as #ty)
+                {
+                let u8_ty = paths::u8();
+                quote!((#x as #u8_ty) as #ty)
+            }
             }
             Op::Convert { .. } => {
                 let x = &ins[0];
@@ -691,7 +755,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             // Never scalar: `is_straight_line` excludes them.
             Op::DimSize { .. } | Op::Iota { .. } => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
-                quote!(::core::panic!(#msg))
+                { let panic = paths::panic(); quote!(#panic(#msg)) }
             }
         };
         stmts.push(quote!(let #out: #ty = #value;));
@@ -801,7 +865,8 @@ fn param_type_tokens(t: &RustTy) -> TokenStream {
         RustTy::Unsigned(u) => paths::unsigned(*u),
         RustTy::NdArray(_, r) => {
             let (nd, ix) = (paths::ndarray(), paths::ix(*r));
-            quote!(impl ::core::convert::Into<#nd::ArrayView<'oxla, #ty, #ix>>)
+            let into_trait = paths::into_trait();
+            quote!(impl #into_trait<#nd::ArrayView<'oxla, #ty, #ix>>)
         }
         _ => quote!(&[#ty]),
     }
@@ -828,21 +893,26 @@ fn result_type_tokens(t: &RustTy) -> TokenStream {
 fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<TokenStream>) {
     let arg = paths::arg();
     let nd = paths::ndarray();
+    let into_trait = paths::into_trait();
     let index_locals: Vec<syn::Ident> = params
         .iter()
         .map(|id| format_ident!("__oxla_index_{}", id, span = Span::mixed_site()))
         .collect();
-    let index_lets = params
-        .iter()
-        .zip(param_tys)
-        .zip(&index_locals)
-        .filter_map(|((id, t), local)| match t {
-            RustTy::Unsigned(_) => {
-                let name = Literal::string(&ident_name(id));
-                Some(quote!(let #local: ::core::primitive::i64 = ::oxla::__private::index_arg(#id, #name);))
-            }
-            _ => None,
-        });
+    let index_lets =
+        params
+            .iter()
+            .zip(param_tys)
+            .zip(&index_locals)
+            .filter_map(|((id, t), local)| match t {
+                RustTy::Unsigned(_) => {
+                    let name = Literal::string(&ident_name(id));
+                    {
+                        let (i64_ty, index_arg) = (paths::float(DType::I64), paths::index_arg());
+                        Some(quote!(let #local: #i64_ty = #index_arg(#id, #name);))
+                    }
+                }
+                _ => None,
+            });
     let index_lets = quote!(#(#index_lets)*);
     let args = params
         .iter()
@@ -856,7 +926,7 @@ fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<T
             // `impl Into` of a view.
             RustTy::NdArray(d, r) => {
                 let (ty, ix) = (paths::float(*d), paths::ix(*r));
-                quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
+                quote!(#arg::view(#into_trait::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
             }
             RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
             RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
@@ -907,9 +977,10 @@ pub(crate) fn aot_items(syms: &[String]) -> (TokenStream, TokenStream) {
     for s in syms {
         let v3 = format_ident!("{}_v3", s);
         let base = format_ident!("{}_base", s);
+        let (u8_ty, i64_ty) = (paths::u8(), paths::float(DType::I64));
         decls.push(quote! {
-            fn #v3(args: *const *mut u8, sizes: *const i64);
-            fn #base(args: *const *mut u8, sizes: *const i64);
+            fn #v3(args: *const *mut #u8_ty, sizes: *const #i64_ty);
+            fn #base(args: *const *mut #u8_ty, sizes: *const #i64_ty);
         });
         let name = Literal::string(s);
         entries.push(quote!(#aot_kernel { name: #name, v3: #v3, base: #base }));

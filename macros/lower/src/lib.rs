@@ -22,6 +22,7 @@ mod elementwise;
 pub mod errors;
 pub mod lower;
 mod paths;
+mod placeholder;
 mod slicing;
 pub mod stack;
 pub mod types;
@@ -29,6 +30,8 @@ mod vocab;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_errors;
 #[cfg(test)]
 mod tests_nd;
 #[cfg(test)]
@@ -87,8 +90,9 @@ pub fn expand_attribute_with(
     stack.extend(inner);
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
+    let attrs_ok = errors.is_empty();
     match expand_stack(&item, &stack) {
-        Ok(gens) if errors.is_empty() => match generate(&item, &gens, opts) {
+        Ok(gens) if attrs_ok => match generate(&item, &gens, opts) {
             Ok(ts) => return quote!(#ts #markers),
             Err(e) => errors.extend(e),
         },
@@ -96,6 +100,15 @@ pub fn expand_attribute_with(
         Err(e) => errors.extend(e),
     }
     let errs = errors.to_compile_errors();
+    // Every item the expansion defines, from the signature alone; the
+    // attributes only when they all parsed (else which function one applies
+    // to is unknown).
+    let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
+    if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
+        codegen::generate_stubs(&item, &stack::apply_stack(&item, attrs, f, Vec::new()).0)
+    }) {
+        return quote!(#stubs #markers #errs);
+    }
     let item = without_body(item);
     quote!(#item #markers #errs)
 }
@@ -107,9 +120,8 @@ pub fn expand_attribute_with(
 fn without_body(mut item: syn::ItemFn) -> syn::ItemFn {
     item.attrs
         .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
-    item.block = Box::new(syn::parse_quote!({
-        ::core::panic!("oxla: this function did not compile; see the errors above")
-    }));
+    let body = codegen::stub_body();
+    item.block = Box::new(syn::parse_quote!({ #body }));
     item
 }
 

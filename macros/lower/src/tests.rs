@@ -59,7 +59,7 @@ fn dump(f: &Function) -> String {
 }
 
 /// Evaluate `f` with the reference op rules; `args` are flat values.
-fn eval(f: &Function, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
+pub(crate) fn eval(f: &Function, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut env: BTreeMap<String, u64> = BTreeMap::new();
     for (v, a) in f.params.iter().zip(args) {
         if let Some(oxla_core::Dim::Sym(s)) = f.shape(*v).0.first() {
@@ -690,7 +690,7 @@ fn aot_declarations() {
     let s = items.to_string();
     assert!(s.contains("unsafe extern \"C\""), "{s}");
     assert!(
-        s.contains("fn oxla_k_0123_v3 (args : * const * mut u8 , sizes : * const i64) ;"),
+        s.contains("fn oxla_k_0123_v3 (args : * const * mut :: core :: primitive :: u8 , sizes : * const :: core :: primitive :: i64) ;"),
         "{s}"
     );
     assert!(s.contains("fn oxla_k_0123_base"), "{s}");
