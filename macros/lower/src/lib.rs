@@ -33,6 +33,8 @@ mod tests;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]
+mod tests_fuzz;
+#[cfg(test)]
 mod tests_nd;
 #[cfg(test)]
 mod tests_slicing;
