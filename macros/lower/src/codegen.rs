@@ -109,6 +109,17 @@ pub fn generate(
     gens: &[GeneratedFn],
     opts: &CodegenOptions,
 ) -> Result<TokenStream, Errors> {
+    generate_with_prelude(item, gens, opts, &TokenStream::new())
+}
+
+/// `generate`, with `prelude` (items) at the start of the original
+/// function's body.
+pub fn generate_with_prelude(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    opts: &CodegenOptions,
+    prelude: &TokenStream,
+) -> Result<TokenStream, Errors> {
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
     let cfgs: Vec<&syn::Attribute> = item
@@ -117,7 +128,7 @@ pub fn generate(
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     for g in gens {
-        match generate_one(item, g, &cfgs, opts, false) {
+        match generate_one(item, g, &cfgs, opts, false, prelude) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
@@ -127,7 +138,11 @@ pub fn generate(
 
 /// After an error: the items `generate` would emit for `gens`, each
 /// function with a body that only panics (see `placeholder`).
-pub(crate) fn generate_stubs(item: &syn::ItemFn, gens: &[GeneratedFn]) -> Option<TokenStream> {
+pub(crate) fn generate_stubs(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    prelude: &TokenStream,
+) -> Option<TokenStream> {
     let cfgs: Vec<&syn::Attribute> = item
         .attrs
         .iter()
@@ -143,7 +158,7 @@ pub(crate) fn generate_stubs(item: &syn::ItemFn, gens: &[GeneratedFn]) -> Option
             continue;
         }
         defined.extend(items);
-        out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true).ok()?);
+        out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true, prelude).ok()?);
     }
     Some(out)
 }
@@ -160,6 +175,7 @@ fn generate_one(
     cfgs: &[&syn::Attribute],
     opts: &CodegenOptions,
     stub: bool,
+    prelude: &TokenStream,
 ) -> Result<TokenStream, syn::Error> {
     let f = &g.function;
     let span = g.name.span();
@@ -222,12 +238,9 @@ fn generate_one(
     } else {
         quote!(#[track_caller])
     };
-    // Array functions share one compiled program with their `_into` sibling.
-    let compiled_ident = format_ident!(
-        "__OXLA_COMPILED_{}",
-        ir_const_name(&name).trim_end_matches("_IR"),
-        span = span
-    );
+    // Each array function holds its compiled program in a `static` in its
+    // own body (see `compiled_item`).
+    let compiled_ident = format_ident!("__OXLA_COMPILED", span = Span::mixed_site());
     let mut compiled_static = TokenStream::new();
     let body = if stub {
         stub_body()
@@ -245,13 +258,8 @@ fn generate_one(
             }
             None => None,
         };
-        compiled_static = compiled_item(
-            &compiled_ident,
-            &const_ident,
-            aot.as_deref(),
-            &g.index_checks,
-            cfgs,
-        );
+        compiled_static =
+            compiled_item(&compiled_ident, &text_lit, aot.as_deref(), &g.index_checks);
         array_body(
             &param_idents,
             &param_tys,
@@ -271,9 +279,22 @@ fn generate_one(
             &param_tys,
             &result_tys,
             &compiled_ident,
+            &compiled_static,
             cfgs,
             stub,
         )
+    };
+    // The original function's body also holds `prelude` (items that must
+    // be inside a function to be allowed in an `impl` block too).
+    let prelude = match g.origin {
+        Origin::Original => prelude.clone(),
+        Origin::Transform { .. } => TokenStream::new(),
+    };
+    let body = quote! {
+        #prelude
+        #missing_kernels
+        #compiled_static
+        #body
     };
     // A stub's parameters are unused.
     let stub_allow = if stub {
@@ -333,18 +354,20 @@ fn generate_one(
             }
         }
     };
-    Ok(quote!(#ir_const #compiled_static #function #into_fn #missing_kernels))
+    Ok(quote!(#ir_const #function #into_fn))
 }
 
-/// The `static` holding a function's compiled program (private to the
-/// module; the function and its `_into` sibling call it), with the
-/// declarations of the build script's kernels when it compiled them.
+/// The `static` holding a function's compiled program, emitted in the
+/// function's body: generated items never name each other, so they work in
+/// an `impl` block as well as in a module. A function and its `_into`
+/// sibling each have one; the runtime shares the program between them (by
+/// its IR text), so it is compiled once. With the declarations of the build
+/// script's kernels when it compiled them.
 fn compiled_item(
     compiled_ident: &syn::Ident,
-    ir_const: &syn::Ident,
+    ir_const: &Literal,
     aot: Option<&[String]>,
     checks: &[IndexCheck],
-    cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
     let bound = paths::index_bound();
@@ -374,9 +397,6 @@ fn compiled_item(
         quote!(#compiled_fn::new(#ir_const, #aot_ref))
     };
     quote! {
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, dead_code)]
         static #compiled_ident: #compiled_fn = {
             #aot_items
             #construct
@@ -394,6 +414,7 @@ fn into_function(
     param_tys: &[RustTy],
     result_tys: &[RustTy],
     compiled_ident: &syn::Ident,
+    compiled_static: &TokenStream,
     cfgs: &[&syn::Attribute],
     stub: bool,
 ) -> TokenStream {
@@ -503,6 +524,7 @@ fn into_function(
         stub_body()
     } else {
         quote! {
+        #compiled_static
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(

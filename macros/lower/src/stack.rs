@@ -471,6 +471,23 @@ fn collect_items(items: &[syn::Item], out: &mut Vec<GeneratedFn>) {
                     collect_items(items, out);
                 }
             }
+            // Associated functions (without `self`) of an `impl` block.
+            syn::Item::Impl(i) => {
+                let fns: Vec<syn::Item> = i
+                    .items
+                    .iter()
+                    .filter_map(|it| match it {
+                        syn::ImplItem::Fn(f) => Some(syn::Item::Fn(syn::ItemFn {
+                            attrs: f.attrs.clone(),
+                            vis: f.vis.clone(),
+                            sig: f.sig.clone(),
+                            block: Box::new(f.block.clone()),
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                collect_items(&fns, out);
+            }
             _ => {}
         }
     }

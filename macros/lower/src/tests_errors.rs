@@ -375,3 +375,43 @@ fn expansion_time_of_long_sums_is_linear() {
         .join()
         .unwrap();
 }
+
+/// An array function in an `impl` block used to fail with "cannot find
+/// value `F_IR`": generated items named each other, which an associated
+/// item can only do through `Self::`. Now no generated item names another,
+/// and every item is one an `impl` block allows (no `static`, no `const _`).
+#[test]
+fn array_function_in_impl_block_names_no_other_generated_item() {
+    let out = expand(
+        TransformKind::Vmap,
+        quote!(batched),
+        quote! {
+            #[oxla::grad(g)]
+            pub fn f(x: &[f32], y: &[f32]) -> f32 { sum(x * y) }
+        },
+    );
+    assert!(messages(&out).is_empty(), "{out}");
+    let file: syn::File = syn::parse2(out.clone()).unwrap();
+    let mut item_names = Vec::new();
+    for i in &file.items {
+        match i {
+            syn::Item::Fn(f) => item_names.push(f.sig.ident.to_string()),
+            syn::Item::Const(c) => {
+                assert_ne!(c.ident, "_", "`const _` is not allowed in an impl: {out}");
+                item_names.push(c.ident.to_string());
+            }
+            other => panic!("an item an impl block does not allow: {}", quote!(#other)),
+        }
+    }
+    assert_eq!(item_names.len(), 8, "{item_names:?}");
+    for i in &file.items {
+        if let syn::Item::Fn(f) = i {
+            let body = flatten(quote!(#f));
+            for name in &item_names {
+                let uses = body.iter().filter(|t| *t == name).count();
+                let own = usize::from(*name == f.sig.ident.to_string());
+                assert_eq!(uses, own, "`{}` names `{name}`: {out}", f.sig.ident);
+            }
+        }
+    }
+}
