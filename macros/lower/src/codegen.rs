@@ -278,10 +278,8 @@ fn generate_one(
             &param_idents,
             &param_tys,
             &result_tys,
-            &compiled_ident,
-            &compiled_static,
+            (!stub).then_some((&compiled_ident, &compiled_static)),
             cfgs,
-            stub,
         )
     };
     // The original function's body also holds `prelude` (items that must
@@ -413,11 +411,11 @@ fn into_function(
     param_idents: &[syn::Ident],
     param_tys: &[RustTy],
     result_tys: &[RustTy],
-    compiled_ident: &syn::Ident,
-    compiled_static: &TokenStream,
+    // The compiled program's name and `static`; `None` for a stub.
+    program: Option<(&syn::Ident, &TokenStream)>,
     cfgs: &[&syn::Attribute],
-    stub: bool,
 ) -> TokenStream {
+    let stub = program.is_none();
     let name = ident_name(&g.name);
     let span = g.name.span();
     let into_ident = format_ident!("{}_into", name, span = span);
@@ -520,9 +518,7 @@ fn into_function(
         _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
     };
     let (index_lets, args) = call_args(param_idents, param_tys);
-    let call = if stub {
-        stub_body()
-    } else {
+    let call = if let Some((compiled_ident, compiled_static)) = program {
         quote! {
         #compiled_static
         #index_lets
@@ -536,6 +532,8 @@ fn into_function(
             },
         )
         }
+    } else {
+        stub_body()
     };
     let stub_allow = if stub {
         quote!(#[allow(unused_variables, unreachable_code)])

@@ -1335,7 +1335,7 @@ fn float_path_call(c: &syn::ExprCall) -> Option<syn::ExprMethodCall> {
     let float = matches!(&*t.ident.to_string(), "f32" | "f64");
     let receiver = c.args.first()?;
     let known = FLOAT_PATH_METHODS.contains(&&*n.ident.to_string());
-    if !(p.qself.is_none() && prefix_ok && float && known) || !n.arguments.is_none() {
+    if !(p.qself.is_none() && prefix_ok && float && known && n.arguments.is_none()) {
         return None;
     }
     Some(syn::ExprMethodCall {

@@ -409,7 +409,7 @@ fn array_function_in_impl_block_names_no_other_generated_item() {
             let body = flatten(quote!(#f));
             for name in &item_names {
                 let uses = body.iter().filter(|t| *t == name).count();
-                let own = usize::from(*name == f.sig.ident.to_string());
+                let own = usize::from(f.sig.ident == name);
                 assert_eq!(uses, own, "`{}` names `{name}`: {out}", f.sig.ident);
             }
         }
