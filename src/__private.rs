@@ -29,7 +29,31 @@ pub struct CompiledFn {
     /// Integer parameters (by name) whose every element must index an axis
     /// of the given size (`take`, `select`), checked before any kernel runs.
     checks: &'static [(&'static str, IndexBound)],
-    ready: OnceLock<Ready>,
+    ready: OnceLock<&'static Ready>,
+}
+
+/// Every program compiled so far, by IR text. A function and its `_into`
+/// sibling each hold a `CompiledFn` in their own body (so that both can be
+/// generated inside an `impl` block, where they cannot name a shared
+/// item); the one called second finds the first one's program here, so
+/// the function is compiled once. Programs live as long as the process, as
+/// they would in a `static`.
+static PROGRAMS: std::sync::Mutex<Vec<(&'static str, &'static Ready)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn shared_program(ir: &'static str, aot: &'static [AotKernel]) -> &'static Ready {
+    // Held while compiling: a second thread asking for the same program
+    // waits for it rather than compiling it again.
+    let mut programs = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r)) = programs.iter().find(|(text, _)| *text == ir) {
+        return r;
+    }
+    let ready: &'static Ready = match Compiled::build(ir, aot) {
+        Ok(r) => Box::leak(Box::new(r)),
+        Err(e) => panic!("oxla: cannot compile: {e}"),
+    };
+    programs.push((ir, ready));
+    ready
 }
 
 /// The size of the axis an index array picks from: a constant, or a
@@ -115,11 +139,7 @@ impl CompiledFn {
     }
 
     fn ready(&self) -> &Ready {
-        self.ready
-            .get_or_init(|| match Compiled::build(self.ir, self.aot) {
-                Ok(r) => r,
-                Err(e) => panic!("oxla: cannot compile: {e}"),
-            })
+        self.ready.get_or_init(|| shared_program(self.ir, self.aot))
     }
 
     /// Run on the given arguments (one per IR param, in order) and pass the

@@ -88,7 +88,7 @@
 //!
 //! | written | meaning | derivative |
 //! |---|---|---|
-//! | `x.exp()` `.ln()` `.sin()` `.cos()` `.tanh()` `.sqrt()` `.powi(n)` | elementwise | the usual one; `powi(0)` is 0 in every order |
+//! | `x.exp()` `.ln()` `.sin()` `.cos()` `.tanh()` `.sqrt()` `.powi(n)` (also `f64::exp(x)`, `f32::powi(x, n)`, … for every float method) | elementwise | the usual one; `powi(0)` is 0 in every order |
 //! | `a.max(b)`, `a.min(b)` | elementwise, NaN from either operand (JAX's `maximum`) | a tie splits 0.5/0.5 |
 //! | `if a < b { x } else { y }`, `if flag { x } else { y }` | elementwise select | through the chosen branch |
 //! | `a < b`, `a <= b`, `a == b`, … as a value | elementwise comparison: `bool`s, to return or cast | none |

@@ -64,8 +64,15 @@
 //! Anything else — loops, assignments, `&mut`, `unsafe`, macros such as
 //! `println!` (oxla functions are pure), unknown methods, other parameter
 //! types, mixed `f32`/`f64` — is a compile error at the offending token that
-//! says what is supported. All errors are reported at once, and the original
-//! function is still emitted so that the IDE keeps working.
+//! says what is supported. All errors are reported at once, and nothing
+//! else: every item the expansion would define (the function, `name_into`,
+//! each attribute's function, `NAME_IR`) is still emitted, with its
+//! signature and a body that only panics, so that callers and the IDE see
+//! no further errors.
+//!
+//! The path form of a float method, `f64::exp(x)`, is the method `x.exp()`.
+//! Annotated associated functions (without `self`) in an `impl` block work
+//! like free functions (`Model::loss_grad`, `Model::LOSS_IR`).
 //!
 //! # Generated code
 //!

@@ -21,6 +21,9 @@ fn forward(f: &Function) -> Function {
     let mut seen: HashMap<String, Var> = HashMap::new();
     let uses = use_counts(f);
     let defs = f.definitions();
+    // `g`'s definitions, kept up to date as it grows (recomputing them for
+    // every equation made simplify quadratic in the function's size).
+    let mut g_defs = Definitions::default();
     for e in &f.eqns {
         let ins: Vec<Var> = e
             .ins
@@ -39,7 +42,8 @@ fn forward(f: &Function) -> Function {
             None => (e.op.clone(), ins),
         };
         let (op, ins) = (&op, &ins[..]);
-        let out = match rewrite(&mut g, op, ins) {
+        g_defs.update(&g);
+        let out = match rewrite(&mut g, &g_defs.0, op, ins) {
             Some(v) => v,
             None => {
                 let key = format!("{} {:?} {}", op, ins, f.ty(e.out));
@@ -65,10 +69,25 @@ fn forward(f: &Function) -> Function {
     g
 }
 
-/// An existing or folded value equal to `op(ins)`, if a rule applies.
-fn rewrite(g: &mut Function, op: &Op, ins: &[Var]) -> Option<Var> {
-    let defs = g.definitions();
-    let lit = |v: Var| g.literal_value(v, &defs);
+/// `Function::definitions` of a function that only grows, extended with
+/// the equations added since the last update.
+#[derive(Default)]
+struct Definitions(Vec<Option<usize>>, usize);
+
+impl Definitions {
+    fn update(&mut self, g: &Function) {
+        self.0.resize(g.types.len(), None);
+        for (i, e) in g.eqns.iter().enumerate().skip(self.1) {
+            self.0[e.out.index()] = Some(i);
+        }
+        self.1 = g.eqns.len();
+    }
+}
+
+/// An existing or folded value equal to `op(ins)`, if a rule applies
+/// (`defs`: `g.definitions()`).
+fn rewrite(g: &mut Function, defs: &[Option<usize>], op: &Op, ins: &[Var]) -> Option<Var> {
+    let lit = |v: Var| g.literal_value(v, defs);
     let def_op = |v: Var| defs[v.index()].map(|i| &g.eqns[i]);
     // Constant folding of elementwise ops on literals.
     if op.fusion_kind() == FusionKind::Elementwise && !ins.is_empty() {

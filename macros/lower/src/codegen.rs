@@ -109,6 +109,17 @@ pub fn generate(
     gens: &[GeneratedFn],
     opts: &CodegenOptions,
 ) -> Result<TokenStream, Errors> {
+    generate_with_prelude(item, gens, opts, &TokenStream::new())
+}
+
+/// `generate`, with `prelude` (items) at the start of the original
+/// function's body.
+pub fn generate_with_prelude(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    opts: &CodegenOptions,
+    prelude: &TokenStream,
+) -> Result<TokenStream, Errors> {
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
     let cfgs: Vec<&syn::Attribute> = item
@@ -117,7 +128,7 @@ pub fn generate(
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     for g in gens {
-        match generate_one(item, g, &cfgs, opts) {
+        match generate_one(item, g, &cfgs, opts, false, prelude) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
@@ -125,11 +136,46 @@ pub fn generate(
     errors.check().map(|()| out)
 }
 
+/// After an error: the items `generate` would emit for `gens`, each
+/// function with a body that only panics (see `placeholder`).
+pub(crate) fn generate_stubs(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    prelude: &TokenStream,
+) -> Option<TokenStream> {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    // A name the errors say is taken twice is emitted once.
+    let mut defined = BTreeSet::new();
+    let mut out = TokenStream::new();
+    for g in gens {
+        let name = ident_name(&g.name);
+        let items = [name.clone(), format!("{name}_into"), ir_const_name(&name)];
+        if items.iter().any(|i| defined.contains(i)) {
+            continue;
+        }
+        defined.extend(items);
+        out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true, prelude).ok()?);
+    }
+    Some(out)
+}
+
+/// The body of every function after an error: nothing rustc could report.
+pub(crate) fn stub_body() -> TokenStream {
+    let panic = paths::panic();
+    quote!(#panic("oxla: this function did not compile; see the errors above"))
+}
+
 fn generate_one(
     item: &syn::ItemFn,
     g: &GeneratedFn,
     cfgs: &[&syn::Attribute],
     opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
 ) -> Result<TokenStream, syn::Error> {
     let f = &g.function;
     let span = g.name.span();
@@ -192,14 +238,13 @@ fn generate_one(
     } else {
         quote!(#[track_caller])
     };
-    // Array functions share one compiled program with their `_into` sibling.
-    let compiled_ident = format_ident!(
-        "__OXLA_COMPILED_{}",
-        ir_const_name(&name).trim_end_matches("_IR"),
-        span = span
-    );
+    // Each array function holds its compiled program in a `static` in its
+    // own body (see `compiled_item`).
+    let compiled_ident = format_ident!("__OXLA_COMPILED", span = Span::mixed_site());
     let mut compiled_static = TokenStream::new();
-    let body = if straight_line {
+    let body = if stub {
+        stub_body()
+    } else if straight_line {
         scalar_body(f, &param_idents, tuple_return)
     } else {
         let aot = match &opts.aot_manifest {
@@ -213,13 +258,8 @@ fn generate_one(
             }
             None => None,
         };
-        compiled_static = compiled_item(
-            &compiled_ident,
-            &const_ident,
-            aot.as_deref(),
-            &g.index_checks,
-            cfgs,
-        );
+        compiled_static =
+            compiled_item(&compiled_ident, &text_lit, aot.as_deref(), &g.index_checks);
         array_body(
             &param_idents,
             &param_tys,
@@ -238,9 +278,27 @@ fn generate_one(
             &param_idents,
             &param_tys,
             &result_tys,
-            &compiled_ident,
+            (!stub).then_some((&compiled_ident, &compiled_static)),
             cfgs,
         )
+    };
+    // The original function's body also holds `prelude` (items that must
+    // be inside a function to be allowed in an `impl` block too).
+    let prelude = match g.origin {
+        Origin::Original => prelude.clone(),
+        Origin::Transform { .. } => TokenStream::new(),
+    };
+    let body = quote! {
+        #prelude
+        #missing_kernels
+        #compiled_static
+        #body
+    };
+    // A stub's parameters are unused.
+    let stub_allow = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else {
+        quote!()
     };
 
     let function = match &g.origin {
@@ -249,6 +307,7 @@ fn generate_one(
             let sig = &item.sig;
             quote! {
                 #(#attrs)*
+                #stub_allow
                 #track_caller
                 #vis #sig {
                     #body
@@ -285,6 +344,7 @@ fn generate_one(
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
+                #stub_allow
                 #track_caller
                 #vis fn #name #generics(#(#params),*) -> #ret {
                     #body
@@ -292,21 +352,23 @@ fn generate_one(
             }
         }
     };
-    Ok(quote!(#ir_const #compiled_static #function #into_fn #missing_kernels))
+    Ok(quote!(#ir_const #function #into_fn))
 }
 
-/// The `static` holding a function's compiled program (private to the
-/// module; the function and its `_into` sibling call it), with the
-/// declarations of the build script's kernels when it compiled them.
+/// The `static` holding a function's compiled program, emitted in the
+/// function's body: generated items never name each other, so they work in
+/// an `impl` block as well as in a module. A function and its `_into`
+/// sibling each have one; the runtime shares the program between them (by
+/// its IR text), so it is compiled once. With the declarations of the build
+/// script's kernels when it compiled them.
 fn compiled_item(
     compiled_ident: &syn::Ident,
-    ir_const: &syn::Ident,
+    ir_const: &Literal,
     aot: Option<&[String]>,
     checks: &[IndexCheck],
-    cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
-    let bound = quote!(::oxla::__private::IndexBound);
+    let bound = paths::index_bound();
     let checked = !checks.is_empty();
     let checks = checks.iter().map(|c| {
         let param = Literal::string(&c.param);
@@ -333,9 +395,6 @@ fn compiled_item(
         quote!(#compiled_fn::new(#ir_const, #aot_ref))
     };
     quote! {
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, dead_code)]
         static #compiled_ident: #compiled_fn = {
             #aot_items
             #construct
@@ -352,14 +411,17 @@ fn into_function(
     param_idents: &[syn::Ident],
     param_tys: &[RustTy],
     result_tys: &[RustTy],
-    compiled_ident: &syn::Ident,
+    // The compiled program's name and `static`; `None` for a stub.
+    program: Option<(&syn::Ident, &TokenStream)>,
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
+    let stub = program.is_none();
     let name = ident_name(&g.name);
     let span = g.name.span();
     let into_ident = format_ident!("{}_into", name, span = span);
     let nd = paths::ndarray();
-    let private = quote!(::oxla::__private);
+    let into_trait = paths::into_trait();
+    let private = paths::private();
     let single = result_tys.len() == 1;
     // Destination names: `out` for a lone result, else `out{i}` for result i;
     // a clash with a parameter gets an `oxla_` prefix.
@@ -388,7 +450,7 @@ fn into_function(
             Some(match t {
                 RustTy::NdArray(_, r) => {
                     let ix = paths::ix(*r);
-                    quote!(#id: impl ::core::convert::Into<#nd::ArrayViewMut<'oxla, #ty, #ix>>)
+                    quote!(#id: impl #into_trait<#nd::ArrayViewMut<'oxla, #ty, #ix>>)
                 }
                 _ => quote!(#id: &'oxla mut [#ty]),
             })
@@ -409,7 +471,7 @@ fn into_function(
                 RustTy::NdArray(_, r) => {
                     let ix = paths::ix(*r);
                     quote!(let mut #local = #private::Dest::view(
-                        ::core::convert::Into::<#nd::ArrayViewMut<'_, #ty, #ix>>::into(#id), #shown);)
+                        #into_trait::<#nd::ArrayViewMut<'_, #ty, #ix>>::into(#id), #shown);)
                 }
                 _ => quote!(let mut #local = #private::Dest::<#ty, #nd::Ix1>::slice(#id, #shown);),
             })
@@ -418,7 +480,10 @@ fn into_function(
         if t.rank() > 0 {
             quote!(#local.raw())
         } else {
-            quote!(::core::option::Option::None)
+            {
+                let none = paths::none();
+                quote!(#none)
+            }
         }
     });
     let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
@@ -453,7 +518,9 @@ fn into_function(
         _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
     };
     let (index_lets, args) = call_args(param_idents, param_tys);
-    let call = quote! {
+    let call = if let Some((compiled_ident, compiled_static)) = program {
+        quote! {
+        #compiled_static
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(
@@ -464,6 +531,14 @@ fn into_function(
                 #value
             },
         )
+        }
+    } else {
+        stub_body()
+    };
+    let stub_allow = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else {
+        quote!()
     };
     let doc = format!(
         " `{name}`, writing its array results into the caller's buffers (no allocation for them): one destination per array result, of the result's shape (checked: a mismatch panics naming the destination); returns the scalar results. Generated by oxla."
@@ -488,6 +563,7 @@ fn into_function(
                 // A sibling the caller may not use, with one parameter more
                 // per array result: no warning for either.
                 #[allow(dead_code, clippy::too_many_arguments)]
+                #stub_allow
                 #[track_caller]
                 #vis #sig {
                     #call
@@ -505,6 +581,7 @@ fn into_function(
                 // A sibling the caller may not use, with one parameter more
                 // per array result: no warning for either.
                 #[allow(dead_code, clippy::too_many_arguments)]
+                #stub_allow
                 #[track_caller]
                 #vis fn #into_ident<'oxla>(#(#params,)* #(#dest_params),*) #ret {
                     #call
@@ -544,7 +621,12 @@ fn float_lit(value: f64, dtype: DType) -> TokenStream {
     if value.is_nan() {
         return quote!(#ty::NAN);
     }
-    if value.is_infinite() {
+    // A value finite in f64 may round to infinity in f32 (a folded constant).
+    let infinite = match dtype {
+        DType::F64 => value.is_infinite(),
+        _ => (value as f32).is_infinite(),
+    };
+    if infinite {
         return if value > 0.0 {
             quote!(#ty::INFINITY)
         } else {
@@ -582,11 +664,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
         let out = local(e.out);
         let ins: Vec<syn::Ident> = e.ins.iter().map(|v| local(*v)).collect();
         let dtype = f.dtype(e.out);
-        let ty = if dtype == DType::Bool {
-            quote!(bool)
-        } else {
-            paths::float(dtype)
-        };
+        let ty = paths::float(dtype);
         let value = match &e.op {
             Op::Literal { value, dtype } => float_lit(*value, *dtype),
             Op::Unary(op) => {
@@ -613,7 +691,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     // rounded once for f32.
                     UnaryOp::Erf => {
                         let erf = paths::erf();
-                        quote!((#erf(#x as f64) as #ty))
+                        {
+                            let f64_ty = paths::float(DType::F64);
+                            quote!((#erf(#x as #f64_ty) as #ty))
+                        }
                     }
                     // `lax.sign`: ±0 and NaN are returned as they are.
                     UnaryOp::Sign => quote!(if #x > 0.0 {
@@ -681,7 +762,10 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             // Rust's `as` is the op's semantics (see `ops::convert`).
             Op::Convert { .. } if f.dtype(e.ins[0]) == DType::Bool => {
                 let x = &ins[0];
-                quote!((#x as u8) as #ty)
+                {
+                let u8_ty = paths::u8();
+                quote!((#x as #u8_ty) as #ty)
+            }
             }
             Op::Convert { .. } => {
                 let x = &ins[0];
@@ -695,7 +779,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             // Never scalar: `is_straight_line` excludes them.
             Op::DimSize { .. } | Op::Iota { .. } => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
-                quote!(::core::panic!(#msg))
+                { let panic = paths::panic(); quote!(#panic(#msg)) }
             }
         };
         stmts.push(quote!(let #out: #ty = #value;));
@@ -805,7 +889,8 @@ fn param_type_tokens(t: &RustTy) -> TokenStream {
         RustTy::Unsigned(u) => paths::unsigned(*u),
         RustTy::NdArray(_, r) => {
             let (nd, ix) = (paths::ndarray(), paths::ix(*r));
-            quote!(impl ::core::convert::Into<#nd::ArrayView<'oxla, #ty, #ix>>)
+            let into_trait = paths::into_trait();
+            quote!(impl #into_trait<#nd::ArrayView<'oxla, #ty, #ix>>)
         }
         _ => quote!(&[#ty]),
     }
@@ -832,21 +917,26 @@ fn result_type_tokens(t: &RustTy) -> TokenStream {
 fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<TokenStream>) {
     let arg = paths::arg();
     let nd = paths::ndarray();
+    let into_trait = paths::into_trait();
     let index_locals: Vec<syn::Ident> = params
         .iter()
         .map(|id| format_ident!("__oxla_index_{}", id, span = Span::mixed_site()))
         .collect();
-    let index_lets = params
-        .iter()
-        .zip(param_tys)
-        .zip(&index_locals)
-        .filter_map(|((id, t), local)| match t {
-            RustTy::Unsigned(_) => {
-                let name = Literal::string(&ident_name(id));
-                Some(quote!(let #local: ::core::primitive::i64 = ::oxla::__private::index_arg(#id, #name);))
-            }
-            _ => None,
-        });
+    let index_lets =
+        params
+            .iter()
+            .zip(param_tys)
+            .zip(&index_locals)
+            .filter_map(|((id, t), local)| match t {
+                RustTy::Unsigned(_) => {
+                    let name = Literal::string(&ident_name(id));
+                    {
+                        let (i64_ty, index_arg) = (paths::float(DType::I64), paths::index_arg());
+                        Some(quote!(let #local: #i64_ty = #index_arg(#id, #name);))
+                    }
+                }
+                _ => None,
+            });
     let index_lets = quote!(#(#index_lets)*);
     let args = params
         .iter()
@@ -860,7 +950,7 @@ fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<T
             // `impl Into` of a view.
             RustTy::NdArray(d, r) => {
                 let (ty, ix) = (paths::float(*d), paths::ix(*r));
-                quote!(#arg::view(::core::convert::Into::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
+                quote!(#arg::view(#into_trait::<#nd::ArrayView<'_, #ty, #ix>>::into(#id)))
             }
             RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
             RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
@@ -911,9 +1001,10 @@ pub(crate) fn aot_items(syms: &[String]) -> (TokenStream, TokenStream) {
     for s in syms {
         let v3 = format_ident!("{}_v3", s);
         let base = format_ident!("{}_base", s);
+        let (u8_ty, i64_ty) = (paths::u8(), paths::float(DType::I64));
         decls.push(quote! {
-            fn #v3(args: *const *mut u8, sizes: *const i64);
-            fn #base(args: *const *mut u8, sizes: *const i64);
+            fn #v3(args: *const *mut #u8_ty, sizes: *const #i64_ty);
+            fn #base(args: *const *mut #u8_ty, sizes: *const #i64_ty);
         });
         let name = Literal::string(s);
         entries.push(quote!(#aot_kernel { name: #name, v3: #v3, base: #base }));

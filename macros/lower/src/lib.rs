@@ -22,6 +22,7 @@ mod elementwise;
 pub mod errors;
 pub mod lower;
 mod paths;
+mod placeholder;
 mod slicing;
 pub mod stack;
 pub mod types;
@@ -29,6 +30,10 @@ mod vocab;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_errors;
+#[cfg(test)]
+mod tests_fuzz;
 #[cfg(test)]
 mod tests_nd;
 #[cfg(test)]
@@ -85,31 +90,45 @@ pub fn expand_attribute_with(
             .collect();
     let (inner, paths) = attr::take_oxla_attrs_with_paths(&mut item.attrs, &mut errors);
     stack.extend(inner);
+    // In the original function's body: a function is the one place where
+    // these items are allowed whether it is in a module or an `impl` block.
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
+    let attrs_ok = errors.is_empty();
     match expand_stack(&item, &stack) {
-        Ok(gens) if errors.is_empty() => match generate(&item, &gens, opts) {
-            Ok(ts) => return quote!(#ts #markers),
-            Err(e) => errors.extend(e),
-        },
+        Ok(gens) if attrs_ok => {
+            match codegen::generate_with_prelude(&item, &gens, opts, &markers) {
+                Ok(ts) => return ts,
+                Err(e) => errors.extend(e),
+            }
+        }
         Ok(_) => {}
         Err(e) => errors.extend(e),
     }
     let errs = errors.to_compile_errors();
-    let item = without_body(item);
-    quote!(#item #markers #errs)
+    // Every item the expansion defines, from the signature alone; the
+    // attributes only when they all parsed (else which function one applies
+    // to is unknown).
+    let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
+    if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
+        let gens = stack::apply_stack(&item, attrs, f, Vec::new()).0;
+        codegen::generate_stubs(&item, &gens, &markers)
+    }) {
+        return quote!(#stubs #errs);
+    }
+    let item = without_body(item, &markers);
+    quote!(#item #errs)
 }
 
 /// The function as written, for the IDE and for its callers to type-check
 /// against, but with a body that cannot fail to compile: rustc would
 /// otherwise add its own errors about the very code oxla just reported
 /// (`cannot multiply ArrayView2 by f32` after an oxla error in that line).
-fn without_body(mut item: syn::ItemFn) -> syn::ItemFn {
+fn without_body(mut item: syn::ItemFn, prelude: &TokenStream) -> syn::ItemFn {
     item.attrs
         .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
-    item.block = Box::new(syn::parse_quote!({
-        ::core::panic!("oxla: this function did not compile; see the errors above")
-    }));
+    let body = codegen::stub_body();
+    item.block = Box::new(syn::parse_quote!({ #prelude #body }));
     item
 }
 

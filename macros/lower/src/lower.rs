@@ -246,6 +246,7 @@ fn lower_into(
         scopes: vec![Vec::new()],
         errors,
         takes: Vec::new(),
+        spans: std::collections::HashMap::new(),
     };
     for (name, t, _) in &params {
         let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
@@ -332,6 +333,10 @@ pub(crate) struct Lowerer<'e> {
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
     pub(crate) takes: Vec<(Var, Var, usize)>,
+    /// The span of each binary expression lowered so far, by address, built
+    /// from its operands' (`Spanned::span` re-reads the whole subtree, which
+    /// made a long sum quadratic).
+    spans: std::collections::HashMap<usize, Span>,
 }
 
 /// The tuple result of a block: its values and the span of the expression.
@@ -413,6 +418,10 @@ impl Lowerer<'_> {
                 r.return_token,
                 format!("`return` is only supported as the final statement; {SUPPORTED_STMTS}"),
             ),
+            Stmt::Expr(e, _) if early_return(e).is_some() => {
+                let r = early_return(e).map(|r| r.return_token);
+                self.errors.spanned(r, EARLY_RETURN);
+            }
             Stmt::Expr(e, _) => {
                 let what = match e {
                     Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "loops are not supported (oxla functions are straight-line code: use array arithmetic, `sum` and `dot`)",
@@ -636,6 +645,11 @@ impl Lowerer<'_> {
                     }
                 }
                 match f.base10_parse::<f64>() {
+                    Ok(v) if !fits(v, self.dtype) => {
+                        self.errors
+                            .spanned(f, out_of_range(f.base10_digits(), self.dtype));
+                        None
+                    }
                     Ok(v) => Some(self.literal(sign * v)),
                     Err(err) => {
                         self.errors.push(err);
@@ -652,10 +666,17 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                match i.base10_parse::<u64>() {
-                    Ok(v) => Some(self.literal(sign * v as f64)),
+                // Through f64, which every integer literal's digits parse as.
+                match i.base10_digits().parse::<f64>() {
+                    Ok(v) if !fits(v, self.dtype) => {
+                        self.errors
+                            .spanned(i, out_of_range(i.base10_digits(), self.dtype));
+                        None
+                    }
+                    Ok(v) => Some(self.literal(sign * v)),
                     Err(err) => {
-                        self.errors.push(err);
+                        self.errors
+                            .spanned(i, format!("bad integer literal: {err}"));
                         None
                     }
                 }
@@ -693,6 +714,25 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `e.span()` (its first token joined with its last, where the compiler
+    /// can join spans), in time linear in the size of the whole expression.
+    fn span_of(&mut self, e: &Expr) -> Span {
+        let Expr::Binary(b) = e else {
+            return match e {
+                Expr::Paren(p) => p.paren_token.span.join(),
+                e => e.span(),
+            };
+        };
+        let key = e as *const Expr as usize;
+        if let Some(s) = self.spans.get(&key) {
+            return *s;
+        }
+        let (l, r) = (self.span_of(&b.left), self.span_of(&b.right));
+        let s = l.join(r).unwrap_or(l);
+        self.spans.insert(key, s);
+        s
+    }
+
     fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
         let op = match b.op {
             BinOp::Add(_) => BinaryOp::Add,
@@ -704,9 +744,10 @@ impl Lowerer<'_> {
                 // return or to cast.
                 let l = self.lower_expr(&b.left);
                 let r = self.lower_expr(&b.right);
+                let span = self.binary_span(b);
                 let mut vs = [l?, r?];
-                self.coerce(&mut vs, b.span())?;
-                return self.push(Op::Cmp(cmp_op(&op)?), &vs, b.span());
+                self.coerce(&mut vs, span)?;
+                return self.push(Op::Cmp(cmp_op(&op)?), &vs, span);
             }
             op if is_compound_assign(&op) => {
                 self.errors.spanned(op, "assignments are not supported: values are immutable; bind a new value with `let`");
@@ -720,9 +761,15 @@ impl Lowerer<'_> {
         };
         let l = self.lower_expr(&b.left);
         let r = self.lower_expr(&b.right);
+        let span = self.binary_span(b);
         let mut vs = [l?, r?];
-        self.coerce(&mut vs, b.span())?;
-        self.push(Op::Binary(op), &vs, b.span())
+        self.coerce(&mut vs, span)?;
+        self.push(Op::Binary(op), &vs, span)
+    }
+
+    fn binary_span(&mut self, b: &syn::ExprBinary) -> Span {
+        let (l, r) = (self.span_of(&b.left), self.span_of(&b.right));
+        l.join(r).unwrap_or(l)
     }
 
     fn lower_if(&mut self, i: &syn::ExprIf) -> Option<Var> {
@@ -1047,6 +1094,9 @@ impl Lowerer<'_> {
             }
             _ => None,
         };
+        if let Some(m) = float_path_call(c) {
+            return self.lower_float_path_call(c, m);
+        }
         if let Some(n) = &name {
             if let Some(v) = self.lower_slicing_call(n, c) {
                 return v;
@@ -1066,7 +1116,10 @@ impl Lowerer<'_> {
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
             self.errors.spanned(
                 &c.func,
-                format!("unknown function `{shown}`: {supported_fns}"),
+                format!(
+                    "unknown function `{shown}`{}: {supported_fns}",
+                    method_hint(&c.func)
+                ),
             );
             for a in &c.args {
                 self.lower_expr(a);
@@ -1114,6 +1167,30 @@ impl Lowerer<'_> {
             }
         }
         self.ndarray_dot(args[0], args[1], c.span())
+    }
+
+    /// `f64::exp(x)`, `f32::powi(x, 2)`, …: Rust's path spelling of a float
+    /// method, lowered as the method call `x.exp()`. The type must be the
+    /// function's float type, as rustc would require.
+    fn lower_float_path_call(&mut self, c: &syn::ExprCall, m: syn::ExprMethodCall) -> Option<Var> {
+        let Expr::Path(p) = &*c.func else { return None };
+        let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+        let ty_seg = segs[segs.len() - 2];
+        let ty = ty_seg.ident.to_string();
+        if ty != self.dtype.name() {
+            self.errors.spanned(
+                ty_seg,
+                format!(
+                    "mixed float types: `{ty}::{}` in a function whose float type is {}",
+                    m.method, self.dtype
+                ),
+            );
+            for a in &c.args {
+                self.lower_expr(a);
+            }
+            return None;
+        }
+        self.lower_method(&m)
     }
 
     /// Bring `vs` to one shape, broadcasting as numpy does (see
@@ -1227,6 +1304,111 @@ fn strip_parens(e: &Expr) -> &Expr {
     }
 }
 
+pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet: an oxla function has one result, its final expression (or a final `return e;`); write the choice as the result, `if c { a } else { b }`";
+
+/// The first `return` inside `e` (not inside a closure).
+fn early_return(e: &Expr) -> Option<&syn::ExprReturn> {
+    struct Find<'a>(Option<&'a syn::ExprReturn>);
+    impl<'a> syn::visit::Visit<'a> for Find<'a> {
+        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+            self.0.get_or_insert(r);
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Find(None);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
+}
+
+/// `f32::name(x, args…)` (also `f64`, `core::primitive::f64`, …) as the
+/// method call `x.name(args…)`, when `name` is a method oxla knows.
+fn float_path_call(c: &syn::ExprCall) -> Option<syn::ExprMethodCall> {
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    let [.., t, n] = segs.as_slice() else {
+        return None;
+    };
+    let prefix_ok = segs[..segs.len() - 2]
+        .iter()
+        .all(|s| matches!(&*s.ident.to_string(), "core" | "std" | "primitive"));
+    let float = matches!(&*t.ident.to_string(), "f32" | "f64");
+    let receiver = c.args.first()?;
+    let known = FLOAT_PATH_METHODS.contains(&&*n.ident.to_string());
+    if !(p.qself.is_none() && prefix_ok && float && known && n.arguments.is_none()) {
+        return None;
+    }
+    Some(syn::ExprMethodCall {
+        attrs: Vec::new(),
+        receiver: Box::new(receiver.clone()),
+        dot_token: Default::default(),
+        method: n.ident.clone(),
+        turbofish: None,
+        paren_token: c.paren_token,
+        args: c.args.iter().skip(1).cloned().collect(),
+    })
+}
+
+/// For `f64::name(…)` that oxla does not know: a hint that methods are
+/// written `x.name()` (the spelling its messages list).
+fn method_hint(func: &Expr) -> String {
+    let Expr::Path(p) = func else {
+        return String::new();
+    };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    match segs.as_slice() {
+        [.., t, n] if matches!(t.as_str(), "f32" | "f64" | "f16" | "bf16") => format!(
+            " (float methods are written `x.{n}()`; the form `f64::name(x)` is supported for {}, and `{n}` is not one of them)",
+            FLOAT_PATH_METHODS.join(", ")
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The float methods that may also be written `f64::name(x, …)`.
+const FLOAT_PATH_METHODS: &[&str] = &[
+    "exp",
+    "ln",
+    "sin",
+    "cos",
+    "tanh",
+    "sqrt",
+    "powi",
+    "max",
+    "min",
+    "exp_m1",
+    "floor",
+    "ceil",
+    "round",
+    "round_ties_even",
+    "trunc",
+    "signum",
+    "abs",
+    "recip",
+    "ln_1p",
+    "clamp",
+];
+
+/// Whether a literal's magnitude `v` is finite in `dtype` (as rustc's
+/// `overflowing_literals` asks of a float literal).
+fn fits(v: f64, dtype: DType) -> bool {
+    match dtype {
+        DType::F64 => v.is_finite(),
+        // The largest f16 is 65504; a value below 65520 rounds to it.
+        DType::F16 => v < 65520.0,
+        _ => (v as f32).is_finite(),
+    }
+}
+
+fn out_of_range(digits: &str, dtype: DType) -> String {
+    format!("literal `{digits}` is out of range for {dtype} (the function's float type): its value would be infinite")
+}
+
 fn path_name(p: &syn::Path) -> String {
     p.to_token_stream().to_string().replace(' ', "")
 }
@@ -1260,7 +1442,7 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
         Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
         Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Return(_) => "`return` is only supported as the final statement".into(),
+        Expr::Return(_) => EARLY_RETURN.into(),
         Expr::Field(_) => format!("field access is not supported; {SUPPORTED_EXPRS}"),
         Expr::Range(_) => format!("ranges are not supported; {SUPPORTED_EXPRS}"),
         Expr::Array(_) | Expr::Repeat(_) => "array literals are not supported: arrays come in as slice parameters".into(),

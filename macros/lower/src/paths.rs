@@ -1,5 +1,9 @@
 //! Every path the generated code names, in one place. Generated code reaches
 //! the runtime only through the facade's hidden `::oxla::__private` module.
+//! Every path is absolute (`::oxla::…`, `::core::…`, `::std::…`), so that
+//! nothing the user's module declares or imports (`use oxla::*;`, a type
+//! alias `f32`, a module `core`) changes what it names. The only paths
+//! emitted elsewhere are the user's own (their signature, their attributes).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -65,4 +69,39 @@ pub fn unsigned(u: crate::types::Unsigned) -> TokenStream {
         crate::types::Unsigned::Usize => quote!(::core::primitive::usize),
         crate::types::Unsigned::U32 => quote!(::core::primitive::u32),
     }
+}
+
+/// `::oxla::__private`: what generated code calls at run time.
+pub fn private() -> TokenStream {
+    quote!(::oxla::__private)
+}
+
+/// `::oxla::__private::IndexBound`: the axis an index parameter picks from.
+pub fn index_bound() -> TokenStream {
+    quote!(::oxla::__private::IndexBound)
+}
+
+/// `::oxla::__private::index_arg`: a `usize`/`u32` argument as an `i64`.
+pub fn index_arg() -> TokenStream {
+    quote!(::oxla::__private::index_arg)
+}
+
+/// `::core::primitive::u8` (a bool converts through it).
+pub fn u8() -> TokenStream {
+    quote!(::core::primitive::u8)
+}
+
+/// `::core::panic!`: the body of every function after an error.
+pub fn panic() -> TokenStream {
+    quote!(::core::panic!)
+}
+
+/// `::core::convert::Into`.
+pub fn into_trait() -> TokenStream {
+    quote!(::core::convert::Into)
+}
+
+/// `::core::option::Option::None`.
+pub fn none() -> TokenStream {
+    quote!(::core::option::Option::None)
 }

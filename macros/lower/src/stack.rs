@@ -84,23 +84,26 @@ pub fn expand_stack(
         }
     };
     // Check every attribute's own arguments even when lowering failed.
-    let mut names: Vec<String> = vec![ident_name(&item.sig.ident)];
-    for attr in stack.iter().rev() {
-        if let Some(n) = &attr.name {
-            let n = ident_name(n);
-            if names.contains(&n) {
-                errors.spanned(
-                    attr.name.as_ref(),
-                    format!("`{n}` is already defined by this function or its attributes"),
-                );
-            }
-            names.push(n);
-        }
-    }
+    check_generated_names(item, stack, &mut errors);
     let Some(original) = original else {
         check_against_signature(item, stack, &mut errors);
         return Err(errors);
     };
+    let (out, more) = apply_stack(item, stack, original, checks);
+    errors.extend(more);
+    errors.check().map(|()| out)
+}
+
+/// The original function (already lowered and simplified) and the function
+/// of each named attribute, bottom-up, up to the first attribute that fails
+/// (its error is returned).
+pub(crate) fn apply_stack(
+    item: &syn::ItemFn,
+    stack: &[TransformAttr],
+    original: Function,
+    checks: Vec<IndexCheck>,
+) -> (Vec<GeneratedFn>, Errors) {
+    let mut errors = Errors::new();
     let mut out = vec![GeneratedFn {
         name: item.sig.ident.clone(),
         vis: item.vis.clone(),
@@ -140,7 +143,72 @@ pub fn expand_stack(
             }
         }
     }
-    errors.check().map(|()| out)
+    (out, errors)
+}
+
+/// The names the expansion defines must be distinct: each function, its
+/// `NAME_IR` constant and its `name_into` sibling (`#[grad(fooBar)] fn
+/// foo_bar` would define `FOO_BAR_IR` twice). Names starting with `__oxla`
+/// are reserved for the items the macro generates.
+fn check_generated_names(item: &syn::ItemFn, stack: &[TransformAttr], errors: &mut Errors) {
+    let reserved = |id: &syn::Ident, errors: &mut Errors, what: &str| {
+        if ident_name(id).to_ascii_lowercase().starts_with("__oxla") {
+            errors.spanned(
+                id,
+                format!("{what} `{id}` starts with `__oxla`: names starting with `__oxla` (in any case) are reserved for the items oxla generates"),
+            );
+        }
+    };
+    reserved(&item.sig.ident, errors, "the function name");
+    for input in &item.sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            if let syn::Pat::Ident(pi) = &*pt.pat {
+                reserved(&pi.ident, errors, "the parameter");
+            }
+        }
+    }
+    // (name, the items it defines)
+    let defines = |n: &str| {
+        vec![
+            n.to_string(),
+            format!("{n}_into"),
+            crate::codegen::ir_const_name(n),
+        ]
+    };
+    let mut taken: Vec<(String, String)> = defines(&ident_name(&item.sig.ident))
+        .into_iter()
+        .map(|d| (d, ident_name(&item.sig.ident)))
+        .collect();
+    for attr in stack.iter().rev() {
+        let Some(id) = &attr.name else { continue };
+        reserved(id, errors, "the generated function's name");
+        let n = ident_name(id);
+        if let Some((_, by)) = taken.iter().find(|(d, _)| *d == n) {
+            let msg = if *by == n {
+                format!("`{n}` is already defined by this function or its attributes")
+            } else {
+                format!(
+                    "`{n}` is already defined by this expansion (for `{by}`); choose another name"
+                )
+            };
+            errors.spanned(id, msg);
+            continue;
+        }
+        let clash = defines(&n).into_iter().find_map(|d| {
+            taken
+                .iter()
+                .find(|(t, _)| *t == d)
+                .map(|(_, by)| (d, by.clone()))
+        });
+        if let Some((item_name, by)) = clash {
+            errors.spanned(
+                id,
+                format!("`{n}` would generate `{item_name}`, which `{by}` already generates; choose another name"),
+            );
+            continue;
+        }
+        taken.extend(defines(&n).into_iter().map(|d| (d, n.clone())));
+    }
 }
 
 /// Apply one attribute's transform to `input`, then simplify.
@@ -402,6 +470,23 @@ fn collect_items(items: &[syn::Item], out: &mut Vec<GeneratedFn>) {
                 if let Some((_, items)) = &m.content {
                     collect_items(items, out);
                 }
+            }
+            // Associated functions (without `self`) of an `impl` block.
+            syn::Item::Impl(i) => {
+                let fns: Vec<syn::Item> = i
+                    .items
+                    .iter()
+                    .filter_map(|it| match it {
+                        syn::ImplItem::Fn(f) => Some(syn::Item::Fn(syn::ItemFn {
+                            attrs: f.attrs.clone(),
+                            vis: f.vis.clone(),
+                            sig: f.sig.clone(),
+                            block: Box::new(f.block.clone()),
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                collect_items(&fns, out);
             }
             _ => {}
         }

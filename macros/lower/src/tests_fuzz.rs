@@ -1,0 +1,426 @@
+//! A fuzz test of the whole expansion: thousands of random functions,
+//! their bodies drawn from the supported vocabulary and from Rust oxla does
+//! not support (loops, macros, closures, odd literals and types), under
+//! random attribute stacks. Every expansion must finish without a panic and
+//! without an "internal error": a function is either expanded or rejected
+//! with ordinary spanned errors, and after an error every function emitted
+//! has the stub body. Deterministic (a fixed seed).
+
+use crate::attr::TransformKind;
+use crate::codegen::CodegenOptions;
+use crate::expand_attribute_with;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const LITERALS: &[&str] = &[
+    "0.0",
+    "1.0",
+    "2.5",
+    "1e-3",
+    "3",
+    "0",
+    "1e39",
+    "1e309",
+    "3.4e38",
+    "65520.0",
+    "1f32",
+    "2f64",
+    "7u8",
+    "1_000",
+    "0x10",
+    "1e-400",
+    "'c'",
+    "\"s\"",
+    "true",
+    "b'a'",
+    "4294967296",
+    "340282366920938463463374607431768211456",
+];
+
+const UNARY: &[&str] = &[
+    "exp",
+    "ln",
+    "sin",
+    "cos",
+    "tanh",
+    "sqrt",
+    "abs",
+    "square",
+    "recip",
+    "ln_1p",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "signum",
+    "exp_m1",
+    "cbrt",
+    "sinh",
+    "log",
+    "to_string",
+    "len",
+    "sum",
+    "mean",
+    "t",
+];
+
+const FUNCTIONS: &[&str] = &[
+    "sum",
+    "mean",
+    "sigmoid",
+    "relu",
+    "softplus",
+    "log1p",
+    "expm1",
+    "erf",
+    "sign",
+    "stop_gradient",
+    "f64::exp",
+    "f32::exp",
+    "f64::sqrt",
+    "f64::cbrt",
+    "std::f64::consts::PI",
+    "zeros_like",
+    "ones_like",
+    "logsumexp",
+    "foo",
+    "oxla::sum",
+    "Vec::new",
+];
+
+const POWI: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "-1",
+    "-2147483648",
+    "-2147483647",
+    "2147483647",
+    "2147483648",
+    "n",
+    "2.0",
+];
+
+struct Gen {
+    rng: Rng,
+    names: Vec<String>,
+    /// Draw from everything (else only from the supported vocabulary).
+    wild: bool,
+}
+
+/// `all` when wild, else its first `supported` entries (each list puts the
+/// supported entries first).
+fn choose<'a>(all: &'a [&'a str], supported: usize, wild: bool) -> &'a [&'a str] {
+    if wild {
+        all
+    } else {
+        &all[..supported]
+    }
+}
+
+impl Gen {
+    fn name(&mut self) -> String {
+        if self.names.is_empty() || (self.wild && self.rng.chance(5)) {
+            if !self.wild {
+                return "1.5".to_string();
+            }
+            return self
+                .rng
+                .pick(&["zz", "self", "Self", "_", "crate::x"])
+                .to_string();
+        }
+        let i = self.rng.below(self.names.len());
+        self.names[i].clone()
+    }
+
+    fn expr(&mut self, depth: usize) -> String {
+        if depth == 0 || self.rng.chance(20) {
+            return if self.rng.chance(60) {
+                self.name()
+            } else {
+                self.rng.pick(choose(LITERALS, 6, self.wild)).to_string()
+            };
+        }
+        let d = depth - 1;
+        let w = self.wild;
+        let kinds = if w { 16 } else { 13 };
+        match self.rng.below(kinds) {
+            0..=3 => {
+                let op = self.rng.pick(choose(
+                    &["+", "-", "*", "/", "%", "<", "==", "&&", "<<", "+="],
+                    4,
+                    w,
+                ));
+                format!("({} {op} {})", self.expr(d), self.expr(d))
+            }
+            4 => format!("-{}", self.expr(d)),
+            5 => format!("(-{})", self.expr(d)),
+            6 | 7 => format!("{}.{}()", self.expr(d), self.rng.pick(choose(UNARY, 15, w))),
+            8 => format!(
+                "{}.powi({})",
+                self.expr(d),
+                self.rng.pick(choose(POWI, 6, w))
+            ),
+            9 => format!(
+                "{}.{}({})",
+                self.expr(d),
+                self.rng
+                    .pick(choose(&["max", "min", "dot", "powf", "clamp"], 2, w)),
+                self.expr(d)
+            ),
+            10 => format!(
+                "{}({})",
+                self.rng.pick(choose(FUNCTIONS, 13, w)),
+                self.expr(d)
+            ),
+            11 => format!(
+                "if {} {} {} {{ {} }} else {{ {} }}",
+                self.expr(d),
+                self.rng.pick(&["<", ">=", "!="]),
+                self.expr(d),
+                self.expr(d),
+                self.expr(d)
+            ),
+            12 => format!(
+                "({} as {})",
+                self.expr(d),
+                self.rng.pick(choose(
+                    &["i64", "f32", "f64", "i32", "bool", "u8", "usize"],
+                    1,
+                    w
+                ))
+            ),
+            13 => {
+                let unsupported = [
+                    "loop { break 1.0 }",
+                    "{ let mut a = 1.0; a += 1.0; a }",
+                    "(|v: f64| v)(1.0)",
+                    "[1.0, 2.0][0]",
+                    "x[0]",
+                    "x[[0, 1]]",
+                    "match 1 { _ => 1.0 }",
+                    "unsafe { 1.0 }",
+                    "println!(\"hi\")",
+                    "vec![1.0]",
+                    "&mut 1.0",
+                    "*x",
+                    "x.0",
+                    "(1.0, 2.0)",
+                    "0..3",
+                    "{ return 1.0; }",
+                    "if true { return 2.0 } else { 1.0 }",
+                    "async { 1.0 }",
+                    "x.mapv(|v| v as f32)",
+                    "x.mapv(|v| v * 2.0)",
+                    "dot(x, x)",
+                    "matmul(x, x)",
+                    "x.sum_axis(Axis(3))",
+                    "softmax(x, Axis(0))",
+                ];
+                self.rng.pick(&unsupported).to_string()
+            }
+            14 => format!("{{ let t = {}; t * {} }}", self.expr(d), self.expr(d)),
+            _ => format!("({})", self.expr(d)),
+        }
+    }
+
+    fn function(&mut self) -> (TransformKind, String, String) {
+        self.wild = self.rng.chance(50);
+        let w = self.wild;
+        let float = self
+            .rng
+            .pick(&["f32", "f64", "f64", "f32", "oxla::half::f16"]);
+        let param_types = [
+            float,
+            float,
+            "&[FLOAT]",
+            "&[FLOAT]",
+            "ArrayView2<FLOAT>",
+            "[FLOAT; 3]",
+            "usize",
+            "i32",
+            "bool",
+            "&[i64]",
+            "String",
+            "&mut [FLOAT]",
+            "f64",
+            "f32",
+            "T",
+            "Vec<FLOAT>",
+        ];
+        let param_types = choose(&param_types, 4, w);
+        let n_params = self.rng.below(4) + usize::from(!w);
+        let mut params = Vec::new();
+        self.names.clear();
+        for i in 0..n_params {
+            let name = self.rng.pick(choose(
+                &["x", "y", "z", "w", "__oxla_p", "r#type", "n"],
+                4,
+                w,
+            ));
+            let name = if params
+                .iter()
+                .any(|p: &String| p.starts_with(&format!("{name}:")))
+            {
+                format!("{name}{i}")
+            } else {
+                name.to_string()
+            };
+            let ty = self.rng.pick(param_types).replace("FLOAT", float);
+            params.push(format!("{name}: {ty}"));
+            self.names.push(name);
+        }
+        let mut body = String::new();
+        for _ in 0..self.rng.below(3) {
+            let name = self.rng.pick(&["a", "b", "c"]).to_string();
+            let e = self.expr(3);
+            let stmt = match self.rng.below(10) + if w { 0 } else { 4 } {
+                0 => format!("let mut {name} = {e};"),
+                1 => format!("{e};"),
+                2 => format!("let {name}: {float} = {e};"),
+                3 => format!("let ({name}, _) = ({e}, 1.0);"),
+                _ => format!("let {name} = {e};"),
+            };
+            body.push_str(&stmt);
+            self.names.push(name);
+        }
+        let tail = self.expr(4);
+        body.push_str(&match self.rng.below(8) + if w { 0 } else { 3 } {
+            0 => format!("return {tail};"),
+            1 => format!("({tail}, {})", self.expr(2)),
+            2 => format!("{tail};"),
+            _ => tail,
+        });
+        let ret = self
+            .rng
+            .pick(choose(
+                &[
+                    "FLOAT",
+                    "FLOAT",
+                    "Vec<FLOAT>",
+                    "(FLOAT, Vec<FLOAT>)",
+                    "Array1<FLOAT>",
+                    "i64",
+                    "bool",
+                    "()",
+                    "String",
+                ],
+                3,
+                w,
+            ))
+            .replace("FLOAT", float);
+        let generics = if w && self.rng.chance(5) { "<T>" } else { "" };
+        let mut attrs = String::new();
+        for _ in 0..self.rng.below(3) {
+            let a = self.rng.pick(choose(
+                &[
+                    "#[oxla::grad(g1)]",
+                    "#[oxla::jvp(t1)]",
+                    "#[oxla::vjp(b1)]",
+                    "#[oxla::vmap(v1)]",
+                    "#[oxla::vmap(v2, in_axes = (0, None))]",
+                    "#[oxla::jit(j1)]",
+                    "#[oxla::hessian(h1)]",
+                    "#[oxla::grad(f)]",
+                    "#[oxla::grad(g1, wrt = nope)]",
+                    "#[oxla::value_and_grad(vg1, wrt = x)]",
+                ],
+                6,
+                w,
+            ));
+            attrs.push_str(a);
+        }
+        let item = format!(
+            "{attrs} fn f{generics}({}) -> {ret} {{ {body} }}",
+            params.join(", ")
+        );
+        let (kind, args) = match self.rng.below(5) {
+            0 => (TransformKind::Jit, String::new()),
+            1 => (TransformKind::Grad, "dg".to_string()),
+            2 => (TransformKind::Vmap, "dv".to_string()),
+            3 => (TransformKind::Jvp, "dj".to_string()),
+            _ => (TransformKind::Vjp, "db".to_string()),
+        };
+        (kind, args, item)
+    }
+}
+
+#[test]
+fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
+    let mut gen = Gen {
+        rng: Rng(0x0A1A_2026),
+        names: Vec::new(),
+        wild: true,
+    };
+    let (mut expanded, mut rejected, mut unparsed) = (0, 0, 0);
+    // The generator nests deeply; the default test thread's stack is small.
+    let run = move || {
+        for case in 0..3000 {
+            let (kind, args, item) = gen.function();
+            // rustc hands an attribute only items that parse.
+            let Ok(parsed) = syn::parse_str::<syn::ItemFn>(&item) else {
+                unparsed += 1;
+                continue;
+            };
+            let item_ts = quote::quote!(#parsed);
+            let args_ts: proc_macro2::TokenStream = args.parse().unwrap();
+            let out = catch_unwind(AssertUnwindSafe(|| {
+                expand_attribute_with(kind, args_ts, item_ts, &CodegenOptions::default())
+            }))
+            .unwrap_or_else(|_| panic!("case {case}: the expansion panicked on\n{item}"));
+            let text = out.to_string();
+            assert!(
+                !text.contains("internal error"),
+                "case {case}: an internal error for\n{item}\n{text}"
+            );
+            let file: syn::File = syn::parse2(out).unwrap_or_else(|e| {
+                panic!("case {case}: the expansion does not parse ({e}) for\n{item}")
+            });
+            if text.contains("compile_error") {
+                rejected += 1;
+                // After an error, no body of the user's is emitted again.
+                for i in &file.items {
+                    if let syn::Item::Fn(f) = i {
+                        let body = &f.block;
+                        let body = quote::quote!(#body).to_string();
+                        assert!(
+                            body.contains("did not compile"),
+                            "case {case}: a real body after an error for\n{item}\n{text}"
+                        );
+                    }
+                }
+            } else {
+                expanded += 1;
+            }
+        }
+        println!("fuzz: {expanded} expanded, {rejected} rejected, {unparsed} not Rust");
+        assert!(expanded > 100 && rejected > 1000, "{expanded} {rejected}");
+    };
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}

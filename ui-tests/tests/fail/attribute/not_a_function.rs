@@ -1,0 +1,6 @@
+#![allow(dead_code)]
+
+#[oxla::jit]
+struct S;
+
+fn main() {}

@@ -1,0 +1,8 @@
+#![allow(dead_code)]
+
+#[oxla::jit]
+fn f(x: f64) -> f64 {
+    f32::exp(x)
+}
+
+fn main() {}
