@@ -110,6 +110,7 @@ mod func;
 mod launch;
 mod math;
 mod ops;
+mod pow;
 pub mod ptxas;
 mod rounding;
 pub mod samples;
