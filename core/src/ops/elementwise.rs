@@ -422,16 +422,17 @@ fn pow_slope_base(f: &mut Function, x: Var, y: Var) -> Var {
     f.select(y_is_zero, zero, d)
 }
 
-/// `∂(x^y)/∂y = ln(x)·x^y`, with `x == 0` replaced by 1 inside the log (JAX's
-/// `_replace_zero`), so the slope is 0 at `x = 0` where `x^y` is 0 or inf.
-/// NaN for a negative `x`, whose non-integer powers are NaN.
+/// `∂(x^y)/∂y = ln(x)·x^y`, defined as 0 where `x == 0` for every `y`.
+/// JAX replaces `x == 0` by 1 inside the log (`_replace_zero`), which gives
+/// 0 where `x^y` is finite but `0·inf` = NaN for `y < 0`; the select gives
+/// 0 there too (the branch not taken carries no tangent, so every order
+/// follows). NaN for a negative `x`, whose non-integer powers are NaN.
 fn pow_slope_exponent(f: &mut Function, x: Var, ans: Var) -> Var {
-    let one = f.full_like(1.0, x);
     let zero = f.zeros_like(x);
     let x_is_zero = f.cmp(CmpOp::Eq, x, zero);
-    let safe = f.select(x_is_zero, one, x);
-    let l = f.unary(UnaryOp::Log, safe);
-    f.mul(l, ans)
+    let l = f.unary(UnaryOp::Log, x);
+    let d = f.mul(l, ans);
+    f.select(x_is_zero, zero, d)
 }
 
 /// The weight of operand `x` in the tangent of `y = max(x, other)` (or
