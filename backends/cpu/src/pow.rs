@@ -15,6 +15,26 @@
 //!   rounded essentially once.
 //!
 //! The PTX backend (`oxla-ptx`'s `pow.rs`) emits the same steps.
+//!
+//! # Accuracy
+//!
+//! Measured by `tests/pow.rs` (`OXLA_POW_SAMPLES=1000000`, `--nocapture`):
+//! 10^6 random pairs in each of five domains — x = 10^U(±30) (f32) or
+//! 10^U(±300) (f64) with y = U(-4, 4); x = 10^U(-6, 6) with y = ±10^U(-3, 2);
+//! x = U(0, 4) and x = 1 + U(±2^-10) with y spread so that |y·ln x| covers
+//! [0, ln MAX] (the case that loses |y·ln x| ulps in a plain `exp(y·log x)`);
+//! x = -U(0, 10) with integer y in [-40, 40] — at each ISA level.
+//!
+//! | type | ISA | max error | how measured |
+//! |---|---|---|---|
+//! | f32 | host (FMA) and baseline SSE2 | 0.500 ulp | against the exact f64 power of the f32 inputs |
+//! | f64 | host (FMA) and baseline SSE2 | 1 ulp from std in 0.7–1.5% of the inputs, the same result elsewhere | against Rust std (glibc's `pow`, itself within 0.52 ulp) |
+//! | f64 | both | 0.734 ulp (normal results), 0.751 ulp (subnormal results, rounded twice) | every input that differs from std, against mpmath at 200 bits |
+//!
+//! Integer powers that are representable are exact (`integer_exponents_are_exact`:
+//! bases -60..=60 to the powers 0..=12, powers of two to every exponent in
+//! range), and C's special values are bit for bit Rust's
+//! (`special_values_bit_exact`).
 
 use crate::math::{exp, in_f64_lanes_n, log, split_mantissa, taylor, Num};
 use cranelift_codegen::ir::{condcodes::FloatCC, InstBuilder, Value};

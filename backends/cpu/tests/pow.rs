@@ -4,7 +4,9 @@
 //! in ulp on random inputs over many decades of `x` and `y`.
 //!
 //! `OXLA_POW_SAMPLES=n` sets the number of random inputs per domain (run
-//! with `--release --nocapture` to reproduce the table in `src/pow.rs`).
+//! with `--nocapture` to reproduce the table in `src/pow.rs`);
+//! `OXLA_POW_DUMP=file` writes the results that differ from std, to be
+//! measured against a high-precision reference.
 
 mod accuracy;
 mod common;
@@ -299,6 +301,11 @@ fn error_in_ulp() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_000);
+    // `OXLA_POW_DUMP=file`: the inputs and results that differ from std
+    // (type, then the f64 bits of x, y and the result), for a check against
+    // a high-precision reference.
+    let mut dump = std::env::var_os("OXLA_POW_DUMP")
+        .map(|p| std::io::BufWriter::new(std::fs::File::create(p).expect("create the dump")));
     for (ty, bound) in [(DType::F32, 1.0), (DType::F64, 2.0)] {
         for (name, f) in executors(ty) {
             if name == "interpreter" {
@@ -308,7 +315,16 @@ fn error_in_ulp() {
                 let (xs, ys): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
                 let got = f.run(&xs, &ys);
                 let (mut worst, mut at) = (0.0f64, (0.0, 0.0));
+                let mut differ = 0usize;
                 for i in 0..xs.len() {
+                    if !same(ty, got[i], std_pow(ty, xs[i], ys[i])) {
+                        differ += 1;
+                        if let Some(out) = dump.as_mut() {
+                            use std::io::Write;
+                            writeln!(out, "{ty} {:016x} {:016x} {:016x}", xs[i].to_bits(), ys[i].to_bits(), got[i].to_bits())
+                                .expect("write the dump");
+                        }
+                    }
                     match error(ty, xs[i], ys[i], got[i]) {
                         Ok(e) if e > worst => {
                             worst = e;
@@ -318,7 +334,10 @@ fn error_in_ulp() {
                         Err(e) => panic!("{ty} {name} {domain}: {e}"),
                     }
                 }
-                println!("{ty} {name:8} {domain:45} {count} inputs: max {worst:.3} ulp at pow({:e}, {:e})", at.0, at.1);
+                println!(
+                    "{ty} {name:8} {domain:45} {count} inputs: max {worst:.3} ulp at pow({:e}, {:e}), {differ} differ from std",
+                    at.0, at.1
+                );
                 assert!(worst <= bound, "{ty} {name} {domain}: {worst} ulp at {at:?}");
             }
         }
