@@ -56,11 +56,28 @@ fn ulps(got: f64, want: f64) -> f64 {
 #[test]
 fn values_match_rust_powf() {
     let x = Array1::from(vec![0.5, 2.0, 3.0, 10.0, 1e-3, 7.25, 0.0, -2.0, -2.0, 1.0]);
-    let y = Array1::from(vec![2.5, -1.5, 2.0, 0.3, 40.0, -3.0, 0.0, 3.0, 0.5, f64::NAN]);
+    let y = Array1::from(vec![
+        2.5,
+        -1.5,
+        2.0,
+        0.3,
+        40.0,
+        -3.0,
+        0.0,
+        3.0,
+        0.5,
+        f64::NAN,
+    ]);
     let got = pow_arrays(x.view(), y.view());
     for i in 0..x.len() {
         let want = x[i].powf(y[i]);
-        assert!(ulps(got[i], want) <= 1.0, "pow({}, {}) = {}, std {want}", x[i], y[i], got[i]);
+        assert!(
+            ulps(got[i], want) <= 1.0,
+            "pow({}, {}) = {}, std {want}",
+            x[i],
+            y[i],
+            got[i]
+        );
     }
     let (xf, yf) = (x.mapv(|v| v as f32), y.mapv(|v| v as f32));
     let got = pow_arrays_f32(xf.view(), yf.view());
@@ -81,7 +98,12 @@ fn integer_exponents_of_negative_bases_are_exact() {
     let x = Array1::from(vec![-3.0, -1.5, -0.0, 0.0, 7.0, -1e5]);
     let got = cube(x.view());
     for i in 0..x.len() {
-        assert_eq!(got[i].to_bits(), (x[i] * x[i] * x[i]).to_bits(), "{}^3", x[i]);
+        assert_eq!(
+            got[i].to_bits(),
+            (x[i] * x[i] * x[i]).to_bits(),
+            "{}^3",
+            x[i]
+        );
     }
     let y = Array1::from(vec![-1074.0, -3.0, 0.0, 10.0, 1023.0, 1024.0]);
     let got = two_to_the(y.view());
@@ -119,8 +141,16 @@ fn gradient_matches_central_differences() {
         let fx = |v: &Array1<f64>| loss(v.view(), y.view());
         let fy = |v: &Array1<f64>| loss(x.view(), v.view());
         let (dx, dy) = (diff(&fx, &x, i), diff(&fy, &y, i));
-        assert!((gx[i] - dx).abs() <= 1e-7 * (1.0 + dx.abs()), "d/dx[{i}]: {} vs {dx}", gx[i]);
-        assert!((gy[i] - dy).abs() <= 1e-7 * (1.0 + dy.abs()), "d/dy[{i}]: {} vs {dy}", gy[i]);
+        assert!(
+            (gx[i] - dx).abs() <= 1e-7 * (1.0 + dx.abs()),
+            "d/dx[{i}]: {} vs {dx}",
+            gx[i]
+        );
+        assert!(
+            (gy[i] - dy).abs() <= 1e-7 * (1.0 + dy.abs()),
+            "d/dy[{i}]: {} vs {dy}",
+            gy[i]
+        );
         // And the closed forms.
         let want_x = 0.5 * y[i] * x[i].powf(y[i] - 1.0) + 1.5 * x[i].sqrt();
         let want_y = 0.5 * x[i].ln() * x[i].powf(y[i]) + 2.0 * y[i];
@@ -133,8 +163,14 @@ fn gradient_matches_central_differences() {
         let h = 1e-6;
         let fdx = (scalar_pow(x + h, y) - scalar_pow(x - h, y)) / (2.0 * h);
         let fdy = (scalar_pow(x, y + h) - scalar_pow(x, y - h)) / (2.0 * h);
-        assert!((dx - fdx).abs() <= 1e-7 * (1.0 + fdx.abs()), "scalar d/dx at ({x}, {y})");
-        assert!((dy - fdy).abs() <= 1e-7 * (1.0 + fdy.abs()), "scalar d/dy at ({x}, {y})");
+        assert!(
+            (dx - fdx).abs() <= 1e-7 * (1.0 + fdx.abs()),
+            "scalar d/dx at ({x}, {y})"
+        );
+        assert!(
+            (dy - fdy).abs() <= 1e-7 * (1.0 + fdy.abs()),
+            "scalar d/dy at ({x}, {y})"
+        );
         assert_eq!(scalar_pow(x, y), x.powf(y) + y.powf(3.0));
     }
 }

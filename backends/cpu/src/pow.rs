@@ -51,7 +51,9 @@ const TWO_THIRDS: (f64, f64) = (2.0 / 3.0, 3.700_743_415_417_188e-17);
 /// `x^y` for every x and y, as Rust's `powf`.
 pub(crate) fn pow(n: Num, b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
     if n.is_f32() {
-        in_f64_lanes_n(n, b, &[x, y], |n64, b, v| pow_all(n64, b, v[0], v[1], false))
+        in_f64_lanes_n(n, b, &[x, y], |n64, b, v| {
+            pow_all(n64, b, v[0], v[1], false)
+        })
     } else {
         pow_all(n, b, x, y, true)
     }

@@ -64,7 +64,9 @@ impl PowFn {
         ];
         let sizes = [n as i64];
         match &self.jit {
-            Some(jit) => run_checked(jit.function(0), &self.kernel, &mut bufs, &sizes).expect("run"),
+            Some(jit) => {
+                run_checked(jit.function(0), &self.kernel, &mut bufs, &sizes).expect("run")
+            }
             None => interp::run(&self.kernel, &mut bufs, &sizes).expect("interpreter"),
         }
         bufs[2].to_f64()
@@ -108,7 +110,12 @@ fn specials(ty: DType) -> Vec<f64> {
             f32::from_bits(1) as f64,
             16_777_215.0,
         ),
-        _ => (f64::EPSILON, f64::MAX, f64::from_bits(1), 9_007_199_254_740_991.0),
+        _ => (
+            f64::EPSILON,
+            f64::MAX,
+            f64::from_bits(1),
+            9_007_199_254_740_991.0,
+        ),
     };
     let mut v = vec![
         0.0,
@@ -175,11 +182,21 @@ fn special_values_bit_exact() {
                 let mut bad = vec![];
                 for i in 0..xs.len() {
                     let want = std_pow(ty, xs[i], ys[i]);
-                    if !same(ty, got[i], want) && (defined_case(xs[i], ys[i], want) || !adjacent(ty, got[i], want)) {
-                        bad.push(format!("pow({:e}, {:e}) = {:e}, std {:e}", xs[i], ys[i], got[i], want));
+                    if !same(ty, got[i], want)
+                        && (defined_case(xs[i], ys[i], want) || !adjacent(ty, got[i], want))
+                    {
+                        bad.push(format!(
+                            "pow({:e}, {:e}) = {:e}, std {:e}",
+                            xs[i], ys[i], got[i], want
+                        ));
                     }
                 }
-                assert!(bad.is_empty(), "{ty} {name}: {} mismatches:\n{}", bad.len(), bad[..bad.len().min(30)].join("\n"));
+                assert!(
+                    bad.is_empty(),
+                    "{ty} {name}: {} mismatches:\n{}",
+                    bad.len(),
+                    bad[..bad.len().min(30)].join("\n")
+                );
             }
         }
     }
@@ -191,11 +208,17 @@ fn special_values_bit_exact() {
 #[test]
 fn integer_exponents_are_exact() {
     for ty in [DType::F32, DType::F64] {
-        let limit = if ty == DType::F32 { 2f64.powi(24) } else { 2f64.powi(53) };
+        let limit = if ty == DType::F32 {
+            2f64.powi(24)
+        } else {
+            2f64.powi(53)
+        };
         let (mut xs, mut ys, mut want) = (vec![], vec![], vec![]);
         for base in -60i64..=60 {
             for k in 0u32..=12 {
-                let Some(p) = (base as i128).checked_pow(k) else { continue };
+                let Some(p) = (base as i128).checked_pow(k) else {
+                    continue;
+                };
                 if (p.unsigned_abs() as f64) <= limit {
                     xs.push(base as f64);
                     ys.push(k as f64);
@@ -203,13 +226,25 @@ fn integer_exponents_are_exact() {
                 }
             }
         }
-        let e_range = if ty == DType::F32 { -149..=127 } else { -1074..=1023 };
+        let e_range = if ty == DType::F32 {
+            -149..=127
+        } else {
+            -1074..=1023
+        };
         for e in e_range {
             for (base, k, w) in [
                 (2.0, e, exact_pow2(e)),
                 (0.5, -e, exact_pow2(e)),
                 (4.0, e / 2, exact_pow2(2 * (e / 2))),
-                (-2.0, e, if e % 2 != 0 { -exact_pow2(e) } else { exact_pow2(e) }),
+                (
+                    -2.0,
+                    e,
+                    if e % 2 != 0 {
+                        -exact_pow2(e)
+                    } else {
+                        exact_pow2(e)
+                    },
+                ),
             ] {
                 xs.push(base);
                 ys.push(k as f64);
@@ -258,11 +293,17 @@ fn domains(ty: DType, count: usize) -> Vec<(&'static str, Vec<(f64, f64)>)> {
         out.push((name, v));
     };
     gen("x = 10^U(±decades), y = U(-4, 4)", &mut |r| {
-        (10f64.powf(r.uniform(-decades, decades)), r.uniform(-4.0, 4.0))
+        (
+            10f64.powf(r.uniform(-decades, decades)),
+            r.uniform(-4.0, 4.0),
+        )
     });
     gen("x = 10^U(-6, 6), y = ±10^U(-3, 2)", &mut |r| {
         let y = 10f64.powf(r.uniform(-3.0, 2.0));
-        (10f64.powf(r.uniform(-6.0, 6.0)), if r.next() & 1 == 0 { y } else { -y })
+        (
+            10f64.powf(r.uniform(-6.0, 6.0)),
+            if r.next() & 1 == 0 { y } else { -y },
+        )
     });
     gen("x = U(0, 4), |y·ln x| = U(0, ln max)", &mut |r| {
         let x = r.uniform(0.0, 4.0);
@@ -283,15 +324,28 @@ fn domains(ty: DType, count: usize) -> Vec<(&'static str, Vec<(f64, f64)>)> {
 /// as `accuracy::compare` defines it; a special mismatch is an error.
 fn error(ty: DType, x: f64, y: f64, got: f64) -> Result<f64, String> {
     let exact = x.powf(y);
-    let rounded = if ty == DType::F32 { exact as f32 as f64 } else { exact };
-    if rounded.is_nan() || got.is_nan() || rounded.is_infinite() || got.is_infinite() || rounded == 0.0 {
+    let rounded = if ty == DType::F32 {
+        exact as f32 as f64
+    } else {
+        exact
+    };
+    if rounded.is_nan()
+        || got.is_nan()
+        || rounded.is_infinite()
+        || got.is_infinite()
+        || rounded == 0.0
+    {
         return if same(ty, got, rounded) {
             Ok(0.0)
         } else {
             Err(format!("pow({x:e}, {y:e}) = {got:e}, std {rounded:e}"))
         };
     }
-    let ulp = if ty == DType::F32 { ulp_f32(rounded as f32) } else { ulp_f64(rounded) };
+    let ulp = if ty == DType::F32 {
+        ulp_f32(rounded as f32)
+    } else {
+        ulp_f64(rounded)
+    };
     Ok((got - exact).abs() / ulp)
 }
 
@@ -321,8 +375,14 @@ fn error_in_ulp() {
                         differ += 1;
                         if let Some(out) = dump.as_mut() {
                             use std::io::Write;
-                            writeln!(out, "{ty} {:016x} {:016x} {:016x}", xs[i].to_bits(), ys[i].to_bits(), got[i].to_bits())
-                                .expect("write the dump");
+                            writeln!(
+                                out,
+                                "{ty} {:016x} {:016x} {:016x}",
+                                xs[i].to_bits(),
+                                ys[i].to_bits(),
+                                got[i].to_bits()
+                            )
+                            .expect("write the dump");
                         }
                     }
                     match error(ty, xs[i], ys[i], got[i]) {
@@ -338,7 +398,10 @@ fn error_in_ulp() {
                     "{ty} {name:8} {domain:45} {count} inputs: max {worst:.3} ulp at pow({:e}, {:e}), {differ} differ from std",
                     at.0, at.1
                 );
-                assert!(worst <= bound, "{ty} {name} {domain}: {worst} ulp at {at:?}");
+                assert!(
+                    worst <= bound,
+                    "{ty} {name} {domain}: {worst} ulp at {at:?}"
+                );
             }
         }
     }

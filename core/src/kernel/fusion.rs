@@ -270,8 +270,8 @@ fn has_transcendental(
             UnaryOp::Neg | UnaryOp::Powi(_) | UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum
         )
     };
-    let here = matches!(&e.op, Op::Unary(op) if !cheap(op))
-        || matches!(&e.op, Op::Binary(BinaryOp::Pow));
+    let here =
+        matches!(&e.op, Op::Unary(op) if !cheap(op)) || matches!(&e.op, Op::Binary(BinaryOp::Pow));
     let costly = here
         || e.ins
             .iter()
