@@ -121,6 +121,7 @@
 //! | `x.exp_m1()`, `expm1(x)` | `e^x − 1`, accurate near 0 (within 2 ulp in f64) | `e^x` in every order |
 //! | `x.floor()`, `.ceil()`, `.trunc()`, `.round()` (halfway away from 0, Rust's), `.round_ties_even()` (`jnp.round`) | exact for every input; ±0, ±inf, NaN as Rust gives them | 0 in every order (JAX) |
 //! | `x.signum()` | Rust's: ±1 with the sign bit (±1 at ±0), NaN for NaN | 0 in every order |
+//! | `x.powf(y)`, `powf(x, y)`, `power(x, y)` (`y` an array or a scalar, numpy broadcasting) | `x^y` as Rust's `powf` on every special value (`x^0 = 1` even for NaN, `1^y = 1`, a negative `x` to a non-integer `y` is NaN, to an integer `y` signed); within an ulp of the correctly rounded result (f32 and f64), exact where an integer power is representable | `y·x^(y−1)` in `x`, 0 where `y = 0`; `ln(x)·x^y` in `y`, 0 at `x = 0` (NaN for a negative `x`) |
 //! | `sign(x)` | `jnp.sign`: -1, 1, or `x` itself at ±0 and NaN | 0 in every order |
 //!
 //! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) and integer scalars
@@ -135,7 +136,7 @@
 //!
 //! Not yet: loops over integer parameters, casts between integer types,
 //! indexing an axis of run-time size and slice bounds known only at run time,
-//! `x[[i, j]]`-style indexing by index arrays, `prod` and `powf`.
+//! `x[[i, j]]`-style indexing by index arrays and `prod`.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

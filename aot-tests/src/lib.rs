@@ -195,3 +195,16 @@ pub fn casts_f32(x: &[f32], labels: &[i32], n: usize) -> (Vec<i32>, Vec<f32>, Ve
     let back = q.mapv(|v| v as f32) + labels.mapv(|v| v as f32) * (n as f32);
     (q, back, x > 0.0)
 }
+
+/// `powf` with an array exponent, a negative base to an integer power, and
+/// numpy's `power` of a scalar base.
+#[jit]
+pub fn pow_f64(x: &[f64], y: &[f64]) -> Vec<f64> {
+    x.powf(y) + (-x).powf(3.0) + power(2.0, y)
+}
+
+/// The same in f32.
+#[jit]
+pub fn pow_f32(x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.powf(y) + (-x).powf(3.0) + power(2.0, y)
+}

@@ -554,3 +554,20 @@ fn gradient_into_buffers_equals_the_allocating_form() {
     }
     assert_build_script("loss_grad");
 }
+
+#[test]
+fn powers() {
+    let mut rng = StdRng::seed_from_u64(9);
+    for n in LENGTHS {
+        let x = random(&mut rng, n, 0.1, 3.0);
+        let y = random(&mut rng, n, -3.0, 3.0);
+        let args = |ty, x: &[f64], y: &[f64]| vec![Tensor::vector(ty, x), Tensor::vector(ty, y)];
+        let want = reference(POW_F64_IR, args(DType::F64, &x, &y));
+        assert_matches("pow_f64", &[pow_f64(&x, &y)], &want, 1e-13);
+        let (xf, yf) = (f32s(&x), f32s(&y));
+        let want = reference(POW_F32_IR, args(DType::F32, &widen(&xf), &widen(&yf)));
+        assert_matches("pow_f32", &[widen(&pow_f32(&xf, &yf))], &want, 1e-5);
+    }
+    assert_build_script("pow_f64");
+    assert_build_script("pow_f32");
+}

@@ -103,6 +103,14 @@ fn cases() -> Vec<HalfCase> {
             ulps_per_n: 0.0,
         },
         HalfCase {
+            name: "pow",
+            params: vec![(1, pos), (1, any)],
+            body: |f, p, _| vec![f.binary(BinaryOp::Pow, p[0], p[1])],
+            one_kernel: true,
+            ulps: 4.0,
+            ulps_per_n: 0.0,
+        },
+        HalfCase {
             name: "sum_of_products",
             params: vec![(1, any), (1, any), (1, any)],
             body: |f, p, d| {

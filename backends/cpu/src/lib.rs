@@ -1,6 +1,7 @@
 //! oxla-cpu: the CPU backend. One translator turns kernel IR into Cranelift
 //! IR (`translate`); the JIT (`jit`) and object files for the build helper
-//! (`object`) share it. `math` holds our vectorized transcendentals.
+//! (`object`) share it. `math` holds our vectorized transcendentals,
+//! `pow` the two-operand `powf`.
 
 mod half;
 mod isa;
@@ -8,6 +9,7 @@ mod jit;
 mod math;
 mod matmul;
 mod object;
+mod pow;
 mod rounding;
 mod run;
 mod translate;

@@ -126,7 +126,7 @@ impl Num {
         self.ty.as_int()
     }
 
-    fn mantissa_bits(self) -> i64 {
+    pub(crate) fn mantissa_bits(self) -> i64 {
         if self.is_f32() {
             23
         } else {
@@ -134,7 +134,7 @@ impl Num {
         }
     }
 
-    fn bias(self) -> i64 {
+    pub(crate) fn bias(self) -> i64 {
         if self.is_f32() {
             127
         } else {
@@ -143,11 +143,11 @@ impl Num {
     }
 
     /// 1.5·2^mantissa_bits: adding and subtracting it rounds to an integer.
-    fn magic(self) -> f64 {
+    pub(crate) fn magic(self) -> f64 {
         1.5 * (2f64).powi(self.mantissa_bits() as i32)
     }
 
-    fn magic_bits(self) -> i64 {
+    pub(crate) fn magic_bits(self) -> i64 {
         if self.is_f32() {
             (self.magic() as f32).to_bits() as i64
         } else {
@@ -238,14 +238,14 @@ impl Num {
     }
 
     /// Round to the nearest integer (ties to even); |x| < 2^(mantissa_bits-1).
-    fn round(self, b: &mut FunctionBuilder, x: Value) -> Value {
+    pub(crate) fn round(self, b: &mut FunctionBuilder, x: Value) -> Value {
         let m = self.fconst(b, self.magic());
         let t = b.ins().fadd(x, m);
         b.ins().fsub(t, m)
     }
 
     /// `n + offset` as an integer, for a float `n` holding an integer.
-    fn to_int(self, b: &mut FunctionBuilder, n: Value, offset: i64) -> Value {
+    pub(crate) fn to_int(self, b: &mut FunctionBuilder, n: Value, offset: i64) -> Value {
         let shifted = self.fconst(b, self.magic() + offset as f64);
         let t = b.ins().fadd(n, shifted);
         let t = self.bits(b, t);
@@ -254,7 +254,7 @@ impl Num {
     }
 
     /// A small non-negative integer to float.
-    fn int_to_float(self, b: &mut FunctionBuilder, i: Value) -> Value {
+    pub(crate) fn int_to_float(self, b: &mut FunctionBuilder, i: Value) -> Value {
         let mb = self.iconst(b, self.magic_bits());
         let t = b.ins().iadd(i, mb);
         let t = self.float_of_bits(b, t);
@@ -263,7 +263,7 @@ impl Num {
     }
 
     /// 2^n for a float `n` holding an integer in the normal exponent range.
-    fn pow2(self, b: &mut FunctionBuilder, n: Value) -> Value {
+    pub(crate) fn pow2(self, b: &mut FunctionBuilder, n: Value) -> Value {
         let e = self.to_int(b, n, self.bias());
         let e = b.ins().ishl_imm_u(e, self.mantissa_bits());
         self.float_of_bits(b, e)
@@ -271,7 +271,7 @@ impl Num {
 
     /// ln 2 = hi + lo, with hi short enough that k·hi is exact for every
     /// exponent k (fdlibm's split for f64).
-    fn ln2_split(self) -> (f64, f64) {
+    pub(crate) fn ln2_split(self) -> (f64, f64) {
         if self.is_f32() {
             (0.693_359_375, -2.121_944_4e-4)
         } else {
@@ -312,7 +312,7 @@ fn bitcast_flags(ty: Type) -> MemFlagsData {
 
 /// `1/k!` for k in `from..=to` stepping by `step`; with `alternating`, signed
 /// `(-1)^(k/2)` as in the sin and cos series.
-fn taylor(from: u32, to: u32, step: usize, alternating: bool) -> Vec<f64> {
+pub(crate) fn taylor(from: u32, to: u32, step: usize, alternating: bool) -> Vec<f64> {
     let fact = |k: u32| (1..=k).map(f64::from).product::<f64>();
     let sign = |k: u32| {
         if alternating && (k / 2) % 2 == 1 {
@@ -370,41 +370,9 @@ pub(crate) fn exp(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
 /// s = (m-1)/(m+1), |s| ≤ 0.172, by its odd series (to s^9 for f32, s^19 for
 /// f64); subnormals are scaled first. x < 0 gives NaN, 0 gives -inf.
 pub(crate) fn log(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
-    let (min_normal, scale, sqrt_half_bits, terms) = if n.is_f32() {
-        (f32::MIN_POSITIVE as f64, 2f64.powi(23), 0x3f35_04f3_i64, 5)
-    } else {
-        (
-            f64::MIN_POSITIVE,
-            2f64.powi(52),
-            0x3fe6_a09e_667f_3bcd_i64,
-            10,
-        )
-    };
+    let terms = if n.is_f32() { 5 } else { 10 };
     let (ln2_hi, ln2_lo) = n.ln2_split();
-    let mbits = n.mantissa_bits();
-    let one_bits = n.bias() << mbits;
-
-    let min_c = n.fconst(b, min_normal);
-    let tiny = n.cmp(b, FloatCC::LessThan, x, min_c);
-    let scale_c = n.fconst(b, scale);
-    let scaled = b.ins().fmul(x, scale_c);
-    let xs = n.select(b, tiny, scaled, x);
-    let adj_tiny = n.fconst(b, -(mbits as f64) - n.bias() as f64);
-    let adj = n.fconst(b, -(n.bias() as f64));
-    let e_adj = n.select(b, tiny, adj_tiny, adj);
-
-    // Offset the bits so that the exponent field rounds m into [√½, √2).
-    let bits = n.bits(b, xs);
-    let off = n.iconst(b, one_bits - sqrt_half_bits);
-    let ix = b.ins().iadd(bits, off);
-    let e_biased = b.ins().ushr_imm_u(ix, mbits);
-    let mant_mask = n.iconst(b, (1i64 << mbits) - 1);
-    let mant = b.ins().band(ix, mant_mask);
-    let sqrt_half = n.iconst(b, sqrt_half_bits);
-    let m_bits = b.ins().iadd(mant, sqrt_half);
-    let m = n.float_of_bits(b, m_bits);
-    let e = n.int_to_float(b, e_biased);
-    let e = b.ins().fadd(e, e_adj);
+    let (m, e) = split_mantissa(n, b, x);
 
     // ln(1+f) = f - (f²/2 - s·(f²/2 + R)) with R = 2s³/3 + 2s⁵/5 + ...: the
     // rounding of s only touches the small correction terms.
@@ -441,6 +409,41 @@ pub(crate) fn log(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
     let y = n.select(b, negative, nan, y);
     let is_nan = n.cmp(b, FloatCC::NotEqual, x, x);
     n.select(b, is_nan, x, y)
+}
+
+/// `x = m·2^e` with m in [√½, √2) and `e` an integer held as a float, for a
+/// positive finite x (subnormals are scaled by 2^mantissa_bits first).
+pub(crate) fn split_mantissa(n: Num, b: &mut FunctionBuilder, x: Value) -> (Value, Value) {
+    let (min_normal, scale, sqrt_half_bits) = if n.is_f32() {
+        (f32::MIN_POSITIVE as f64, 2f64.powi(23), 0x3f35_04f3_i64)
+    } else {
+        (f64::MIN_POSITIVE, 2f64.powi(52), 0x3fe6_a09e_667f_3bcd_i64)
+    };
+    let mbits = n.mantissa_bits();
+    let one_bits = n.bias() << mbits;
+
+    let min_c = n.fconst(b, min_normal);
+    let tiny = n.cmp(b, FloatCC::LessThan, x, min_c);
+    let scale_c = n.fconst(b, scale);
+    let scaled = b.ins().fmul(x, scale_c);
+    let xs = n.select(b, tiny, scaled, x);
+    let adj_tiny = n.fconst(b, -(mbits as f64) - n.bias() as f64);
+    let adj = n.fconst(b, -(n.bias() as f64));
+    let e_adj = n.select(b, tiny, adj_tiny, adj);
+
+    // Offset the bits so that the exponent field rounds m into [√½, √2).
+    let bits = n.bits(b, xs);
+    let off = n.iconst(b, one_bits - sqrt_half_bits);
+    let ix = b.ins().iadd(bits, off);
+    let e_biased = b.ins().ushr_imm_u(ix, mbits);
+    let mant_mask = n.iconst(b, (1i64 << mbits) - 1);
+    let mant = b.ins().band(ix, mant_mask);
+    let sqrt_half = n.iconst(b, sqrt_half_bits);
+    let m_bits = b.ins().iadd(mant, sqrt_half);
+    let m = n.float_of_bits(b, m_bits);
+    let e = n.int_to_float(b, e_biased);
+    let e = b.ins().fadd(e, e_adj);
+    (m, e)
 }
 
 /// Above this |x| an f32 sin/cos goes to the slow path: k = round(x·2/π) then
@@ -932,19 +935,32 @@ fn erf_f64(n: Num, b: &mut FunctionBuilder, x: Value) -> Value {
 
 /// `f` (a function of f64 lanes) applied to f32 lanes: promoted to f64 (the
 /// two halves of a vector separately), rounded once back to f32.
-fn in_f64_lanes(
+pub(crate) fn in_f64_lanes(
     n: Num,
     b: &mut FunctionBuilder,
     x: Value,
     f: impl Fn(Num, &mut FunctionBuilder, Value) -> Value,
+) -> Value {
+    in_f64_lanes_n(n, b, &[x], |n64, b, xs| f(n64, b, xs[0]))
+}
+
+/// `in_f64_lanes` for a function of several operands of the same shape.
+pub(crate) fn in_f64_lanes_n(
+    n: Num,
+    b: &mut FunctionBuilder,
+    xs: &[Value],
+    f: impl Fn(Num, &mut FunctionBuilder, &[Value]) -> Value,
 ) -> Value {
     if !n.ty.is_vector() {
         let n64 = Num {
             ty: types::F64,
             fma: n.fma,
         };
-        let x64 = b.ins().fpromote(types::F64, x);
-        let y = f(n64, b, x64);
+        let wide: Vec<Value> = xs
+            .iter()
+            .map(|&x| b.ins().fpromote(types::F64, x))
+            .collect();
+        let y = f(n64, b, &wide);
         return b.ins().fdemote(types::F32, y);
     }
     let n64 = Num {
@@ -959,22 +975,25 @@ fn in_f64_lanes(
         b.func.dfg.immediates.push(ConstantData::from(m.as_slice()))
     };
     // Lanes 2, 3 moved down to 0, 1.
-    let xb = bytes(b, x);
     let high_down = mask(
         b,
         [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15],
     );
-    let xh = b.ins().shuffle(xb, xb, high_down);
-    let xh = b
-        .ins()
-        .bitcast(types::F32X4, bitcast_flags(types::F32X4), xh);
-    let mut halves = [x, xh];
-    for h in &mut halves {
-        let wide = b.ins().fvpromote_low(*h);
-        let y = f(n64, b, wide);
+    let highs: Vec<Value> = xs
+        .iter()
+        .map(|&x| {
+            let xb = bytes(b, x);
+            let xh = b.ins().shuffle(xb, xb, high_down);
+            b.ins()
+                .bitcast(types::F32X4, bitcast_flags(types::F32X4), xh)
+        })
+        .collect();
+    let halves = [xs.to_vec(), highs].map(|half| {
+        let wide: Vec<Value> = half.iter().map(|&h| b.ins().fvpromote_low(h)).collect();
+        let y = f(n64, b, &wide);
         let narrow = b.ins().fvdemote(y);
-        *h = bytes(b, narrow);
-    }
+        bytes(b, narrow)
+    });
     // Low 8 bytes of each half: lanes 0, 1 then 2, 3.
     let join = mask(b, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
     let y = b.ins().shuffle(halves[0], halves[1], join);

@@ -29,6 +29,7 @@
 
 use crate::half;
 use crate::math::{self, Num};
+use crate::pow;
 use crate::rounding;
 use cranelift_codegen::ir::{
     self, condcodes::FloatCC, condcodes::IntCC, types, AbiParam, Function, InstBuilder,
@@ -1239,6 +1240,7 @@ impl<'a> Body<'a> {
                     BinaryOp::Mul => b.ins().fmul(x, y),
                     BinaryOp::Div => b.ins().fdiv(x, y),
                     BinaryOp::Max | BinaryOp::Min => min_max(num, b, *op, x, y),
+                    BinaryOp::Pow => pow::pow(num, b, x, y),
                 }
             }
             InstKind::Cmp(op, a, c) => {

@@ -101,6 +101,11 @@
 //!   relative error ~2 ulp; exact special cases (0, negative, inf, NaN,
 //!   subnormals).
 //! - `tanh`: `t/(t+2)` with `t = expm1(2|x|)`: relative error ~1e-15.
+//! - `pow` (`pow.rs`, both types): the CPU's steps — f32 as
+//!   `exp(y·log|x|)` in f64, rounded once; f64 with `ln|x|` as a
+//!   double-double, the product by `fma`, and an `exp` of the pair — and the
+//!   special values of Rust's `powf`, all by selects. The CPU code measures
+//!   0.5 ulp (f32) and 0.75 ulp (f64) against exact references.
 //!
 //! The design does not use vector loads yet; loads are scalar and coalesced.
 
@@ -110,6 +115,7 @@ mod func;
 mod launch;
 mod math;
 mod ops;
+mod pow;
 pub mod ptxas;
 mod rounding;
 pub mod samples;

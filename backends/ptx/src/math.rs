@@ -118,8 +118,8 @@ pub(crate) fn tanh_f32(f: &mut Func, x: &str) -> String {
 
 // --- f64 -------------------------------------------------------------------
 
-const LN2_HI: u64 = 0x3FE6_2E42_FEE0_0000;
-const LN2_LO: u64 = 0x3DEA_39EF_3579_3C76;
+pub(crate) const LN2_HI: u64 = 0x3FE6_2E42_FEE0_0000;
+pub(crate) const LN2_LO: u64 = 0x3DEA_39EF_3579_3C76;
 
 fn d(bits: u64) -> String {
     f64_imm(f64::from_bits(bits))
@@ -404,7 +404,7 @@ pub(crate) fn tanh_f64(f: &mut Func, x: &str) -> String {
 // --- shared pieces -----------------------------------------------------------
 
 /// `c[0] + v·(c[1] + v·(c[2] + …))` with `fma`.
-fn horner(
+pub(crate) fn horner(
     f: &mut Func,
     class: Class,
     ty: &str,
@@ -432,7 +432,7 @@ fn clamp(f: &mut Func, class: Class, ty: &str, x: &str, lo: String, hi: String) 
 }
 
 #[derive(Clone, Copy)]
-enum Pow2 {
+pub(crate) enum Pow2 {
     F32,
     F64,
 }
@@ -440,7 +440,7 @@ enum Pow2 {
 /// `p · 2^n` as `p · 2^(n>>1) · 2^(n - n>>1)`: each factor is a normal
 /// float for the clamped ranges used above, and only the last multiply
 /// rounds into the subnormal range.
-fn scale_pow2(f: &mut Func, kind: Pow2, p: &str, n: &str) -> String {
+pub(crate) fn scale_pow2(f: &mut Func, kind: Pow2, p: &str, n: &str) -> String {
     let n1 = f.reg(Class::B32);
     let n2 = f.reg(Class::B32);
     f.ins(format!("shr.s32 {n1}, {n}, 1"));

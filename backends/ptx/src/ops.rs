@@ -8,6 +8,7 @@
 
 use crate::func::{Class, Func};
 use crate::math;
+use crate::pow;
 use crate::rounding;
 use crate::values::{convert, float_imm, Ty, Val};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
@@ -119,6 +120,14 @@ pub(crate) fn binary(f: &mut Func, op: BinaryOp, a: &Val, b: &Val, result: Ty) -
             f.ins(format!("setp.nan.{s} {a_nan}, {0}, {0}", a.reg));
             f.ins(format!("or.pred {p}, {p}, {a_nan}"));
             f.ins(format!("selp.{s} {d}, {}, {}, {p}", a.reg, b.reg));
+        }
+        BinaryOp::Pow => {
+            let r = if t == Ty::F32 {
+                pow::pow_f32(f, &a.reg, &b.reg)
+            } else {
+                pow::pow_f64(f, &a.reg, &b.reg)
+            };
+            f.ins(format!("mov.{s} {d}, {r}"));
         }
     }
     convert(f, &Val { ty: t, reg: d }, result)

@@ -322,7 +322,8 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
 }
 
 /// Whether computing `v` inside a kernel evaluates a unary function other
-/// than negation, integer powers, rounding and sign (exp, log, tanh, erf, …), below the
+/// than negation, integer powers, rounding and sign (exp, log, tanh, erf, …),
+/// or `pow`, below the
 /// materialized values it loads. `memo` caches the answer per value.
 fn has_transcendental(
     f: &Function,
@@ -347,7 +348,8 @@ fn has_transcendental(
             UnaryOp::Neg | UnaryOp::Powi(_) | UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum
         )
     };
-    let here = matches!(&e.op, Op::Unary(op) if !cheap(op));
+    let here =
+        matches!(&e.op, Op::Unary(op) if !cheap(op)) || matches!(&e.op, Op::Binary(BinaryOp::Pow));
     let costly = here
         || e.ins
             .iter()

@@ -99,6 +99,11 @@ pub enum BinaryOp {
     Max,
     /// NaN if either operand is NaN, else `if a < b { a } else { b }`.
     Min,
+    /// `a^b` with Rust's `powf` (C's `pow`) on every special value:
+    /// `pow(x, ±0) = 1` even for a NaN `x`, `pow(1, y) = 1` even for a NaN
+    /// `y`, a negative finite `x` with a non-integer finite `y` is NaN, and
+    /// a negative `x` with an integer `y` takes the sign of `x^y`.
+    Pow,
 }
 
 /// Comparisons; the result is `bool`.
@@ -261,13 +266,14 @@ impl UnaryOp {
 }
 
 impl BinaryOp {
-    pub const ALL: [BinaryOp; 6] = [
+    pub const ALL: [BinaryOp; 7] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
         BinaryOp::Div,
         BinaryOp::Max,
         BinaryOp::Min,
+        BinaryOp::Pow,
     ];
 
     pub fn name(self) -> &'static str {
@@ -278,6 +284,7 @@ impl BinaryOp {
             BinaryOp::Div => "div",
             BinaryOp::Max => "max",
             BinaryOp::Min => "min",
+            BinaryOp::Pow => "pow",
         }
     }
 
@@ -301,6 +308,7 @@ impl BinaryOp {
                     b
                 }
             }
+            BinaryOp::Pow => a.powf(b),
         }
     }
 
@@ -347,6 +355,17 @@ impl BinaryOp {
                 let r = tb.zip(wb).map(|(t, w)| f.mul(t, w));
                 add_opt(f, l, r)
             }
+            BinaryOp::Pow => {
+                let l = ta.map(|t| {
+                    let d = pow_slope_base(f, a, b);
+                    f.mul(t, d)
+                });
+                let r = tb.map(|t| {
+                    let d = pow_slope_exponent(f, a, y);
+                    f.mul(t, d)
+                });
+                add_opt(f, l, r)
+            }
         }
     }
 
@@ -356,7 +375,7 @@ impl BinaryOp {
         match self {
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => true,
             BinaryOp::Div => i == 0,
-            BinaryOp::Max | BinaryOp::Min => false,
+            BinaryOp::Max | BinaryOp::Min | BinaryOp::Pow => false,
         }
     }
 
@@ -381,11 +400,39 @@ impl BinaryOp {
                 [None, Some(b)] => [Some(f.div(ct, b)), None],
                 _ => panic!("internal error: div is linear only in its numerator"),
             },
-            BinaryOp::Max | BinaryOp::Min => {
+            BinaryOp::Max | BinaryOp::Min | BinaryOp::Pow => {
                 panic!("internal error: {} is not linear", self.name())
             }
         }
     }
+}
+
+/// `∂(x^y)/∂x = y·x^(y−1)`, defined as 0 where `y == 0` (so `x^0 = 1` has
+/// slope 0 at `x = 0` too, not `0·0^(−1)` = NaN). JAX's float rule is
+/// `y·pow(x, y − 1)` alone (NaN at x = 0, y = 0). The select is on primal
+/// values, so every higher derivative follows; the mixed second derivative
+/// exactly at `y == 0` sees the constant branch (0, where `1/x` is the limit).
+fn pow_slope_base(f: &mut Function, x: Var, y: Var) -> Var {
+    let one = f.full_like(1.0, y);
+    let zero = f.zeros_like(y);
+    let ym1 = f.sub(y, one);
+    let p = f.binary(BinaryOp::Pow, x, ym1);
+    let d = f.mul(y, p);
+    let y_is_zero = f.cmp(CmpOp::Eq, y, zero);
+    f.select(y_is_zero, zero, d)
+}
+
+/// `∂(x^y)/∂y = ln(x)·x^y`, defined as 0 where `x == 0` for every `y`.
+/// JAX replaces `x == 0` by 1 inside the log (`_replace_zero`), which gives
+/// 0 where `x^y` is finite but `0·inf` = NaN for `y < 0`; the select gives
+/// 0 there too (the branch not taken carries no tangent, so every order
+/// follows). NaN for a negative `x`, whose non-integer powers are NaN.
+fn pow_slope_exponent(f: &mut Function, x: Var, ans: Var) -> Var {
+    let zero = f.zeros_like(x);
+    let x_is_zero = f.cmp(CmpOp::Eq, x, zero);
+    let l = f.unary(UnaryOp::Log, x);
+    let d = f.mul(l, ans);
+    f.select(x_is_zero, zero, d)
 }
 
 /// The weight of operand `x` in the tangent of `y = max(x, other)` (or

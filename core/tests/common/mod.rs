@@ -147,6 +147,8 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
         let (ranges, sep) = match op {
             BinaryOp::Div => (vec![ANY, POS], vec![]),
             BinaryOp::Max | BinaryOp::Min => (vec![ANY, ANY], vec![(0, 1)]),
+            // Non-integer powers of a negative base are NaN.
+            BinaryOp::Pow => (vec![POS, ANY], vec![]),
             _ => (vec![ANY, ANY], vec![]),
         };
         for rank in 0..3 {
@@ -158,6 +160,20 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
             );
             cases.push(case("binary", f, ranges.clone(), sep.clone()));
         }
+    }
+    // Powers of a base of either sign by integer exponents (NaN-free), and
+    // the exponent 0, whose slope in x is 0 by definition.
+    for k in [3.0, 2.0, -1.0, 0.0] {
+        let f = build(
+            &format!("pow_int_exponent_{}", k.to_string().replace('-', "m")),
+            &[("x", shape(1, n))],
+            |f, p| {
+                let y = f.full_like(k, p[0]);
+                vec![f.binary(BinaryOp::Pow, p[0], y)]
+            },
+        );
+        let range = if k < 0.0 { POS } else { ANY };
+        cases.push(case("binary", f, vec![range], vec![]));
     }
     // The same operand twice.
     for op in [BinaryOp::Mul, BinaryOp::Div, BinaryOp::Sub] {

@@ -717,6 +717,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     // `f64::max`, which ignores a NaN).
                     BinaryOp::Max => quote!(if #a > #b || #a.is_nan() { #a } else { #b }),
                     BinaryOp::Min => quote!(if #a < #b || #a.is_nan() { #a } else { #b }),
+                    BinaryOp::Pow => quote!(#a.powf(#b)),
                 }
             }
             Op::Cmp(op) => {

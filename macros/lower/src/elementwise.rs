@@ -31,7 +31,7 @@ pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi),
 
 /// The elementwise functions handled here (for error messages).
 pub(crate) const ELEMENTWISE_FUNCTIONS: &str =
-    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x)";
+    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x), powf(x, y), power(x, y)";
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
@@ -83,6 +83,9 @@ impl Lowerer<'_> {
         name: &str,
         c: &syn::ExprCall,
     ) -> Option<Option<Var>> {
+        if matches!(name, "powf" | "power") {
+            return Some(self.lower_power_call(name, c));
+        }
         if !matches!(
             name,
             "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
@@ -111,6 +114,23 @@ impl Lowerer<'_> {
             "erf" => self.push(Op::Unary(UnaryOp::Erf), &[x], span),
             _ => self.log1p(x, span),
         })
+    }
+
+    /// `powf(x, y)` / `power(x, y)` (numpy's name): `x^y` elementwise, the
+    /// operands broadcast as numpy does.
+    fn lower_power_call(&mut self, name: &str, c: &syn::ExprCall) -> Option<Var> {
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != 2 {
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!("`{name}` takes two arguments: `{name}(x, y)`"),
+            );
+            return None;
+        }
+        let mut vs = [args[0]?, args[1]?];
+        let span = c.span();
+        self.broadcast_all(&mut vs, span)?;
+        self.push(Op::Binary(BinaryOp::Pow), &vs, span)
     }
 
     fn clamp(&mut self, x: Var, lo: Var, hi: Var, span: Span) -> Option<Var> {

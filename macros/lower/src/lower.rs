@@ -15,12 +15,12 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Stmt};
 
 pub(crate) const SUPPORTED_METHODS: &str =
-    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e), \
-     exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
+    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
+     min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
 pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
 pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
      `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
-     cos, tanh, sqrt, powi, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
+     cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
 pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
@@ -870,11 +870,11 @@ impl Lowerer<'_> {
             "round_ties_even" => Some(UnaryOp::Round(Rounding::HalfEven)),
             "signum" => Some(UnaryOp::Signum),
             "exp_m1" => Some(UnaryOp::ExpM1),
-            "powi" | "max" | "min" => None,
+            "powi" | "powf" | "max" | "min" => None,
             _ => {
                 let hint = match name.as_str() {
                     "log" => " (the natural logarithm is `ln`)",
-                    "pow" | "powf" => " (for an integer power use `powi(n)`)",
+                    "pow" => " (Rust's name is `powf`; for an integer power use `powi(n)`)",
                     _ => "",
                 };
                 self.errors.spanned(
@@ -943,10 +943,10 @@ impl Lowerer<'_> {
             let x = x?;
             return self.push(Op::Unary(UnaryOp::Powi(n)), &[x], m.span());
         }
-        let op = if name == "max" {
-            BinaryOp::Max
-        } else {
-            BinaryOp::Min
+        let op = match name.as_str() {
+            "max" => BinaryOp::Max,
+            "min" => BinaryOp::Min,
+            _ => BinaryOp::Pow,
         };
         let y = self.lower_expr(arg);
         let mut vs = [x?, y?];

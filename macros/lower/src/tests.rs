@@ -293,7 +293,7 @@ fn error_unsupported_statement() {
 #[test]
 fn error_unknown_method_and_function() {
     let m = lower_errors(quote! { fn f(x: f32) -> f32 { x.foo() + x.log(2.0) + bar(x) } });
-    assert_one(&m, "unknown method `foo`: supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), max(e), min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum, abs, square, recip, clamp(lo, hi), ln_1p");
+    assert_one(&m, "unknown method `foo`: supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum, abs, square, recip, clamp(lo, hi), ln_1p");
     assert_one(&m, "unknown method `log` (the natural logarithm is `ln`)");
     assert_one(
         &m,

@@ -253,6 +253,11 @@ impl Gen {
                 },
             ),
             BinaryOp::Min => (a.bound.max(b.bound), both.map(|(x, y)| x.min(y))),
+            BinaryOp::Pow => {
+                let lo = a.lo.expect("a positive base");
+                let far = a.bound.max(1.0 / lo).max(1.0);
+                (far.powf(b.bound), Some((1.0 / far).powf(b.bound)))
+            }
         };
         self.add(v, a.kind, bound, lo)
     }
@@ -341,10 +346,20 @@ impl Gen {
         } else {
             (b, a)
         };
-        let b = if op == BinaryOp::Div {
-            self.positive(b)
-        } else {
-            b
+        let (a, b) = match op {
+            BinaryOp::Div => (a, self.positive(b)),
+            // A base bounded away from 0 and an exponent in [-1, 1]: the
+            // power stays within the bounds of its base (and their inverses).
+            BinaryOp::Pow => {
+                let a = self.positive(a);
+                let b = if b.bound > 1.0 {
+                    self.unary(UnaryOp::Tanh, b)
+                } else {
+                    b
+                };
+                (a, b)
+            }
+            _ => (a, b),
         };
         self.binary(op, a, b);
     }
@@ -810,6 +825,15 @@ fn propagate(op: &Op, ins: &[&Tensor], errs: &[&[f64]], r: &Tensor, shape: &[usi
                     }
                     BinaryOp::Div => f64::INFINITY,
                     BinaryOp::Max | BinaryOp::Min => ex.max(ey),
+                    // z = x^y, x > 0: a relative change of x by ex/x moves
+                    // ln z by at most |y|·ln(1 + ex/(x − ex)), and ey moves it
+                    // by |ln x| + that much at most.
+                    BinaryOp::Pow if ex < x => {
+                        let rel = (ex / (x - ex)).ln_1p();
+                        let spread = y.abs() * rel + (x.ln().abs() + rel) * ey;
+                        z.abs() * spread.exp_m1() + local(z, 4.0)
+                    }
+                    BinaryOp::Pow => f64::INFINITY,
                 }
             })
             .collect(),
