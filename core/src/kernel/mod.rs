@@ -14,6 +14,14 @@
 //! at 2^24 when adding ones). The kernel interpreter sums pairwise in the
 //! value's type ([`PairwiseSum`]); a sum of no terms is zero.
 //!
+//! A *scan* kernel (`scan` set; a map) visits its domain axis `scan.axis` in
+//! order (from the last coordinate down when `reverse`), every other
+//! coordinate independently: the `Carry` instruction is the state before the
+//! step, 0 at the first position of each line along the axis and the value
+//! of `scan.next` at the previous position otherwise. Backends run it as a
+//! sequential loop per line (on the CPU the scan axis innermost, in PTX one
+//! thread per line).
+//!
 //! Calling convention shared by every backend (CPU object code, JIT, PTX
 //! launches go through the same order): buffers are passed in `args` order
 //! (inputs, then outputs), then the values of the size symbols in `sizes`
@@ -50,6 +58,19 @@ pub struct Kernel {
     pub reduce: Reduce,
     pub insts: Vec<Inst>,
     pub stores: Vec<Store>,
+    /// A scan kernel's carried axis (see the module docs).
+    pub scan: Option<Scan>,
+}
+
+/// The carried state of a scan kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// The domain axis visited in order.
+    pub axis: usize,
+    /// From the last coordinate down.
+    pub reverse: bool,
+    /// The state after the step, read by the next position's `Carry`.
+    pub next: ValueId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +109,8 @@ pub enum InstKind {
     /// The iteration's coordinate along domain axis `axis` as a float of the
     /// inst's type (rounded to it, like any value).
     Index(usize),
+    /// In a scan kernel: the state before this step (see the module docs).
+    Carry,
 }
 
 /// How a reduction kernel combines the values over its reduced axes.
@@ -100,6 +123,8 @@ pub enum Reduce {
     Max,
     /// The smallest value, NaN-propagating; +inf over none.
     Min,
+    /// The product, in any order (relative error about n·eps); 1 over none.
+    Prod,
 }
 
 impl Reduce {
@@ -108,6 +133,7 @@ impl Reduce {
             Reduce::Sum => "sum",
             Reduce::Max => "max",
             Reduce::Min => "min",
+            Reduce::Prod => "prod",
         }
     }
 
@@ -117,6 +143,7 @@ impl Reduce {
             Reduce::Sum => 0.0,
             Reduce::Max => f64::NEG_INFINITY,
             Reduce::Min => f64::INFINITY,
+            Reduce::Prod => 1.0,
         }
     }
 
@@ -126,6 +153,7 @@ impl Reduce {
             Reduce::Sum => BinaryOp::Add,
             Reduce::Max => BinaryOp::Max,
             Reduce::Min => BinaryOp::Min,
+            Reduce::Prod => BinaryOp::Mul,
         }
     }
 
@@ -316,6 +344,25 @@ impl Kernel {
         if !region {
             return Err("the stores of a kernel write different regions".into());
         }
+        let carries = self.insts.iter().any(|i| i.kind == InstKind::Carry);
+        match self.scan {
+            Some(sc) => {
+                if self.is_reduction()
+                    || self.region().is_some()
+                    || sc.axis >= self.domain.len()
+                    || sc.next >= self.insts.len()
+                    || self.insts[sc.next].ty == crate::dtype::DType::Bool
+                    || self
+                        .insts
+                        .iter()
+                        .any(|i| i.kind == InstKind::Carry && i.ty != self.insts[sc.next].ty)
+                {
+                    return Err("a scan needs a map kernel without a region, an axis of the domain and a float state of one type".into());
+                }
+            }
+            None if carries => return Err("a carry outside a scan kernel".into()),
+            None => {}
+        }
         for (i, inst) in self.insts.iter().enumerate() {
             let ok = match &inst.kind {
                 InstKind::Load {
@@ -381,7 +428,13 @@ impl Kernel {
                 InstKind::Select(c, a, b) => writeln!(s, "select v{c} v{a} v{b}"),
                 InstKind::Size(z) => writeln!(s, "size {z}"),
                 InstKind::Index(axis) => writeln!(s, "index {axis}"),
+                InstKind::Carry => writeln!(s, "carry"),
             };
+        }
+        // Only a scan writes a line, so other kernels keep their symbols.
+        if let Some(sc) = &self.scan {
+            let dir = if sc.reverse { " reverse" } else { "" };
+            let _ = writeln!(s, "  scan axis {}{dir} next v{}", sc.axis, sc.next);
         }
         for st in &self.stores {
             let _ = write!(s, "  store a{} v{}", st.arg, st.value);

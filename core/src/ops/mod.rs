@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod erf;
 pub mod layout;
 pub mod reduce;
+pub mod scan;
 pub mod slicing;
 pub mod structural;
 
@@ -103,6 +104,17 @@ pub enum Op {
         axis: usize,
         operands: usize,
     },
+    /// Product over `axes` (increasing); 1 over no elements (see `scan`).
+    ReduceProd {
+        axes: Vec<usize>,
+    },
+    /// `linear_scan(a, b)`: the exclusive state `z_{i-1}` of
+    /// `z_i = a_i·z_{i-1} + b_i`, `z_{-1} = 0`, along `axis`, from the last
+    /// position down when `reverse` (see `scan`).
+    LinearScan {
+        axis: usize,
+        reverse: bool,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -120,6 +132,8 @@ pub enum FusionKind {
     /// Materialized by kernels that each store into a region of it (pad,
     /// concatenate).
     Assemble,
+    /// Ends a fused group: a scan kernel carries its state along one axis.
+    Scan,
 }
 
 impl Op {
@@ -131,13 +145,14 @@ impl Op {
             | Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::StopGradient
             | Op::Convert { .. }
             | Op::Slice { .. }
             | Op::Pad { .. } => 1,
-            Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) => 2,
+            Op::Binary(_) | Op::Cmp(_) | Op::Dot | Op::DotGeneral(_) | Op::LinearScan { .. } => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
         }
@@ -188,6 +203,8 @@ impl Op {
             Op::Dot => structural::dot_infer(ins[0], ins[1]),
             Op::ReduceMax { axes } => reduce::reduce_infer("reduce_max", ins[0], axes),
             Op::ReduceMin { axes } => reduce::reduce_infer("reduce_min", ins[0], axes),
+            Op::ReduceProd { axes } => reduce::reduce_infer("reduce_prod", ins[0], axes),
+            Op::LinearScan { axis, .. } => scan::linear_scan_infer(ins[0], ins[1], *axis),
             Op::Transpose { perm } => layout::transpose_infer(ins[0], perm),
             Op::Reshape { shape } => layout::reshape_infer(ins[0], shape),
             Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
@@ -269,6 +286,10 @@ impl Op {
             }
             Op::ReduceMax { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Max),
             Op::ReduceMin { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Min),
+            Op::ReduceProd { axes } => scan::reduce_prod_eval(ins[0], axes),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse)
+            }
             Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
             Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
             Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
@@ -318,6 +339,10 @@ impl Op {
                 steps,
             } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
             Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
+            Op::ReduceProd { axes } => t[0].map(|t| scan::reduce_prod_jvp(f, ins[0], axes, t)),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
+            }
         }
     }
 
@@ -333,8 +358,10 @@ impl Op {
             | Op::Iota { .. }
             | Op::StopGradient
             | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. } => false,
+            | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. } => false,
             Op::Select => i > 0,
+            Op::LinearScan { .. } => i == 1,
             Op::Broadcast { .. }
             | Op::ReduceSum { .. }
             | Op::Dot
@@ -402,6 +429,13 @@ impl Op {
             Op::Concatenate { axis, .. } => {
                 slicing::concatenate_transpose(f, known, types, *axis, ct)
             }
+            Op::LinearScan { axis, reverse } => {
+                let a = known[0].expect("internal error: linear_scan's `a` must be known");
+                vec![
+                    None,
+                    Some(scan::linear_scan_transpose(f, a, ct, *axis, *reverse)),
+                ]
+            }
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
                     Some(dot_general::dot_general_transpose(
@@ -426,7 +460,8 @@ impl Op {
             | Op::Iota { .. }
             | Op::StopGradient
             | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. } => {
+            | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. } => {
                 panic!("internal error: {self} is not linear")
             }
         }
@@ -469,6 +504,10 @@ impl Op {
                     ins,
                 )
                 .expect("internal error: batching reduce_min"),
+            Op::ReduceProd { axes } => scan::reduce_prod(f, ins[0], reduce::shift_axes(axes)),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_batch(f, ins, batched, *axis, *reverse, size)
+            }
             Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
             Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),
             Op::DotGeneral(d) => dot_general::dot_general_batch(f, ins[0], ins[1], d, batched),
@@ -510,8 +549,10 @@ impl Op {
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
+            Op::LinearScan { .. } => FusionKind::Scan,
         }
     }
 }
@@ -556,6 +597,11 @@ impl fmt::Display for Op {
                 write!(f, "pad[{}]", slicing::window_text(starts, steps))
             }
             Op::Concatenate { axis, .. } => write!(f, "concatenate[{axis}]"),
+            Op::ReduceProd { axes } => write!(f, "reduce_prod[{}]", list(axes)),
+            Op::LinearScan { axis, reverse } => {
+                let dir = if *reverse { ",rev" } else { "" };
+                write!(f, "linear_scan[{axis}{dir}]")
+            }
         }
     }
 }

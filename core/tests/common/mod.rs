@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 mod slicing_cases;
 pub use slicing_cases::slicing_cases;
+mod scan_cases;
+pub use scan_cases::scan_cases;
 
 pub const F: DType = DType::F64;
 
@@ -271,6 +273,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.push(case("dot", f, vec![ANY], vec![]));
     cases.extend(nd_cases(n));
     cases.extend(slicing_cases(n));
+    cases.extend(scan_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -656,7 +659,16 @@ pub fn concrete(shape: &Shape, env: &BTreeMap<String, usize>) -> Vec<usize> {
 
 pub fn random_tensor(rng: &mut StdRng, dtype: DType, shape: Vec<usize>, r: (f64, f64)) -> Tensor {
     let n = shape.iter().product();
-    let data = (0..n).map(|_| rng.gen_range(r.0..r.1)).collect();
+    // A range of one value (a point such as 0) is that value.
+    let data = (0..n)
+        .map(|_| {
+            if r.0 == r.1 {
+                r.0
+            } else {
+                rng.gen_range(r.0..r.1)
+            }
+        })
+        .collect();
     Tensor::new(dtype, shape, data)
 }
 
@@ -918,6 +930,10 @@ macro_rules! family_tests {
         #[test]
         fn slicing() {
             $check("slicing");
+        }
+        #[test]
+        fn products_and_scans() {
+            $check("scan");
         }
     };
 }
@@ -1266,6 +1282,8 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::Slice { .. } => "slice",
         Op::Pad { .. } => "pad",
         Op::Concatenate { .. } => "concatenate",
+        Op::ReduceProd { .. } => "reduce_prod",
+        Op::LinearScan { .. } => "linear_scan",
     }
 }
 
@@ -1291,6 +1309,8 @@ pub const OP_KINDS: &[&str] = &[
     "slice",
     "pad",
     "concatenate",
+    "reduce_prod",
+    "linear_scan",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1341,6 +1361,7 @@ pub const FAMILIES: &[&str] = &[
     "unit_broadcast",
     "special",
     "slicing",
+    "scan",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another

@@ -659,6 +659,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             | Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::StopGradient
@@ -689,7 +690,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                 dtype,
             } => float_lit(*c as f64, *dtype),
             // Never scalar: `is_straight_line` excludes them.
-            Op::DimSize { .. } | Op::Iota { .. } => {
+            Op::DimSize { .. } | Op::Iota { .. } | Op::LinearScan { .. } => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
                 quote!(::core::panic!(#msg))
             }
