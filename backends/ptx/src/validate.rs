@@ -42,7 +42,7 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
                 }
                 Vec::new()
             }
-            InstKind::Const(_) => Vec::new(),
+            InstKind::Const(_) | InstKind::Carry => Vec::new(),
             InstKind::Size(s) => {
                 if !known(s) || inst.ty == oxla_core::DType::Bool {
                     return err(format!("v{i}: a size over unknown symbols, or as bool"));
