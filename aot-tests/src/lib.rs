@@ -4,6 +4,7 @@
 //! the reference interpreter on the same IR. Add a function here for every op
 //! added to oxla.
 
+use oxla::ndarray::Axis;
 use oxla::{grad, jit, jvp, vjp, vmap};
 
 /// Every unary op, in f32 (the vector loop and the scalar tail).
@@ -148,6 +149,21 @@ pub fn slicing_f64(x: &[f64], y: &[f64]) -> (Vec<f64>, Vec<f64>, f64) {
 pub fn slicing_loss(x: &[f64], y: &[f64]) -> f64 {
     let d = x.slice(s![1..;2]) - x.slice(s![..-1;2]);
     sum(d * d) + sum(concatenate![Axis(0), x, y].sin())
+}
+
+/// Cumulative sums and products and a product, in f32: scan kernels and a
+/// product reduction.
+#[jit]
+pub fn scans_f32(x: &[f32]) -> (Vec<f32>, Vec<f32>, f32) {
+    (cumsum(x, Axis(0)), x.cumprod(Axis(0)), prod(x))
+}
+
+/// Their gradient in f64: scans in both directions (a transposed scan runs
+/// the other way) and the exclusive products of `prod`'s derivative.
+#[jit]
+#[grad(scans_loss_grad)]
+pub fn scans_loss(x: &[f64]) -> f64 {
+    sum(x.cumsum(Axis(0)) * cumprod(x, Axis(0))) + x.product()
 }
 
 /// A gradient of an array function with respect to two arguments.
