@@ -100,6 +100,8 @@
 //! | `x.sum()`, `sum(x)`, `x.sum_axis(Axis(k))` | sum | broadcast back |
 //! | `x.mean()`, `mean(x)`, `x.mean_axis(Axis(k))` | mean | broadcast back over n |
 //! | `x.max()`, `max(x)`, `x.max_axis(Axis(k))` (and `min`) | max / min, NaN propagating; -inf / +inf when empty | shared equally by the elements equal to the result (JAX) |
+//! | `x.product()`, `prod(x)`, `x.product_axis(Axis(k))`, `x.prod_axis(Axis(k))`, `prod(x, Axis(k))` | product; 1 when empty | `Π_{j≠i} x_j` from exclusive products (no division): exact in every order, also where one or two elements are 0 |
+//! | `x.cumsum(Axis(k))`, `cumsum(x, Axis(k))`, `x.cumprod(Axis(k))`, `cumprod(x, Axis(k))` | inclusive cumulative sum / product along the axis (numpy's) | a scan in the other direction (exact at zeros, every order) |
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | `log Σ exp`, shifted by the max for stability | softmax |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |

@@ -160,6 +160,21 @@ pub fn gather_loss(x: &[f64], ids: &[i64]) -> f64 {
     sum(g * g.sin())
 }
 
+/// Cumulative sums and products and a product, in f32: scan kernels and a
+/// product reduction.
+#[jit]
+pub fn scans_f32(x: &[f32]) -> (Vec<f32>, Vec<f32>, f32) {
+    (cumsum(x, Axis(0)), x.cumprod(Axis(0)), prod(x))
+}
+
+/// Their gradient in f64: scans in both directions (a transposed scan runs
+/// the other way) and the exclusive products of `prod`'s derivative.
+#[jit]
+#[grad(scans_loss_grad)]
+pub fn scans_loss(x: &[f64]) -> f64 {
+    sum(x.cumsum(Axis(0)) * cumprod(x, Axis(0))) + x.product()
+}
+
 /// A gradient of an array function with respect to two arguments.
 #[jit]
 #[grad(loss_grad, wrt = (w, b))]

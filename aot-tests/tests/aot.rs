@@ -402,6 +402,35 @@ fn gather_matches_interpreter_and_finite_differences() {
 }
 
 #[test]
+fn scans_and_products_match_interpreter_and_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(12);
+    for n in LENGTHS {
+        let x = random_signed(&mut rng, n, 0.5, 1.5);
+        let xf = f32s(&x);
+        let (cs, cp, p) = scans_f32(&xf);
+        let want = reference(SCANS_F32_IR, vec![Tensor::vector(DType::F32, &x)]);
+        let got = [widen(&cs), widen(&cp), vec![p as f64]];
+        assert_matches("scans_f32", &got, &want, 1e-4);
+        let g = scans_loss_grad(&x);
+        let want = reference(SCANS_LOSS_GRAD_IR, vec![Tensor::vector(DType::F64, &x)]);
+        assert_matches("scans_loss_grad", &[g.clone()], &want, 1e-12);
+        for i in 0..n.min(12) {
+            let mut e = vec![0.0; n];
+            e[i] = 1.0;
+            let fd = central_difference(|x| vec![scans_loss(x)], &x, &e)[0];
+            assert!(
+                (g[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "∂x{i}: {} vs {fd}",
+                g[i]
+            );
+        }
+    }
+    assert_build_script("scans_f32");
+    assert_build_script("scans_loss_grad");
+    assert_build_script("scans_loss");
+}
+
+#[test]
 fn jvp_and_vjp_match_finite_differences() {
     let mut rng = StdRng::seed_from_u64(6);
     for n in [1usize, 5, 64] {

@@ -187,6 +187,8 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "concatenate",
         "gather",
         "scatter_add",
+        "reduce_prod",
+        "linear_scan",
     ];
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
@@ -222,6 +224,18 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "reduce_sum" => Op::ReduceSum { axes: list(arg)? },
         "reduce_max" => Op::ReduceMax { axes: list(arg)? },
         "reduce_min" => Op::ReduceMin { axes: list(arg)? },
+        "reduce_prod" => Op::ReduceProd { axes: list(arg)? },
+        "linear_scan" => {
+            let a = arg.unwrap_or("");
+            let (axis, reverse) = match a.strip_suffix(",rev") {
+                Some(axis) => (axis, true),
+                None => (a, false),
+            };
+            Op::LinearScan {
+                axis: axis.parse().map_err(|_| format!("bad op `{word}`"))?,
+                reverse,
+            }
+        }
         "transpose" => Op::Transpose { perm: list(arg)? },
         "reshape" => Op::Reshape {
             shape: out.shape.clone(),

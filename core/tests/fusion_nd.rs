@@ -91,6 +91,7 @@ fn reduce_op(r: Reduce, axes: Vec<usize>) -> Op {
         Reduce::Sum => Op::ReduceSum { axes },
         Reduce::Max => Op::ReduceMax { axes },
         Reduce::Min => Op::ReduceMin { axes },
+        Reduce::Prod => Op::ReduceProd { axes },
     }
 }
 

@@ -43,6 +43,8 @@ use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Size};
 
+mod scan;
+
 /// Holds the contexts reused across kernels (cranelift-jit-demo style).
 pub(crate) struct Translator {
     ctx: Context,
@@ -171,7 +173,7 @@ fn validate(k: &Kernel) -> Result<(), String> {
                 }
                 vec![*index]
             }
-            InstKind::Const(_) => vec![],
+            InstKind::Const(_) | InstKind::Carry => vec![],
             InstKind::Size(_) | InstKind::Index(_) => {
                 if inst.ty == DType::Bool {
                     return Err(format!("v{i}: a size or index as bool"));
@@ -221,8 +223,9 @@ struct VectorPlan {
 /// into storage of that float type.
 fn vector_plan(k: &Kernel, fma: bool) -> Option<VectorPlan> {
     let inner = k.domain.len().checked_sub(1)?;
-    // Positions read from memory: one element at a time, each guarded.
-    if k.is_indexed() {
+    // Positions read from memory: one element at a time, each guarded;
+    // a scan carries its state from one step to the next.
+    if k.is_indexed() || k.scan.is_some() {
         return None;
     }
     let mut float = None;
@@ -363,6 +366,8 @@ struct Body<'a> {
     /// End of the one-vector-per-iteration part that follows it (a multiple
     /// of `lanes`), when the plan unrolls.
     single_end: Option<Value>,
+    /// A scan kernel's state (see `scan`).
+    carry: Option<Variable>,
 }
 
 /// Where a load reads: an element index into its input, or an address plus
@@ -536,8 +541,11 @@ impl<'a> Body<'a> {
             inner_index: None,
             vector_end,
             single_end,
+            carry: None,
         };
-        if rank == 0 {
+        if let Some(scan) = k.scan {
+            body.scan(scan, &load_offsets, out_start)?;
+        } else if rank == 0 {
             body.once(&load_offsets, out_start)?;
         } else {
             body.level(0, &load_offsets, out_start, None)?;
@@ -928,6 +936,7 @@ impl<'a> Body<'a> {
     fn combine(&mut self, acc: Value, v: Value) -> Value {
         match self.k.reduce {
             Reduce::Sum => self.b.ins().fadd(acc, v),
+            Reduce::Prod => self.b.ins().fmul(acc, v),
             r => {
                 let ty = self.b.func.dfg.value_type(acc);
                 let num = Num { ty, fma: self.fma };
@@ -1272,7 +1281,14 @@ impl<'a> Body<'a> {
                 let v = self.size_vals[i].expect("converted at entry");
                 self.widen(v, ty, vector)
             }
-            InstKind::Index(axis) if axis + 1 < self.k.domain.len() => {
+            InstKind::Carry => {
+                let v = self
+                    .b
+                    .use_var(self.carry.expect("a carry in a scan kernel"));
+                self.widen(v, ty, vector)
+            }
+            // An outer loop's counter (a scan kernel sets every axis's).
+            InstKind::Index(axis) if self.coords[*axis].is_some() => {
                 let c = self.coords[*axis].expect("inside the loop over the axis");
                 let v = self.b.ins().fcvt_from_sint(scalar_type(ty), c);
                 self.widen(v, ty, vector)
@@ -1606,6 +1622,7 @@ fn invariant_insts(k: &Kernel) -> Vec<bool> {
             }
             InstKind::Const(_) | InstKind::Size(_) => true,
             InstKind::Index(axis) => axis + 1 != k.domain.len(),
+            InstKind::Carry => false,
             InstKind::Unary(_, a) => inv[*a],
             InstKind::Binary(_, a, b) | InstKind::Cmp(_, a, b) => inv[*a] && inv[*b],
             InstKind::Select(c, a, b) => inv[*c] && inv[*a] && inv[*b],

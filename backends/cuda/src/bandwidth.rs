@@ -58,6 +58,7 @@ fn fused_sum() -> Kernel {
             value: 6,
             region: None,
         }],
+        scan: None,
     }
 }
 

@@ -43,10 +43,14 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 
+mod scan;
+
 /// The text of the entry for `k` (already validated).
 pub(crate) fn entry(k: &Kernel) -> String {
     let mut e = Emitter::new(k);
-    if k.is_reduction() {
+    if let Some(scan) = k.scan {
+        e.scan(scan);
+    } else if k.is_reduction() {
         e.reduction();
     } else {
         e.map();
@@ -90,6 +94,8 @@ struct Emitter<'k> {
     /// stride and length (u64 operands).
     indexed: Vec<Option<(String, String)>>,
     scatter: Option<(String, String)>,
+    /// A scan kernel's state register (see `scan`).
+    carry: Option<Val>,
 }
 
 impl<'k> Emitter<'k> {
@@ -121,6 +127,7 @@ impl<'k> Emitter<'k> {
             region: None,
             indexed: Vec::new(),
             scatter: None,
+            carry: None,
         };
         // Extents and strides once, before any loop.
         e.extents = k.domain.iter().map(|d| e.size(d)).collect();
@@ -398,6 +405,7 @@ impl<'k> Emitter<'k> {
                     ops::select(&mut self.f, &vals[*c], &vals[*a], &vals[*b], ty)
                 }
                 InstKind::Size(_) => self.size_vals[i].clone().expect("computed at entry"),
+                InstKind::Carry => self.carry.clone().expect("a carry in a scan kernel"),
                 InstKind::Index(axis) => {
                     let v = match &coords[*axis] {
                         None => ops::constant(&mut self.f, ty, 0.0),
@@ -813,8 +821,8 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    /// `[addr] = [addr] ⊕ v` atomically for max/min, which have no float
-    /// atomic: read the element, combine, and `atom.cas` the bits until no
+    /// `[addr] = [addr] ⊕ v` atomically for max/min and products, which
+    /// have no float atomic: read the element, combine, and `atom.cas` the bits until no
     /// other block changed them in between. Skipping the swap when the
     /// combination leaves the bits unchanged is sound because an element
     /// only moves up the order -inf < … < +inf < NaN (max; min mirrored), so
@@ -835,9 +843,12 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("mov.{bits} {cur}, {seen}"));
         self.combine_into(&next, &cur, &v.reg, t);
         self.f.ins(format!("mov.{bits} {new_bits}, {next}"));
-        self.f
-            .ins(format!("setp.eq.{bits} {p}, {new_bits}, {seen}"));
-        self.f.ins(format!("@{p} bra {done}"));
+        // (Products always swap: the order argument is max/min's.)
+        if self.k.reduce != Reduce::Prod {
+            self.f
+                .ins(format!("setp.eq.{bits} {p}, {new_bits}, {seen}"));
+            self.f.ins(format!("@{p} bra {done}"));
+        }
         self.f.ins(format!(
             "atom.global.cas.{bits} {old}, [{addr}], {seen}, {new_bits}"
         ));

@@ -45,7 +45,11 @@ pub fn launch_config(kernel: &Kernel, sizes: &[i64], sm_count: u32) -> LaunchCon
         .iter()
         .map(extent)
         .product();
-    let blocks = if kernel.is_reduction() {
+    let blocks = if let Some(scan) = kernel.scan {
+        // One thread per line along the scan axis.
+        let n = extent(&kernel.domain[scan.axis]).max(1);
+        (outer / n).div_ceil(BLOCK as u64)
+    } else if kernel.is_reduction() {
         // One block per (outer index, chunk of the reduced axes).
         let chunks = if uses_atomics(kernel) {
             inner.div_ceil(MIN_CHUNK).max(1)

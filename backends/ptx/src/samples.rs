@@ -53,6 +53,7 @@ impl Builder {
                 reduce: Reduce::Sum,
                 insts: Vec::new(),
                 stores: Vec::new(),
+                scan: None,
             },
         }
     }

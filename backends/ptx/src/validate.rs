@@ -50,7 +50,7 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
                 // Strides, sizes and the index load: `check_sizes`.
                 vec![*index]
             }
-            InstKind::Const(_) => Vec::new(),
+            InstKind::Const(_) | InstKind::Carry => Vec::new(),
             InstKind::Size(s) => {
                 if !known(s) || inst.ty == oxla_core::DType::Bool {
                     return err(format!("v{i}: a size over unknown symbols, or as bool"));

@@ -2,7 +2,9 @@
 //!
 //! Values are *materialized* (written to memory) only where they must be:
 //! parameters, outputs, results of reductions (`reduce_sum`, `reduce_max`,
-//! `reduce_min`, `dot`, `dot_general`), the operand of a reshape that
+//! `reduce_min`, `reduce_prod`, `dot`, `dot_general`) and of scans
+//! (`linear_scan`: a scan kernel carries its state along one axis, so
+//! nothing after it fuses into it), the operand of a reshape that
 //! regroups axes, an operand of `dot_general` that is not already a
 //! plain load, the operand and the indices of a gather (an indexed load),
 //! a scatter-add's result (a zero fill, then a kernel that adds into it),
@@ -18,7 +20,7 @@
 //! domain axes; an axis whose coordinate is always 0 (a unit axis a reshape
 //! removed) maps to [`ZERO`].
 
-use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scatter, Store, ValueId};
+use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scan, Scatter, Store, ValueId};
 use crate::exec::{BufferInfo, Launch, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
@@ -74,6 +76,8 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             Op::ReduceSum { axes } => b.reduction(e.ins[0], axes, Reduce::Sum),
             Op::ReduceMax { axes } => b.reduction(e.ins[0], axes, Reduce::Max),
             Op::ReduceMin { axes } => b.reduction(e.ins[0], axes, Reduce::Min),
+            Op::ReduceProd { axes } => b.reduction(e.ins[0], axes, Reduce::Prod),
+            Op::LinearScan { axis, reverse } => b.linear_scan(e, *axis, *reverse),
             Op::Dot => {
                 b.domain = vec![Size::of(&f.shape(e.ins[0]).0[0])];
                 b.reduce_dims = 1;
@@ -262,6 +266,8 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
+            | Op::LinearScan { .. }
             | Op::Dot
             | Op::DotGeneral(_) => m[e.out.index()] = true,
             Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => {
@@ -453,6 +459,7 @@ struct KernelBuilder<'a> {
     domain: Vec<Size>,
     reduce_dims: usize,
     reduce: Reduce,
+    scan: Option<Scan>,
     insts: Vec<Inst>,
     /// Materialized values read, in arg order.
     inputs: Vec<Var>,
@@ -470,6 +477,7 @@ impl<'a> KernelBuilder<'a> {
             domain: Vec::new(),
             reduce_dims: 0,
             reduce: Reduce::Sum,
+            scan: None,
             insts: Vec::new(),
             inputs: Vec::new(),
             memo: HashMap::new(),
@@ -496,6 +504,27 @@ impl<'a> KernelBuilder<'a> {
             self.reduce = reduce;
         }
         self.value(x, &cmap)
+    }
+
+    /// `linear_scan(a, b)` (equation `e`): a scan kernel over the result's
+    /// shape whose state is `a·carry + b` and whose stored value is the
+    /// carry, the state before the step.
+    fn linear_scan(&mut self, e: &crate::ir::Eqn, axis: usize, reverse: bool) -> ValueId {
+        let shape = self.f.shape(e.out);
+        self.domain = shape.0.iter().map(Size::of).collect();
+        let cmap: Vec<usize> = (0..shape.rank()).collect();
+        let dtype = self.f.dtype(e.out);
+        let a = self.value(e.ins[0], &cmap);
+        let b = self.value(e.ins[1], &cmap);
+        let carry = self.inst(dtype, InstKind::Carry);
+        let step = self.inst(dtype, InstKind::Binary(BinaryOp::Mul, a, carry));
+        let next = self.inst(dtype, InstKind::Binary(BinaryOp::Add, step, b));
+        self.scan = Some(Scan {
+            axis,
+            reverse,
+            next,
+        });
+        carry
     }
 
     /// `dot_general(a, b)`: the domain is [batch axes, lhs free axes, rhs
@@ -678,6 +707,8 @@ impl<'a> KernelBuilder<'a> {
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
+            | Op::LinearScan { .. }
             | Op::Dot
             | Op::DotGeneral(_)
             | Op::Pad { .. }
@@ -859,6 +890,7 @@ impl<'a> KernelBuilder<'a> {
             reduce: self.reduce,
             insts: self.insts,
             stores: vec![store],
+            scan: self.scan,
         };
         k.name = k.symbol();
         (k, self.inputs)

@@ -3,9 +3,11 @@
 //! It runs the loop nest exactly as the kernel IR defines it, in sequential
 //! order, rounding every value to its type after each instruction, and
 //! summing reductions pairwise in the value's type (`PairwiseSum`); max and
-//! min fold from -inf / +inf in iteration order (`Reduce::combine`).
+//! min fold from -inf / +inf in iteration order (`Reduce::combine`), and
+//! products multiply in that order, rounding each step. A scan kernel runs
+//! each line along its axis in the scan's order, carrying the state.
 
-use super::{InstKind, Kernel, PairwiseSum, Reduce};
+use super::{InstKind, Kernel, PairwiseSum, Reduce, Scan};
 use crate::buffer::{read_raw, write_raw, Buffer};
 
 /// Run `kernel` on host buffers (inputs then outputs, in `args` order).
@@ -74,12 +76,19 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
             kernel.eval_size(bound, sizes),
         )
     };
+    // Each indexed load's (stride, bound).
+    let gathers: Vec<(usize, u64)> = kernel
+        .insts
+        .iter()
+        .map(|inst| match &inst.kind {
+            InstKind::LoadIndexed { stride, bound, .. } => indexed(stride, bound),
+            _ => (0, 0),
+        })
+        .collect();
     let scatter = kernel
         .region()
         .and_then(|r| r.scatter.as_ref())
         .map(|sc| (sc.index, indexed(&sc.stride, &sc.bound)));
-    // The element `index` picks along the axis, if it is in range.
-    let pick = |i: f64, bound: u64| (i >= 0.0 && i < bound as f64).then_some(i as usize);
     let outer = kernel.outer_dims();
     let n_outer: usize = extents[..outer].iter().product();
     let n_inner: usize = extents[outer..].iter().product();
@@ -93,6 +102,17 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
         .collect();
     let mut coord = vec![0usize; extents.len()];
     let mut vals = vec![0f64; kernel.insts.len()];
+    let at = Iteration {
+        kernel,
+        args,
+        strides: &strides,
+        offsets: &offsets,
+        sizes_f: &sizes_f,
+        gathers: &gathers,
+    };
+    if let Some(scan) = kernel.scan {
+        return at.scan(scan, &extents, &mut coord, &mut vals);
+    }
     for o in 0..n_outer {
         let mut sums = vec![PairwiseSum::new(); kernel.stores.len()];
         let mut chosen = vec![kernel.reduce.identity(); kernel.stores.len()];
@@ -103,61 +123,14 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                 coord[k] = rem % extents[k];
                 rem /= extents[k];
             }
-            for (i, inst) in kernel.insts.iter().enumerate() {
-                let v = match &inst.kind {
-                    InstKind::Load { arg, .. } => {
-                        let idx: usize = offsets[i]
-                            + coord
-                                .iter()
-                                .zip(&strides[i])
-                                .map(|(c, s)| c * s)
-                                .sum::<usize>();
-                        read_raw(args[*arg], kernel.args[*arg].dtype, idx)
-                    }
-                    InstKind::Const(c) => *c,
-                    InstKind::Unary(op, a) => op.eval(vals[*a]),
-                    InstKind::Binary(op, a, b) => op.eval(vals[*a], vals[*b]),
-                    InstKind::Cmp(op, a, b) => op.eval(vals[*a], vals[*b]) as u8 as f64,
-                    InstKind::Select(c, a, b) => {
-                        if vals[*c] != 0.0 {
-                            vals[*a]
-                        } else {
-                            vals[*b]
-                        }
-                    }
-                    InstKind::Size(_) => sizes_f[i],
-                    InstKind::Index(axis) => coord[*axis] as f64,
-                    InstKind::LoadIndexed {
-                        arg,
-                        index,
-                        stride,
-                        bound,
-                        ..
-                    } => {
-                        let (stride, bound) = indexed(stride, bound);
-                        match pick(vals[*index], bound) {
-                            None => 0.0,
-                            Some(p) => {
-                                let idx: usize = offsets[i]
-                                    + p * stride
-                                    + coord
-                                        .iter()
-                                        .zip(&strides[i])
-                                        .map(|(c, s)| c * s)
-                                        .sum::<usize>();
-                                read_raw(args[*arg], kernel.args[*arg].dtype, idx)
-                            }
-                        }
-                    }
-                };
-                vals[i] = inst.ty.round(v);
-            }
+            // SAFETY: the caller's contract (buffers hold what the loads read).
+            unsafe { at.eval(&coord, 0.0, &mut vals) };
             for (s, st) in kernel.stores.iter().enumerate() {
                 if kernel.is_reduction() {
                     let ty = kernel.insts[st.value].ty;
                     match kernel.reduce {
                         Reduce::Sum => sums[s].push(vals[st.value], |v| ty.round(v)),
-                        r => chosen[s] = r.combine(chosen[s], vals[st.value]),
+                        r => chosen[s] = ty.round(r.combine(chosen[s], vals[st.value])),
                     }
                 } else {
                     let at = match &region {
@@ -188,6 +161,115 @@ pub unsafe fn run_raw(kernel: &Kernel, args: &[*mut u8], sizes: &[i64]) {
                     _ => chosen[s],
                 };
                 write_raw(args[st.arg], kernel.args[st.arg].dtype, o, total);
+            }
+        }
+    }
+}
+
+/// What evaluating one iteration needs.
+struct Iteration<'a> {
+    kernel: &'a Kernel,
+    args: &'a [*mut u8],
+    strides: &'a [Vec<usize>],
+    offsets: &'a [usize],
+    sizes_f: &'a [f64],
+    /// Each indexed load's (stride, bound).
+    gathers: &'a [(usize, u64)],
+}
+
+/// The element index `i` picks along an axis of `bound` elements, if it is
+/// in range.
+fn pick(i: f64, bound: u64) -> Option<usize> {
+    (i >= 0.0 && i < bound as f64).then_some(i as usize)
+}
+
+impl Iteration<'_> {
+    /// Every instruction at `coord`, with the scan state `carry`.
+    ///
+    /// # Safety
+    /// As `run_raw`, and `coord` inside the domain.
+    unsafe fn eval(&self, coord: &[usize], carry: f64, vals: &mut [f64]) {
+        let k = self.kernel;
+        for (i, inst) in k.insts.iter().enumerate() {
+            let v = match &inst.kind {
+                InstKind::Load { arg, .. } => {
+                    let idx: usize = self.offsets[i]
+                        + coord
+                            .iter()
+                            .zip(&self.strides[i])
+                            .map(|(c, s)| c * s)
+                            .sum::<usize>();
+                    read_raw(self.args[*arg], k.args[*arg].dtype, idx)
+                }
+                InstKind::Const(c) => *c,
+                InstKind::Unary(op, a) => op.eval(vals[*a]),
+                InstKind::Binary(op, a, b) => op.eval(vals[*a], vals[*b]),
+                InstKind::Cmp(op, a, b) => op.eval(vals[*a], vals[*b]) as u8 as f64,
+                InstKind::Select(c, a, b) => {
+                    if vals[*c] != 0.0 {
+                        vals[*a]
+                    } else {
+                        vals[*b]
+                    }
+                }
+                InstKind::Size(_) => self.sizes_f[i],
+                InstKind::Index(axis) => coord[*axis] as f64,
+                InstKind::Carry => carry,
+                InstKind::LoadIndexed { arg, index, .. } => {
+                    let (stride, bound) = self.gathers[i];
+                    match pick(vals[*index], bound) {
+                        None => 0.0,
+                        Some(p) => {
+                            let idx: usize = self.offsets[i]
+                                + p * stride
+                                + coord
+                                    .iter()
+                                    .zip(&self.strides[i])
+                                    .map(|(c, s)| c * s)
+                                    .sum::<usize>();
+                            read_raw(self.args[*arg], k.args[*arg].dtype, idx)
+                        }
+                    }
+                }
+            };
+            vals[i] = inst.ty.round(v);
+        }
+    }
+
+    /// A scan kernel: each line along `scan.axis` in order, the state
+    /// carried from one position to the next; stores at the row-major
+    /// position.
+    ///
+    /// # Safety
+    /// As `run_raw`.
+    unsafe fn scan(&self, scan: Scan, extents: &[usize], coord: &mut [usize], vals: &mut [f64]) {
+        let k = self.kernel;
+        let n = extents[scan.axis];
+        let lines: usize = extents
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| *a != scan.axis)
+            .map(|(_, e)| e)
+            .product();
+        if n == 0 {
+            return;
+        }
+        for line in 0..lines {
+            let mut rem = line;
+            for a in (0..extents.len()).rev().filter(|a| *a != scan.axis) {
+                coord[a] = rem % extents[a];
+                rem /= extents[a];
+            }
+            let mut carry = 0.0;
+            for step in 0..n {
+                coord[scan.axis] = if scan.reverse { n - 1 - step } else { step };
+                // SAFETY: the caller's contract; `coord` is in the domain.
+                unsafe { self.eval(coord, carry, vals) };
+                carry = vals[scan.next];
+                let at = coord.iter().zip(extents).fold(0, |acc, (c, e)| acc * e + c);
+                for st in &k.stores {
+                    write_raw(self.args[st.arg], k.args[st.arg].dtype, at, vals[st.value]);
+                }
             }
         }
     }

@@ -14,6 +14,14 @@
 //! at 2^24 when adding ones). The kernel interpreter sums pairwise in the
 //! value's type ([`PairwiseSum`]); a sum of no terms is zero.
 //!
+//! A *scan* kernel (`scan` set; a map) visits its domain axis `scan.axis` in
+//! order (from the last coordinate down when `reverse`), every other
+//! coordinate independently: the `Carry` instruction is the state before the
+//! step, 0 at the first position of each line along the axis and the value
+//! of `scan.next` at the previous position otherwise. Backends run it as a
+//! sequential loop per line (on the CPU the scan axis innermost, in PTX one
+//! thread per line).
+//!
 //! Calling convention shared by every backend (CPU object code, JIT, PTX
 //! launches go through the same order): buffers are passed in `args` order
 //! (inputs, then outputs), then the values of the size symbols in `sizes`
@@ -51,6 +59,19 @@ pub struct Kernel {
     pub reduce: Reduce,
     pub insts: Vec<Inst>,
     pub stores: Vec<Store>,
+    /// A scan kernel's carried axis (see the module docs).
+    pub scan: Option<Scan>,
+}
+
+/// The carried state of a scan kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// The domain axis visited in order.
+    pub axis: usize,
+    /// From the last coordinate down.
+    pub reverse: bool,
+    /// The state after the step, read by the next position's `Carry`.
+    pub next: ValueId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +122,8 @@ pub enum InstKind {
         stride: Size,
         bound: Size,
     },
+    /// In a scan kernel: the state before this step (see the module docs).
+    Carry,
 }
 
 /// The indexed part of a scatter-add store (see `Region::scatter`).
@@ -122,6 +145,8 @@ pub enum Reduce {
     Max,
     /// The smallest value, NaN-propagating; +inf over none.
     Min,
+    /// The product, in any order (relative error about n·eps); 1 over none.
+    Prod,
 }
 
 impl Reduce {
@@ -130,6 +155,7 @@ impl Reduce {
             Reduce::Sum => "sum",
             Reduce::Max => "max",
             Reduce::Min => "min",
+            Reduce::Prod => "prod",
         }
     }
 
@@ -139,6 +165,7 @@ impl Reduce {
             Reduce::Sum => 0.0,
             Reduce::Max => f64::NEG_INFINITY,
             Reduce::Min => f64::INFINITY,
+            Reduce::Prod => 1.0,
         }
     }
 
@@ -148,6 +175,7 @@ impl Reduce {
             Reduce::Sum => BinaryOp::Add,
             Reduce::Max => BinaryOp::Max,
             Reduce::Min => BinaryOp::Min,
+            Reduce::Prod => BinaryOp::Mul,
         }
     }
 
@@ -372,6 +400,25 @@ impl Kernel {
         if !region {
             return Err("the stores of a kernel write different regions".into());
         }
+        let carries = self.insts.iter().any(|i| i.kind == InstKind::Carry);
+        match self.scan {
+            Some(sc) => {
+                if self.is_reduction()
+                    || self.region().is_some()
+                    || sc.axis >= self.domain.len()
+                    || sc.next >= self.insts.len()
+                    || self.insts[sc.next].ty == crate::dtype::DType::Bool
+                    || self
+                        .insts
+                        .iter()
+                        .any(|i| i.kind == InstKind::Carry && i.ty != self.insts[sc.next].ty)
+                {
+                    return Err("a scan needs a map kernel without a region, an axis of the domain and a float state of one type".into());
+                }
+            }
+            None if carries => return Err("a carry outside a scan kernel".into()),
+            None => {}
+        }
         for (i, inst) in self.insts.iter().enumerate() {
             let ok = match &inst.kind {
                 InstKind::Load {
@@ -494,7 +541,13 @@ impl Kernel {
                         st.join(", ")
                     )
                 }
+                InstKind::Carry => writeln!(s, "carry"),
             };
+        }
+        // Only a scan writes a line, so other kernels keep their symbols.
+        if let Some(sc) = &self.scan {
+            let dir = if sc.reverse { " reverse" } else { "" };
+            let _ = writeln!(s, "  scan axis {}{dir} next v{}", sc.axis, sc.next);
         }
         for st in &self.stores {
             let _ = write!(s, "  store a{} v{}", st.arg, st.value);

@@ -9,6 +9,7 @@ pub mod erf;
 pub mod gather;
 pub mod layout;
 pub mod reduce;
+pub mod scan;
 pub mod slicing;
 pub mod structural;
 
@@ -117,6 +118,17 @@ pub enum Op {
         batch: usize,
         shape: Shape,
     },
+    /// Product over `axes` (increasing); 1 over no elements (see `scan`).
+    ReduceProd {
+        axes: Vec<usize>,
+    },
+    /// `linear_scan(a, b)`: the exclusive state `z_{i-1}` of
+    /// `z_i = a_i·z_{i-1} + b_i`, `z_{-1} = 0`, along `axis`, from the last
+    /// position down when `reverse` (see `scan`).
+    LinearScan {
+        axis: usize,
+        reverse: bool,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -137,6 +149,8 @@ pub enum FusionKind {
     /// A load of a materialized operand at positions read from a
     /// materialized index array (gather).
     Indexed,
+    /// Ends a fused group: a scan kernel carries its state along one axis.
+    Scan,
 }
 
 impl Op {
@@ -148,6 +162,7 @@ impl Op {
             | Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::StopGradient
@@ -159,7 +174,8 @@ impl Op {
             | Op::Dot
             | Op::DotGeneral(_)
             | Op::Gather { .. }
-            | Op::ScatterAdd { .. } => 2,
+            | Op::ScatterAdd { .. }
+            | Op::LinearScan { .. } => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
         }
@@ -210,6 +226,8 @@ impl Op {
             Op::Dot => structural::dot_infer(ins[0], ins[1]),
             Op::ReduceMax { axes } => reduce::reduce_infer("reduce_max", ins[0], axes),
             Op::ReduceMin { axes } => reduce::reduce_infer("reduce_min", ins[0], axes),
+            Op::ReduceProd { axes } => reduce::reduce_infer("reduce_prod", ins[0], axes),
+            Op::LinearScan { axis, .. } => scan::linear_scan_infer(ins[0], ins[1], *axis),
             Op::Transpose { perm } => layout::transpose_infer(ins[0], perm),
             Op::Reshape { shape } => layout::reshape_infer(ins[0], shape),
             Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
@@ -295,6 +313,10 @@ impl Op {
             }
             Op::ReduceMax { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Max),
             Op::ReduceMin { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Min),
+            Op::ReduceProd { axes } => scan::reduce_prod_eval(ins[0], axes),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse)
+            }
             Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
             Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
             Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
@@ -357,6 +379,10 @@ impl Op {
             Op::ScatterAdd { axis, batch, shape } => t[0].map(|t| {
                 gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone())
             }),
+            Op::ReduceProd { axes } => t[0].map(|t| scan::reduce_prod_jvp(f, ins[0], axes, t)),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
+            }
         }
     }
 
@@ -372,8 +398,10 @@ impl Op {
             | Op::Iota { .. }
             | Op::StopGradient
             | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. } => false,
+            | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. } => false,
             Op::Select => i > 0,
+            Op::LinearScan { .. } => i == 1,
             Op::Broadcast { .. }
             | Op::ReduceSum { .. }
             | Op::Dot
@@ -455,6 +483,13 @@ impl Op {
                 let idx = known[1].expect("internal error: scatter_add indices must be known");
                 vec![Some(gather::gather(f, ct, idx, *axis, *batch)), None]
             }
+            Op::LinearScan { axis, reverse } => {
+                let a = known[0].expect("internal error: linear_scan's `a` must be known");
+                vec![
+                    None,
+                    Some(scan::linear_scan_transpose(f, a, ct, *axis, *reverse)),
+                ]
+            }
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
                     Some(dot_general::dot_general_transpose(
@@ -479,7 +514,8 @@ impl Op {
             | Op::Iota { .. }
             | Op::StopGradient
             | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. } => {
+            | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. } => {
                 panic!("internal error: {self} is not linear")
             }
         }
@@ -522,6 +558,10 @@ impl Op {
                     ins,
                 )
                 .expect("internal error: batching reduce_min"),
+            Op::ReduceProd { axes } => scan::reduce_prod(f, ins[0], reduce::shift_axes(axes)),
+            Op::LinearScan { axis, reverse } => {
+                scan::linear_scan_batch(f, ins, batched, *axis, *reverse, size)
+            }
             Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
             Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),
             Op::DotGeneral(d) => dot_general::dot_general_batch(f, ins[0], ins[1], d, batched),
@@ -572,8 +612,10 @@ impl Op {
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
+            Op::LinearScan { .. } => FusionKind::Scan,
         }
     }
 }
@@ -620,6 +662,11 @@ impl fmt::Display for Op {
             Op::Concatenate { axis, .. } => write!(f, "concatenate[{axis}]"),
             Op::Gather { axis, batch } => write!(f, "gather[{axis},{batch}]"),
             Op::ScatterAdd { axis, batch, .. } => write!(f, "scatter_add[{axis},{batch}]"),
+            Op::ReduceProd { axes } => write!(f, "reduce_prod[{}]", list(axes)),
+            Op::LinearScan { axis, reverse } => {
+                let dir = if *reverse { ",rev" } else { "" };
+                write!(f, "linear_scan[{axis}{dir}]")
+            }
         }
     }
 }

@@ -15,6 +15,8 @@ mod gather_cases;
 mod slicing_cases;
 pub use gather_cases::gather_cases;
 pub use slicing_cases::slicing_cases;
+mod scan_cases;
+pub use scan_cases::scan_cases;
 
 pub const F: DType = DType::F64;
 
@@ -290,6 +292,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.extend(nd_cases(n));
     cases.extend(slicing_cases(n));
     cases.extend(gather_cases(n));
+    cases.extend(scan_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -675,7 +678,16 @@ pub fn concrete(shape: &Shape, env: &BTreeMap<String, usize>) -> Vec<usize> {
 
 pub fn random_tensor(rng: &mut StdRng, dtype: DType, shape: Vec<usize>, r: (f64, f64)) -> Tensor {
     let n = shape.iter().product();
-    let data = (0..n).map(|_| rng.gen_range(r.0..r.1)).collect();
+    // A range of one value (a point such as 0) is that value.
+    let data = (0..n)
+        .map(|_| {
+            if r.0 == r.1 {
+                r.0
+            } else {
+                rng.gen_range(r.0..r.1)
+            }
+        })
+        .collect();
     Tensor::new(dtype, shape, data)
 }
 
@@ -941,6 +953,10 @@ macro_rules! family_tests {
         #[test]
         fn gather() {
             $check("gather");
+        }
+        #[test]
+        fn products_and_scans() {
+            $check("scan");
         }
     };
 }
@@ -1291,6 +1307,8 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::Concatenate { .. } => "concatenate",
         Op::Gather { .. } => "gather",
         Op::ScatterAdd { .. } => "scatter_add",
+        Op::ReduceProd { .. } => "reduce_prod",
+        Op::LinearScan { .. } => "linear_scan",
     }
 }
 
@@ -1318,6 +1336,8 @@ pub const OP_KINDS: &[&str] = &[
     "concatenate",
     "gather",
     "scatter_add",
+    "reduce_prod",
+    "linear_scan",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1369,6 +1389,7 @@ pub const FAMILIES: &[&str] = &[
     "special",
     "slicing",
     "gather",
+    "scan",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another

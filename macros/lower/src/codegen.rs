@@ -741,6 +741,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             | Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
+            | Op::ReduceProd { .. }
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::StopGradient
@@ -778,7 +779,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                 dtype,
             } => float_lit(*c as f64, *dtype),
             // Never scalar: `is_straight_line` excludes them.
-            Op::DimSize { .. } | Op::Iota { .. } => {
+            Op::DimSize { .. } | Op::Iota { .. } | Op::LinearScan { .. } => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
                 { let panic = paths::panic(); quote!(#panic(#msg)) }
             }

@@ -9,6 +9,8 @@
 //! | `x.sum()`, `sum(x)`, `x.sum_axis(Axis(k))` | `reduce_sum` |
 //! | `x.mean()`, `mean(x)`, `x.mean_axis(Axis(k))` | `reduce_sum` / `dim_size` |
 //! | `x.max()`, `max(x)`, `x.max_axis(Axis(k))` (and min) | `reduce_max` / `reduce_min` |
+//! | `x.product()`, `prod(x)`, `x.product_axis(Axis(k))`, `x.prod_axis(Axis(k))`, `prod(x, Axis(k))` | `reduce_prod` |
+//! | `x.cumsum(Axis(k))`, `cumsum(x, Axis(k))`, `x.cumprod(Axis(k))`, `cumprod(x, Axis(k))` | `linear_scan` (see `oxla_core::ops::scan`) |
 //! | `x.insert_axis(Axis(k))`, `x.remove_axis(Axis(k))` (a size-1 axis) | `reshape` |
 //! | `logsumexp(x)`, `logsumexp(x, Axis(k))` | max, exp, sum, log with `stop_gradient` on the max |
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | likewise |
@@ -30,10 +32,12 @@ use syn::Expr;
 pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), dot(&y), \
      sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
      min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
-     slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx)";
+     slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx), product(), product_axis(Axis(k)), \
+     prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k))";
 
 /// The functions handled here (for error messages).
-pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), dot(a, b), matmul(a, b), \
+pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
+     cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
      take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), \
@@ -94,6 +98,7 @@ enum Reduction {
     Mean,
     Max,
     Min,
+    Prod,
 }
 
 impl Reduction {
@@ -107,6 +112,8 @@ impl Reduction {
             "mean_axis" => (Reduction::Mean, true),
             "max_axis" => (Reduction::Max, true),
             "min_axis" => (Reduction::Min, true),
+            "product" => (Reduction::Prod, false),
+            "product_axis" | "prod_axis" => (Reduction::Prod, true),
             _ => return None,
         })
     }
@@ -130,6 +137,8 @@ impl Lowerer<'_> {
                 | "insert_axis"
                 | "remove_axis"
                 | "select"
+                | "cumsum"
+                | "cumprod"
         ) || Reduction::of(&name).is_some();
         if !handled {
             return None;
@@ -147,7 +156,7 @@ impl Lowerer<'_> {
         m: &syn::ExprMethodCall,
     ) -> Option<Var> {
         let want = match name {
-            "t" | "reversed_axes" | "sum" | "mean" | "max" | "min" => 0,
+            "t" | "reversed_axes" | "sum" | "mean" | "max" | "min" | "product" => 0,
             "select" => 2,
             _ => 1,
         };
@@ -222,6 +231,7 @@ impl Lowerer<'_> {
                 }
                 self.push(Op::Reshape { shape: Shape(dims) }, &[x], span)
             }
+            "cumsum" | "cumprod" => self.cumulative(name, x, args[0]),
             _ => {
                 let (kind, with_axis) = Reduction::of(name)?;
                 let axes = if with_axis {
@@ -253,6 +263,25 @@ impl Lowerer<'_> {
         a
     }
 
+    /// `cumsum` / `cumprod` of `x` along the axis `axis_expr`, inclusive
+    /// (numpy's): `linear_scan` compositions (`oxla_core::ops::scan`).
+    fn cumulative(&mut self, name: &str, x: Var, axis_expr: &Expr) -> Option<Var> {
+        let axis = self.axis(axis_expr, name)?;
+        let rank = self.f.shape(x).rank();
+        if axis >= rank {
+            self.errors.spanned(
+                axis_expr,
+                format!("axis {axis} is out of range for an array of rank {rank}"),
+            );
+            return None;
+        }
+        Some(if name == "cumsum" {
+            oxla_core::ops::scan::cumsum(&mut self.f, x, axis)
+        } else {
+            oxla_core::ops::scan::cumprod(&mut self.f, x, axis)
+        })
+    }
+
     fn reduce(&mut self, kind: Reduction, x: Var, axes: Vec<usize>, span: Span) -> Option<Var> {
         if self.f.shape(x).is_scalar() && !axes.is_empty() {
             return Some(x);
@@ -261,6 +290,7 @@ impl Lowerer<'_> {
             Reduction::Sum => self.push(Op::ReduceSum { axes }, &[x], span),
             Reduction::Max => self.push(Op::ReduceMax { axes }, &[x], span),
             Reduction::Min => self.push(Op::ReduceMin { axes }, &[x], span),
+            Reduction::Prod => self.push(Op::ReduceProd { axes }, &[x], span),
             Reduction::Mean => {
                 let dims: Vec<Dim> = axes.iter().map(|a| self.f.shape(x).0[*a].clone()).collect();
                 let s = self.push(Op::ReduceSum { axes }, &[x], span)?;
@@ -412,7 +442,8 @@ impl Lowerer<'_> {
                 "mean" | "max" | "min" | "stop_gradient" | "zeros_like" | "ones_like" => (1, 1),
                 "full_like" => (2, 2),
                 "matmul" => (2, 2),
-                "logsumexp" | "argmax" | "argmin" => (1, 2),
+                "logsumexp" | "argmax" | "argmin" | "prod" => (1, 2),
+                "cumsum" | "cumprod" => (2, 2),
                 "softmax" | "log_softmax" => (2, 2),
                 "take_along_axis" | "take" => (3, 3),
                 _ => return None,
@@ -809,6 +840,8 @@ impl Lowerer<'_> {
             "mean" => self.reduce(Reduction::Mean, x, axes, span),
             "max" => self.reduce(Reduction::Max, x, axes, span),
             "min" => self.reduce(Reduction::Min, x, axes, span),
+            "prod" => self.reduce(Reduction::Prod, x, axes, span),
+            "cumsum" | "cumprod" => self.cumulative(name, x, args[1]),
             "stop_gradient" => self.push(Op::StopGradient, &[x], span),
             "logsumexp" => {
                 let (shifted, m) = self.shift_by_max(x, &axes, span)?;

@@ -80,6 +80,7 @@ pub fn unary_kernel(op: UnaryOp, ty: DType) -> Kernel {
             value: 1,
             region: None,
         }],
+        scan: None,
     }
 }
 

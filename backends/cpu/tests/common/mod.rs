@@ -41,6 +41,7 @@ impl KernelBuilder {
                 reduce: Reduce::Sum,
                 insts: vec![],
                 stores: vec![],
+                scan: None,
             },
         }
     }
