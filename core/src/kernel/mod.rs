@@ -218,6 +218,17 @@ pub fn eval_sum(terms: &[Size], eval: impl Fn(&Size) -> u64) -> u64 {
     terms.iter().map(eval).sum()
 }
 
+/// `load a<arg> strides[..]` and its offset, if any: a load without one
+/// writes nothing, so earlier kernels keep their text and symbol.
+fn load_text(arg: usize, strides: &[Size], offset: &[Size]) -> String {
+    let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
+    let off = match offset.is_empty() {
+        true => String::new(),
+        false => format!(" offset {}", sum_text(offset)),
+    };
+    format!("load a{arg} strides[{}]{off}", st.join(", "))
+}
+
 fn sum_text(terms: &[Size]) -> String {
     let t: Vec<String> = terms.iter().map(|x| x.to_string()).collect();
     t.join("+")
@@ -505,16 +516,7 @@ impl Kernel {
                     arg,
                     strides,
                     offset,
-                } => {
-                    let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
-                    // No offset writes nothing, so earlier kernels keep
-                    // their text and symbol.
-                    let off = match offset.is_empty() {
-                        true => String::new(),
-                        false => format!(" offset {}", sum_text(offset)),
-                    };
-                    writeln!(s, "load a{arg} strides[{}]{off}", st.join(", "))
-                }
+                } => writeln!(s, "{}", load_text(*arg, strides, offset)),
                 InstKind::Const(c) => writeln!(s, "const {c:?}"),
                 InstKind::Unary(op, a) => writeln!(s, "{} v{a}", op.name()),
                 InstKind::Binary(op, a, b) => writeln!(s, "{} v{a} v{b}", op.name()),
@@ -529,18 +531,11 @@ impl Kernel {
                     index,
                     stride,
                     bound,
-                } => {
-                    let st: Vec<String> = strides.iter().map(|x| x.to_string()).collect();
-                    let off = match offset.is_empty() {
-                        true => String::new(),
-                        false => format!(" offset {}", sum_text(offset)),
-                    };
-                    writeln!(
-                        s,
-                        "load a{arg} strides[{}]{off} at v{index}*{stride} below {bound}",
-                        st.join(", ")
-                    )
-                }
+                } => writeln!(
+                    s,
+                    "{} at v{index}*{stride} below {bound}",
+                    load_text(*arg, strides, offset)
+                ),
                 InstKind::Carry => writeln!(s, "carry"),
             };
         }

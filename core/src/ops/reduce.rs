@@ -45,6 +45,17 @@ pub fn reduce_choose_eval(x: &Tensor, axes: &[usize], op: BinaryOp) -> Tensor {
         BinaryOp::Max => f64::NEG_INFINITY,
         _ => f64::INFINITY,
     };
+    fold_axes(x, axes, init, |acc, v| op.eval(acc, v))
+}
+
+/// Each output element (the axes not in `axes`, in order) is `combine`
+/// folded from `init` over the elements along `axes`, in row-major order.
+pub(crate) fn fold_axes(
+    x: &Tensor,
+    axes: &[usize],
+    init: f64,
+    combine: impl Fn(f64, f64) -> f64,
+) -> Tensor {
     let strides = x.strides();
     let kept: Vec<usize> = (0..x.shape.len()).filter(|i| !axes.contains(i)).collect();
     let out_shape: Vec<usize> = kept.iter().map(|i| x.shape[*i]).collect();
@@ -58,7 +69,7 @@ pub fn reduce_choose_eval(x: &Tensor, axes: &[usize], op: BinaryOp) -> Tensor {
             (0..n_red).fold(init, |acc, r| {
                 let k = unravel(r, &red);
                 let i: usize = axes.iter().zip(&k).map(|(a, k)| k * strides[*a]).sum();
-                op.eval(acc, x.data[base + i])
+                combine(acc, x.data[base + i])
             })
         })
         .collect();

@@ -29,36 +29,18 @@ use crate::ir::{Function, Type, Var};
 use crate::ops::elementwise::CmpOp;
 use crate::ops::Op;
 use crate::shape::Dim;
-use crate::tensor::{unravel, Tensor};
+use crate::tensor::Tensor;
 
 // ---- reduce_prod ------------------------------------------------------------
 
 /// The product over `axes` in `f64`, rounded once to the element type; 1
 /// over no elements.
 pub fn reduce_prod_eval(x: &Tensor, axes: &[usize]) -> Tensor {
-    let strides = x.strides();
-    let kept: Vec<usize> = (0..x.shape.len()).filter(|i| !axes.contains(i)).collect();
-    let out_shape: Vec<usize> = kept.iter().map(|i| x.shape[*i]).collect();
-    let red: Vec<usize> = axes.iter().map(|a| x.shape[*a]).collect();
-    let n_red: usize = red.iter().product();
-    let n_out: usize = out_shape.iter().product();
-    let data = (0..n_out)
-        .map(|o| {
-            let c = unravel(o, &out_shape);
-            let base: usize = kept.iter().zip(&c).map(|(k, c)| c * strides[*k]).sum();
-            let p = (0..n_red).fold(1.0, |acc, r| {
-                let k = unravel(r, &red);
-                let i: usize = axes.iter().zip(&k).map(|(a, k)| k * strides[*a]).sum();
-                acc * x.data[base + i]
-            });
-            x.dtype.round(p)
-        })
-        .collect();
-    Tensor {
-        dtype: x.dtype,
-        shape: out_shape,
-        data,
+    let mut p = super::reduce::fold_axes(x, axes, 1.0, |acc, v| acc * v);
+    for v in &mut p.data {
+        *v = x.dtype.round(*v);
     }
+    p
 }
 
 /// `reduce_prod(x, axes)` as an equation.
