@@ -107,7 +107,7 @@
 //! | `stop_gradient(x)` | the identity | zero |
 //! | `argmax(x)`, `argmax(x, Axis(k))` (and `argmin`) | `i64` index: the first max (min) or the first NaN, row-major over all axes without `Axis`; `i64::MAX` for an empty axis | none (an integer) |
 //! | `zeros_like(x)`, `ones_like(x)`, `full_like(x, v)` | constants of `x`'s shape (`v` broadcast) | none to `x`; `full_like` passes `v`'s |
-//! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size) | the element or sub-array | put back at the index |
+//! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size); `x[i]`, `x[[i, j]]` (integer scalars known at run time, on any axis: a parameter is checked at each call, a computed index outside the axis reads 0) | the element or sub-array | put back at the index (a scatter-add for a run-time index) |
 //! | `x.slice(s![1.., ..;2, -1, NewAxis])`, `x.slice_axis(Axis(k), Slice::from(a..b))` | ndarray's slicing: ranges with steps ≥ 1, bounds from the end, an index removes the axis; on an axis of run-time size the length is a derived size, checked at the call (an error naming the argument when the slice does not fit) | padded back with zeros (`lax.pad`) |
 //! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | joined along an existing axis | sliced back into each operand |
 //! | `stack(Axis(k), &[..])`, `stack![Axis(k), a, b]` | joined along a new axis | sliced back |
@@ -137,8 +137,8 @@
 //! computes indices (`argmax`) or casts, and `bool` where it compares.
 //!
 //! Not yet: loops over integer parameters, casts between integer types,
-//! indexing an axis of run-time size and slice bounds known only at run time,
-//! `x[[i, j]]`-style indexing by index arrays and `prod`.
+//! slice bounds known only at run time and numpy's fancy indexing by several
+//! index arrays at once (`x[[idx_a, idx_b]]`).
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

@@ -6,7 +6,7 @@
 //! differences; the indices carry no derivative.
 
 use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
-use oxla::{grad, jit, vmap};
+use oxla::{grad, jit, value_and_grad, vmap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -295,4 +295,68 @@ fn take_along_axis_picks_one_element_per_lane() {
     // Out of range (not checked: only `take`'s indices are): 0.
     let got = pick_labels(x.view(), Array1::from(vec![3i64, -1, 0, 1]).view());
     assert_eq!(got.to_vec(), vec![0.0, 0.0, 20.0, 31.0]);
+}
+
+// ---- `x[i]` with a run-time index -----------------------------------------
+
+#[value_and_grad(pick_vg, wrt = x)]
+fn pick_square(x: &[f64], i: usize) -> f64 {
+    x[i] * x[i].sin()
+}
+
+#[grad(entry_grad, wrt = a)]
+fn entry(a: ArrayView2<f64>, i: usize, j: i64, k: usize) -> f64 {
+    (a[[i, k]] * a[[k, j]] + a[i][j]).exp()
+}
+
+#[jit]
+fn row_of(a: ArrayView2<f32>, i: u32) -> Array1<f32> {
+    a[i] * 2.0
+}
+
+#[test]
+fn a_run_time_index_reads_its_element_and_scatters_its_gradient() {
+    let mut rng = StdRng::seed_from_u64(31);
+    let x: Vec<f64> = (0..7).map(|_| rng.gen_range(-2.0..2.0)).collect();
+    for i in 0..x.len() {
+        let (v, g) = pick_vg(&x, i);
+        assert_eq!(v, x[i] * x[i].sin());
+        for (k, gk) in g.iter().enumerate() {
+            let want = if k == i { x[i].sin() + x[i] * x[i].cos() } else { 0.0 };
+            assert!((gk - want).abs() <= 1e-15 * (1.0 + want.abs()), "∂x{k} at i = {i}: {gk} vs {want}");
+        }
+    }
+    let a = Array2::from_shape_fn((4, 3), |_| rng.gen_range(-1.0..1.0));
+    for (i, j) in [(0usize, 0i64), (3, 2), (1, 1), (2, 0)] {
+        let ju = j as usize;
+        let f = |a: &Array2<f64>| (a[[i, 1]] * a[[1, ju]] + a[[i, ju]]).exp();
+        assert!((entry(a.view(), i, j, 1) - f(&a)).abs() <= 1e-14 * f(&a).abs());
+        let g = entry_grad(a.view(), i, j, 1);
+        for ((r, c), gv) in g.indexed_iter() {
+            let h = 1e-6;
+            let (mut up, mut down) = (a.clone(), a.clone());
+            up[[r, c]] += h;
+            down[[r, c]] -= h;
+            let fd = (f(&up) - f(&down)) / (2.0 * h);
+            assert!((gv - fd).abs() <= 1e-7 * (1.0 + fd.abs()), "∂a[{r},{c}] at ({i}, {j}): {gv} vs {fd}");
+        }
+    }
+    let m = Array2::from_shape_fn((3, 5), |(r, c)| (10 * r + c) as f32);
+    for i in 0..3u32 {
+        assert_eq!(row_of(m.view(), i), m.row(i as usize).mapv(|v| v * 2.0));
+    }
+}
+
+#[test]
+fn a_run_time_index_out_of_range_is_an_error_naming_the_argument() {
+    let x = vec![1.0, 2.0, 3.0];
+    let msg = panic_message(move || {
+        pick_vg(&x, 3);
+    });
+    assert!(msg.contains("argument `i` of `pick_vg`") && msg.contains("size 3"), "{msg}");
+    let a = Array2::<f64>::zeros((2, 4));
+    let msg = panic_message(move || {
+        entry_grad(a.view(), 0, 4, 1);
+    });
+    assert!(msg.contains("argument `j` of `entry_grad`") && msg.contains("size 4"), "{msg}");
 }

@@ -385,7 +385,7 @@ fn error_other_expressions() {
             y
         }
     });
-    assert_one(&m, "indexing is supported on axes of static size");
+    assert_one(&m, "a literal index needs an axis of static size");
     assert_one(
         &m,
         "unsupported cast to `u8`: a cast goes to the function's float type (f32), i32 or i64",

@@ -496,11 +496,17 @@ impl Lowerer<'_> {
         Some(self.array_call(name, x, &args, span))
     }
 
-    /// `x[k]` or `x[[i, j]]` with integer literals, on axes whose size is
-    /// static (a fixed-size array's): the leading axes fixed, as in Rust and
-    /// ndarray. Lowered as a one-hot select and a sum over each indexed axis
-    /// (its transpose puts the cotangent back at the index). An axis of
-    /// run-time size is refused: its bound could only be checked at the call.
+    /// `x[k]`, `x[i]`, `x[[i, j]]`: the leading axes fixed, as in Rust and
+    /// ndarray. Each index is an integer literal or an integer scalar known
+    /// at run time (a parameter, or computed).
+    ///
+    /// A literal is allowed on an axis of static size only (a fixed-size
+    /// array's), checked when the macro expands, and lowered as a one-hot
+    /// select and a sum (its transpose puts the cotangent back at the
+    /// index). A run-time index is a gather with a rank-0 index (its
+    /// transpose a scatter-add), on an axis of any size: an index parameter
+    /// is checked at each call, as `take`'s are; a computed index outside
+    /// the axis reads 0.
     pub(crate) fn lower_index(&mut self, i: &syn::ExprIndex) -> Option<Var> {
         let lit = |e: &Expr| match strip(e) {
             Expr::Lit(syn::ExprLit {
@@ -509,64 +515,85 @@ impl Lowerer<'_> {
             }) => n.base10_parse::<u64>().ok(),
             _ => None,
         };
-        let ks: Option<Vec<u64>> = match strip(&i.index) {
-            Expr::Array(a) => a.elems.iter().map(lit).collect(),
-            e => lit(e).map(|k| vec![k]),
+        let parts: Vec<&Expr> = match strip(&i.index) {
+            Expr::Array(a) => a.elems.iter().collect(),
+            _ => vec![&*i.index],
         };
-        let x = self.lower_expr(&i.expr);
-        let Some(ks) = ks else {
-            self.errors.spanned(
-                &i.index,
-                "an index must be an integer literal (`x[1]`) or a list of them (`x[[1, 0]]`); slice with `x.slice(s![1..])`; run-time indices are not supported yet",
-            );
-            return None;
-        };
-        let mut x = x?;
+        let mut x = self.lower_expr(&i.expr)?;
         let span = i.span();
-        if ks.len() > self.f.shape(x).rank() {
+        if parts.len() > self.f.shape(x).rank() {
             self.errors.spanned(
                 &i.index,
                 format!(
                     "{} indices for an array of rank {}",
-                    ks.len(),
+                    parts.len(),
                     self.f.shape(x).rank()
                 ),
             );
             return None;
         }
-        for k in ks {
-            let shape = self.f.shape(x).clone();
-            let Dim::Const(len) = shape.0[0] else {
-                self.errors.spanned(
-                    &i.index,
-                    format!("indexing is supported on axes of static size (a fixed-size array parameter, `[f64; 3]`); this axis has the run-time size `{}`", shape.0[0]),
-                );
-                return None;
+        for part in parts {
+            x = match lit(part) {
+                Some(k) => self.index_static(x, k, part, span)?,
+                None => self.index_run_time(x, part, &i.expr, span)?,
             };
-            if k >= len {
-                self.errors.spanned(
-                    &i.index,
-                    format!("index {k} is out of range for an axis of size {len}"),
-                );
-                return None;
-            }
-            let dtype = self.f.dtype(x);
-            let at = self.push(
-                Op::Iota {
-                    shape: shape.clone(),
-                    axis: 0,
-                    dtype,
-                },
-                &[],
-                span,
-            )?;
-            let kv = self.f.full(k as f64, dtype, &shape);
-            let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, kv], span)?;
-            let zero = self.f.zeros_like(x);
-            let picked = self.push(Op::Select, &[hit, x, zero], span)?;
-            x = self.push(Op::ReduceSum { axes: vec![0] }, &[picked], span)?;
         }
         Some(x)
+    }
+
+    /// `x[k]` with a literal `k` on a leading axis of static size.
+    fn index_static(&mut self, x: Var, k: u64, at_expr: &Expr, span: Span) -> Option<Var> {
+        let shape = self.f.shape(x).clone();
+        let Dim::Const(len) = shape.0[0] else {
+            self.errors.spanned(
+                at_expr,
+                format!("a literal index needs an axis of static size (a fixed-size array parameter, `[f64; 3]`), so that it is checked when the macro expands; this axis has the run-time size `{}`: pass the index as an integer parameter (`x[i]` with `i: usize`), checked at each call", shape.0[0]),
+            );
+            return None;
+        };
+        if k >= len {
+            self.errors.spanned(
+                at_expr,
+                format!("index {k} is out of range for an axis of size {len}"),
+            );
+            return None;
+        }
+        let dtype = self.f.dtype(x);
+        let at = self.push(
+            Op::Iota {
+                shape: shape.clone(),
+                axis: 0,
+                dtype,
+            },
+            &[],
+            span,
+        )?;
+        let kv = self.f.full(k as f64, dtype, &shape);
+        let hit = self.push(Op::Cmp(CmpOp::Eq), &[at, kv], span)?;
+        let zero = self.f.zeros_like(x);
+        let picked = self.push(Op::Select, &[hit, x, zero], span)?;
+        self.push(Op::ReduceSum { axes: vec![0] }, &[picked], span)
+    }
+
+    /// `x[i]` with an integer scalar `i` known at run time.
+    fn index_run_time(&mut self, x: Var, index: &Expr, array: &Expr, span: Span) -> Option<Var> {
+        if matches!(strip(index), Expr::Range(_)) {
+            self.errors.spanned(
+                index,
+                "a range is not an index: slice with `x.slice(s![1..])`",
+            );
+            return None;
+        }
+        let idx = self.lower_expr(index)?;
+        let it = self.f.ty(idx).clone();
+        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) || it.shape.rank() != 0 {
+            self.errors.spanned(
+                index,
+                format!("an index must be an integer scalar (`x[i]` with `i: usize`) or an integer literal (`x[1]`), got {it}; slice with `x.slice(s![1..])`"),
+            );
+            return None;
+        }
+        self.take("indexing", x, idx, 0, [array, index, index], span)
     }
 
     /// `argmax(x)` / `argmin(x)` (the flat index, row-major) or along
