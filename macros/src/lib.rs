@@ -155,6 +155,14 @@ pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(TransformKind::Jacrev, attr, item)
 }
 
+/// `#[transforms(grad(g, wrt = w), value_and_grad(vg), …)]`: generate one
+/// function per entry, each a transform of the annotated function itself
+/// (not of each other); an entry composes with `of = …` (see the crate docs).
+#[proc_macro_attribute]
+pub fn transforms(attr: TokenStream, item: TokenStream) -> TokenStream {
+    oxla_lower::expand_list_attribute(attr.into(), item.into()).into()
+}
+
 /// `#[hessian(name, wrt = x)]`: the Hessian of a scalar function with respect
 /// to `x`, of shape `x`'s shape twice (`jacfwd(jacrev(f))`).
 #[proc_macro_attribute]

@@ -492,8 +492,8 @@ fn error_bad_attribute_arguments() {
         "unknown argument `with`: `#[grad]` accepts `wrt = x` or `wrt = (x, y)`",
     );
     assert_one(
-        &attr_errors(TransformKind::Jvp, quote!(g, wrt = x)),
-        "unknown argument `wrt`: `#[jvp]` takes only the name",
+        &attr_errors(TransformKind::Jit, quote!(g, wrt = x)),
+        "unknown argument `wrt`: `#[jit]` accepts `of = f` or `of = grad(…)`",
     );
     assert_one(
         &attr_errors(TransformKind::Grad, quote!("g")),
