@@ -229,9 +229,7 @@ fn a_large_table_gathered_by_a_few_indices_matches_a_loop() {
     // reads 10 rows.
     let (v, d) = (100_000usize, 8usize);
     let table = Array2::from_shape_fn((v, d), |(i, j)| (i * 8 + j) as f32 * 0.25);
-    let ids = Array1::from(vec![
-        0i32, 99_999, 12_345, 7, 12_345, 50_000, 1, 99_998, 0, 31_337,
-    ]);
+    let ids = Array1::from(vec![0i32, 99_999, 12_345, 7, 12_345, 50_000, 1, 99_998, 0, 31_337]);
     let got = embed(table.view(), ids.view());
     assert_eq!(got.dim(), (ids.len(), d));
     for (b, id) in ids.iter().enumerate() {

@@ -290,12 +290,7 @@ impl Kernel {
                         // Reads nothing.
                         continue;
                     }
-                    (
-                        arg,
-                        strides,
-                        offset,
-                        self.eval_size(stride, sizes) * (bound - 1),
-                    )
+                    (arg, strides, offset, self.eval_size(stride, sizes) * (bound - 1))
                 }
                 _ => continue,
             };

@@ -351,10 +351,12 @@ impl Op {
             } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
             Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
             // Linear in the float operand, with the same indices.
-            Op::Gather { axis, batch } => t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch)),
-            Op::ScatterAdd { axis, batch, shape } => {
-                t[0].map(|t| gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone()))
+            Op::Gather { axis, batch } => {
+                t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch))
             }
+            Op::ScatterAdd { axis, batch, shape } => t[0].map(|t| {
+                gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone())
+            }),
         }
     }
 
@@ -563,7 +565,9 @@ impl Op {
             | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
             Op::Transpose { .. } | Op::Reshape { .. } | Op::Slice { .. } => FusionKind::Layout,
-            Op::Pad { .. } | Op::Concatenate { .. } | Op::ScatterAdd { .. } => FusionKind::Assemble,
+            Op::Pad { .. } | Op::Concatenate { .. } | Op::ScatterAdd { .. } => {
+                FusionKind::Assemble
+            }
             Op::Gather { .. } => FusionKind::Indexed,
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
