@@ -305,7 +305,7 @@ fn parse_args_inner(input: ParseStream, attr: &mut TransformAttr, errors: &mut E
                 )
             } else {
                 let list: Vec<&str> = keys.iter().map(|(_, e)| *e).collect();
-                format!("`#[{}]` accepts {}", kind.name(), list.join(", "))
+                format!("`#[{}]` accepts: {}", kind.name(), list.join("; "))
             };
             errors.at(key.span(), format!("unknown argument `{key}`: {expected}"));
             let _ = input.parse::<TokenStream>();

@@ -121,7 +121,8 @@ pub(crate) fn apply_stack(
         match run.transform(attr) {
             Ok((_, at)) => {
                 if attr.listed {
-                    run.below = Below::List(attr.span);
+                    let name = attr.name.as_ref().map(ident_name).unwrap_or_default();
+                    run.below = Below::List(attr.span, name);
                 } else if let Some(at) = at {
                     run.below = Below::At(at);
                 }
@@ -137,12 +138,13 @@ pub(crate) fn apply_stack(
 }
 
 /// What an attribute without `of` transforms.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Below {
     /// The generated function at this index (0: the original).
     At(usize),
-    /// The entries of a `#[transforms(…)]`, at this span: ambiguous.
-    List(Span),
+    /// The entries of a `#[transforms(…)]`: ambiguous. The span and name
+    /// of the last one.
+    List(Span, String),
 }
 
 /// The functions generated so far, and what the next attribute transforms.
@@ -158,13 +160,13 @@ impl Run<'_> {
     /// function, with its index in `out` when it has a name.
     fn transform(&mut self, attr: &TransformAttr) -> Result<(Function, Option<usize>), syn::Error> {
         let (input, input_name) = match &attr.input {
-            Input::Below => match self.below {
-                Below::At(i) => (self.out[i].function.clone(), ident_name(&self.out[i].name)),
+            Input::Below => match &self.below {
+                Below::At(i) => (self.out[*i].function.clone(), ident_name(&self.out[*i].name)),
                 // A bare `#[jit]` generates nothing: nothing to choose.
-                Below::List(_) if attr.name.is_none() => {
+                Below::List(..) if attr.name.is_none() => {
                     return Ok((self.out[0].function.clone(), None))
                 }
-                Below::List(list) => {
+                Below::List(list, name) => {
                     let mut e = syn::Error::new(
                         attr.span,
                         format!(
@@ -172,7 +174,10 @@ impl Run<'_> {
                             attr.kind.name()
                         ),
                     );
-                    e.combine(syn::Error::new(list, "the functions listed here"));
+                    e.combine(syn::Error::new(
+                        *list,
+                        format!("one of them: `of = {name}` would transform this one"),
+                    ));
                     return Err(e);
                 }
             },
@@ -237,9 +242,9 @@ fn describe_nested(attr: &TransformAttr, run: &Run) -> String {
             None => describe_nested(inner, run),
         },
         Input::Original => ident_name(&run.out[0].name),
-        Input::Below => match run.below {
-            Below::At(i) => ident_name(&run.out[i].name),
-            Below::List(_) => ident_name(&run.out[0].name),
+        Input::Below => match &run.below {
+            Below::At(i) => ident_name(&run.out[*i].name),
+            Below::List(..) => ident_name(&run.out[0].name),
         },
     };
     format!("{}({of})", attr.kind.name())
