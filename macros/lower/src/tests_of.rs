@@ -314,3 +314,18 @@ fn an_entry_equals_the_separately_written_transform() {
     assert_eq!(text(get(&listed, "vg")), text(get(&alone_vg, "vg")));
     assert_eq!(text(get(&listed, "g")), text(get(&alone_g, "g")));
 }
+
+/// The build script compiles what the macro generates: the entries of
+/// `#[transforms(…)]` and nested named transforms included.
+#[test]
+fn the_build_script_collects_every_listed_function() {
+    let file: syn::File = syn::parse_quote! {
+        #[oxla::transforms(grad(g), vmap(v, of = grad(g2)))]
+        fn f(x: &[f32]) -> f32 { sum(x * x) }
+    };
+    let names: Vec<String> = crate::stack::collect_from_file(&file)
+        .iter()
+        .map(|g| g.name.to_string())
+        .collect();
+    assert_eq!(names, ["f", "g", "g2", "v"]);
+}
