@@ -3,9 +3,11 @@
 //!
 //! The pipeline is parse → analyze → generate:
 //!
-//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`);
+//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`,
+//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`);
 //! 2. [`lower`]: the function body (syn) → an oxla IR [`Function`];
-//! 3. [`stack`]: apply the transforms bottom-up, then `simplify`;
+//! 3. [`stack`]: apply the transforms bottom-up, each to the function below
+//!    it or to the one its `of = …` names, then `simplify`;
 //! 4. [`codegen`]: emit each function from its IR — straight-line Rust for
 //!    scalar-only functions, a call of `::oxla::__private::CompiledFn` for
 //!    array functions (bound to ahead-of-time kernels when the build script
