@@ -12,11 +12,43 @@
 //! ```
 //!
 //! - `#[grad(name, wrt = ..)]`, `#[value_and_grad(..)]`: reverse mode;
-//! - `#[jvp(name)]`, `#[vjp(name)]`: forward and reverse mode;
+//! - `#[jvp(name, wrt = ..)]`, `#[vjp(name, wrt = ..)]`: forward and reverse
+//!   mode, with tangents (cotangents) for the `wrt` parameters only
+//!   (default: every float parameter);
 //! - `#[vmap(name, in_axes = ..)]`: batching;
-//! - `#[jit]`: compile the function itself into fused kernels.
+//! - `#[jit]`: compile the function itself into fused kernels;
+//! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
+//!   independent transforms of one definition.
 //!
-//! Stacked attributes compose bottom-up. Derivatives and batching are worked
+//! Stacked attributes compose bottom-up; `of = f` (or `of = grad(..)`) on
+//! any of them transforms `f` (or that transform of the function) instead of
+//! the function below:
+//!
+//! ```
+//! #[oxla::transforms(
+//!     grad(df, wrt = x),                    // grad(f) in x
+//!     value_and_grad(f_vg),                 // value_and_grad(f)
+//!     grad(d2f, wrt = x, of = grad(wrt = x)),   // grad(grad(f)): composed
+//! )]
+//! fn f(x: f64, y: f64) -> f64 {
+//!     x * x * x * y
+//! }
+//! assert_eq!(df(2.0, 1.0), 12.0);
+//! assert_eq!(f_vg(2.0, 1.0), (8.0, 12.0, 8.0));
+//! assert_eq!(d2f(2.0, 1.0), 12.0);
+//!
+//! #[oxla::grad(d2h, of = dh)]                 // grad(dh)
+//! #[oxla::value_and_grad(h_vg, of = h)]       // of `h` itself, not of `dh`
+//! #[oxla::grad(dh)]
+//! fn h(x: f64) -> f64 {
+//!     x * x * x
+//! }
+//! assert_eq!(dh(2.0), 12.0);
+//! assert_eq!(h_vg(2.0), (8.0, 12.0));
+//! assert_eq!(d2h(2.0), 12.0);
+//! ```
+//!
+//! Derivatives and batching are worked
 //! out when the macro expands. Scalar functions become straight-line Rust;
 //! array functions run as fused kernels: compiled by the build script
 //! (`oxla_build::compile`) or, without one, by Cranelift on first call.
@@ -144,7 +176,9 @@
 //! them (a bias, an activation, the reductions that follow) is fused into
 //! kernels that make one pass over memory.
 
-pub use oxla_macros::{grad, hessian, jacfwd, jacrev, jit, jvp, value_and_grad, vjp, vmap};
+pub use oxla_macros::{
+    grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
+};
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;

@@ -7,7 +7,7 @@
 
 use super::jvp::jvp_raw;
 use super::simplify::simplify;
-use super::vjp::vjp_wrt;
+use super::vjp::vjp_cotangents;
 use super::vmap::vmap_sized;
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::CmpOp;
@@ -33,7 +33,7 @@ pub fn jacrev(f: &Function, wrt: usize) -> Result<Function, String> {
     check(f, wrt, "jacrev")?;
     let y_shape = f.shape(f.outs[0]).clone();
     // (primals, ct_y) -> ct_x
-    let v = vjp_wrt(f, &[wrt]);
+    let v = vjp_cotangents(f, &[wrt]);
     let basis_at = v.params.len() - 1;
     let batched = batch_over_basis(&v, basis_at, &y_shape, 0)?;
     finish(f, batched, basis_at, &y_shape, "jacrev")

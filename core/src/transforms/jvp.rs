@@ -12,7 +12,14 @@ pub fn jvp(f: &Function) -> Function {
     let all: Vec<usize> = (0..f.params.len())
         .filter(|i| f.dtype(f.params[*i]).is_float())
         .collect();
-    let g = simplify(&jvp_raw(f, &all));
+    jvp_wrt(f, &all)
+}
+
+/// Forward mode with tangents for the params at `wrt` only (the others are
+/// held constant). Params: the primals, then `t_<name>` per `wrt` entry, in
+/// `wrt`'s order. Outputs: the primal outputs, then one tangent per output.
+pub fn jvp_wrt(f: &Function, wrt: &[usize]) -> Function {
+    let g = simplify(&jvp_raw(f, wrt));
     debug_verify(&g, "jvp");
     g
 }

@@ -8,7 +8,7 @@ pub mod vjp;
 pub mod vmap;
 
 pub use jacobian::{hessian, jacfwd, jacrev};
-pub use jvp::jvp;
+pub use jvp::{jvp, jvp_wrt};
 pub use simplify::simplify;
-pub use vjp::{grad, value_and_grad, vjp};
+pub use vjp::{grad, value_and_grad, vjp, vjp_wrt};
 pub use vmap::{vmap, vmap_axes};

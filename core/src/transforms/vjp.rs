@@ -25,14 +25,21 @@ pub fn vjp(f: &Function) -> Function {
     let all: Vec<usize> = (0..f.params.len())
         .filter(|i| f.dtype(f.params[*i]).is_float())
         .collect();
-    let g = transpose_jvp(f, &all, Seed::Params, true);
+    vjp_wrt(f, &all)
+}
+
+/// Reverse mode with cotangents for the params at `wrt` only. Params: the
+/// primals, then one cotangent per output; outputs: the primal outputs,
+/// then one cotangent per `wrt` entry, in `wrt`'s order.
+pub fn vjp_wrt(f: &Function, wrt: &[usize]) -> Function {
+    let g = transpose_jvp(f, wrt, Seed::Params, true);
     debug_verify(&g, "vjp");
     g
 }
 
 /// The cotangents of the params at `wrt` alone. Params: the primals, then
 /// one cotangent per output; outputs: one cotangent per `wrt` entry.
-pub(crate) fn vjp_wrt(f: &Function, wrt: &[usize]) -> Function {
+pub(crate) fn vjp_cotangents(f: &Function, wrt: &[usize]) -> Function {
     let g = transpose_jvp(f, wrt, Seed::Params, false);
     debug_verify(&g, "vjp");
     g

@@ -3,9 +3,11 @@
 //!
 //! The pipeline is parse → analyze → generate:
 //!
-//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`);
+//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`,
+//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`);
 //! 2. [`lower`]: the function body (syn) → an oxla IR [`Function`];
-//! 3. [`stack`]: apply the transforms bottom-up, then `simplify`;
+//! 3. [`stack`]: apply the transforms bottom-up, each to the function below
+//!    it or to the one its `of = …` names, then `simplify`;
 //! 4. [`codegen`]: emit each function from its IR — straight-line Rust for
 //!    scalar-only functions, a call of `::oxla::__private::CompiledFn` for
 //!    array functions (bound to ahead-of-time kernels when the build script
@@ -37,10 +39,12 @@ mod tests_fuzz;
 #[cfg(test)]
 mod tests_nd;
 #[cfg(test)]
+mod tests_of;
+#[cfg(test)]
 mod tests_slicing;
 
 pub use aot::{aot_symbols, is_straight_line};
-pub use attr::{InAxes, TransformAttr, TransformKind};
+pub use attr::{InAxes, Input, TransformAttr, TransformKind};
 pub use codegen::{
     generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV,
     MANIFEST_NO_OBJECTS,
@@ -69,25 +73,59 @@ pub fn expand_attribute_with(
     item: TokenStream,
     opts: &CodegenOptions,
 ) -> TokenStream {
+    expand_with(attr::AttrName::One(kind), args, item, opts)
+}
+
+/// The expansion of `#[transforms(grad(g), value_and_grad(vg), …)]`: one
+/// independent transform of the function per entry.
+pub fn expand_list_attribute(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_list_attribute_with(args, item, &CodegenOptions::from_env())
+}
+
+/// `expand_list_attribute` with explicit code generation options.
+pub fn expand_list_attribute_with(
+    args: TokenStream,
+    item: TokenStream,
+    opts: &CodegenOptions,
+) -> TokenStream {
+    expand_with(attr::AttrName::List, args, item, opts)
+}
+
+fn expand_with(
+    which: attr::AttrName,
+    args: TokenStream,
+    item: TokenStream,
+    opts: &CodegenOptions,
+) -> TokenStream {
     if is_stacked_marker(&args) {
         return TokenStream::new();
     }
     let mut errors = Errors::new();
+    let attr_name = match which {
+        attr::AttrName::One(kind) => kind.name(),
+        attr::AttrName::List => attr::LIST_ATTR,
+    };
     let mut item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(i) => i,
         Err(_) => {
             errors.at(
                 Span::call_site(),
-                format!("`#[{}]` applies to a function (`fn`) only", kind.name()),
+                format!("`#[{attr_name}]` applies to a function (`fn`) only"),
             );
             let errs = errors.to_compile_errors();
             return quote!(#item #errs);
         }
     };
-    let mut stack: Vec<TransformAttr> =
-        attr::parse_args(kind, args, Span::call_site(), &mut errors)
-            .into_iter()
-            .collect();
+    let mut stack: Vec<TransformAttr> = Vec::new();
+    match which {
+        attr::AttrName::One(kind) => {
+            stack.extend(attr::parse_args(kind, args, Span::call_site(), &mut errors))
+        }
+        attr::AttrName::List => attr::push_list(
+            &mut stack,
+            attr::parse_list(args, Span::call_site(), &mut errors),
+        ),
+    }
     let (inner, paths) = attr::take_oxla_attrs_with_paths(&mut item.attrs, &mut errors);
     stack.extend(inner);
     // In the original function's body: a function is the one place where

@@ -489,11 +489,11 @@ fn error_bad_attribute_arguments() {
     );
     assert_one(
         &attr_errors(TransformKind::Grad, quote!(g, with = x)),
-        "unknown argument `with`: `#[grad]` accepts `wrt = x` or `wrt = (x, y)`",
+        "unknown argument `with`: `#[grad]` accepts: `wrt = x` or `wrt = (x, y)`; `of = f` or `of = grad(…)`",
     );
     assert_one(
-        &attr_errors(TransformKind::Jvp, quote!(g, wrt = x)),
-        "unknown argument `wrt`: `#[jvp]` takes only the name",
+        &attr_errors(TransformKind::Jit, quote!(g, wrt = x)),
+        "unknown argument `wrt`: `#[jit]` accepts: `of = f` or `of = grad(…)`",
     );
     assert_one(
         &attr_errors(TransformKind::Grad, quote!("g")),
