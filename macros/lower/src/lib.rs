@@ -19,7 +19,9 @@ pub mod attr;
 pub mod codegen;
 mod constructors;
 mod elementwise;
+mod inline;
 pub mod errors;
+pub mod helpers;
 pub mod lower;
 mod paths;
 mod placeholder;
@@ -46,6 +48,7 @@ pub use codegen::{
     MANIFEST_NO_OBJECTS,
 };
 pub use errors::Errors;
+pub use helpers::{expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
@@ -69,9 +72,24 @@ pub fn expand_attribute_with(
     item: TokenStream,
     opts: &CodegenOptions,
 ) -> TokenStream {
+    expand_with_helpers(kind, args, item, &TokenStream::new(), &HelperTable::default(), opts)
+}
+
+/// `expand_attribute_with`, the body's calls of the helpers in `helpers`
+/// (whose token form is `helper_tokens`) inlined. A call of a helper not
+/// yet known defers the expansion to that helper's macro (see `helpers`).
+pub(crate) fn expand_with_helpers(
+    kind: TransformKind,
+    args: TokenStream,
+    item: TokenStream,
+    helper_tokens: &TokenStream,
+    helpers: &HelperTable,
+    opts: &CodegenOptions,
+) -> TokenStream {
     if is_stacked_marker(&args) {
         return TokenStream::new();
     }
+    let item_tokens = item.clone();
     let mut errors = Errors::new();
     let mut item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(i) => i,
@@ -84,6 +102,7 @@ pub fn expand_attribute_with(
             return quote!(#item #errs);
         }
     };
+    let args_tokens = args.clone();
     let mut stack: Vec<TransformAttr> =
         attr::parse_args(kind, args, Span::call_site(), &mut errors)
             .into_iter()
@@ -95,7 +114,18 @@ pub fn expand_attribute_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     let attrs_ok = errors.is_empty();
-    match expand_stack(&item, &stack) {
+    let (expanded, unknown) = helpers::with_helpers(helpers, || expand_stack(&item, &stack));
+    if let Some(step) = helpers::next_step(
+        kind.name(),
+        &args_tokens,
+        &item_tokens,
+        helper_tokens,
+        helpers,
+        &unknown,
+    ) {
+        return step;
+    }
+    match expanded {
         Ok(gens) if attrs_ok => {
             match codegen::generate_with_prelude(&item, &gens, opts, &markers) {
                 Ok(ts) => return ts,

@@ -244,6 +244,7 @@ fn lower_into(
         f: Function::new(&ident_name(&sig.ident)),
         dtype,
         scopes: vec![Vec::new()],
+        inlining: Vec::new(),
         errors,
         takes: Vec::new(),
         spans: std::collections::HashMap::new(),
@@ -328,7 +329,9 @@ pub(crate) struct Lowerer<'e> {
     /// Innermost last; each scope lists its bindings in order (later shadow
     /// earlier). `None` marks a `let` whose value had errors: its uses are
     /// not reported again.
-    scopes: Vec<Vec<(String, Option<Var>)>>,
+    pub(crate) scopes: Vec<Vec<(String, Option<Var>)>>,
+    /// The helpers being inlined, outermost first (against recursion).
+    pub(crate) inlining: Vec<String>,
     pub(crate) errors: &'e mut Errors,
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
@@ -340,10 +343,10 @@ pub(crate) struct Lowerer<'e> {
 }
 
 /// The tuple result of a block: its values and the span of the expression.
-type Results = (Vec<Var>, Span);
+pub(crate) type Results = (Vec<Var>, Span);
 
 impl Lowerer<'_> {
-    fn bind(&mut self, name: String, v: Option<Var>) {
+    pub(crate) fn bind(&mut self, name: String, v: Option<Var>) {
         if let Some(s) = self.scopes.last_mut() {
             s.push((name, v));
         }
@@ -361,7 +364,7 @@ impl Lowerer<'_> {
 
     /// The function body: statements, then the result (a tail expression or
     /// a final `return e;`), which may be a tuple.
-    fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
+    pub(crate) fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
         let n = block.stmts.len();
         let mut result = None;
         for (i, stmt) in block.stmts.iter().enumerate() {
@@ -1113,11 +1116,14 @@ impl Lowerer<'_> {
         }
         let name = name.filter(|n| n == "sum" || n == "dot");
         let Some(name) = name else {
+            if let Some(v) = self.lower_helper_call(c) {
+                return v;
+            }
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
             self.errors.spanned(
                 &c.func,
                 format!(
-                    "unknown function `{shown}`{}: {supported_fns}",
+                    "unknown function `{shown}`{}: {supported_fns}, or a function marked `#[oxla::func]`",
                     method_hint(&c.func)
                 ),
             );
