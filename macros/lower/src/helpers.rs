@@ -358,3 +358,62 @@ fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
+
+/// Whether `attr` is `#[func]` or `#[oxla::func]`.
+fn is_func_attr(attr: &syn::Attribute) -> bool {
+    let segs: Vec<String> = attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
+    matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["func"] | ["oxla", "func"])
+}
+
+/// The `#[oxla::func]` helpers of `items` (also in inline modules).
+fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>) {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(is_func_attr) => {
+                let mut f = f.clone();
+                f.attrs.retain(|a| !is_func_attr(a));
+                out.push(f);
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    gather_helpers(items, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every function annotated with an oxla attribute in `files`, with the
+/// functions its attributes generate, after the transforms, and every
+/// `#[oxla::func]` helper compiled as `#[jit]` would: what the build helper
+/// compiles ahead of time. A call is resolved to the helper of the same
+/// name in any of `files` (the build script has no name resolution); a
+/// function calling a helper of another crate is skipped, as are functions
+/// with errors (the macro reports them when it expands).
+pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
+    let mut helpers = Vec::new();
+    for file in files {
+        gather_helpers(&file.items, &mut helpers);
+    }
+    let table = HelperTable::by_name(helpers.clone());
+    let mut out = Vec::new();
+    for file in files {
+        out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);
+    }
+    let mut errors = Errors::new();
+    let jit: Vec<_> = crate::attr::parse_args(
+        crate::attr::TransformKind::Jit,
+        TokenStream::new(),
+        Span::call_site(),
+        &mut errors,
+    )
+    .into_iter()
+    .collect();
+    for h in &helpers {
+        if let (Ok(gens), _) = with_helpers(&table, || crate::stack::expand_stack(h, &jit)) {
+            out.extend(gens);
+        }
+    }
+    out
+}

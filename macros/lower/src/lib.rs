@@ -48,7 +48,7 @@ pub use codegen::{
     MANIFEST_NO_OBJECTS,
 };
 pub use errors::Errors;
-pub use helpers::{expand_func, expand_resolve, HelperTable};
+pub use helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
