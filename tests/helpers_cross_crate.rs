@@ -3,7 +3,7 @@
 
 use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use oxla::{grad, jit, vmap};
-use oxla_layers_test::act::softplus;
+use oxla_layers_test::act::smooth_relu;
 use oxla_layers_test::nn::layer;
 
 fn sigmoid(z: f64) -> f64 {
@@ -12,7 +12,7 @@ fn sigmoid(z: f64) -> f64 {
 
 #[grad(d_mixed)]
 fn mixed(x: f32, y: f32) -> f32 {
-    softplus(x * y) + oxla_layers_test::act::soft_tanh(x) * y
+    smooth_relu(x * y) + oxla_layers_test::act::soft_tanh(x) * y
 }
 
 /// The derivatives of `mixed`, by hand, in f64.
@@ -34,14 +34,14 @@ fn grad_through_helpers_of_another_crate() {
         let fx = (mixed(x + h, y) as f64 - mixed(x - h, y) as f64) / (2.0 * h as f64);
         assert!((dx as f64 - fx).abs() < 2e-3 * (1.0 + fx.abs()), "{dx} vs {fx}");
         // The helper is an ordinary function too.
-        let direct = (softplus(x * y) as f64 - ((x * y) as f64).exp().ln_1p()).abs();
+        let direct = (smooth_relu(x * y) as f64 - ((x * y) as f64).exp().ln_1p()).abs();
         assert!(direct < 1e-6, "{direct}");
     }
 }
 
 #[vmap(activate_all)]
 fn activate(x: f32) -> f32 {
-    softplus(x) - 0.5 * oxla_layers_test::act::soft_tanh(x)
+    smooth_relu(x) - 0.5 * oxla_layers_test::act::soft_tanh(x)
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn inputs(m: usize, n: usize, seed: u32) -> (Array2<f32>, Array1<f32>, Array1<f3
 fn an_array_helper_is_differentiated_through() {
     let (w, b, x) = inputs(3, 5, 7);
     let (gw, gb) = dense_loss_grad(&w, &b, &x);
-    // By hand, in f64: d/dz softplus(z) = sigmoid(z), z = w x + b.
+    // By hand, in f64: d/dz smooth_relu(z) = sigmoid(z), z = w x + b.
     for i in 0..3 {
         let z: f64 = (0..5).map(|j| w[[i, j]] as f64 * x[j] as f64).sum::<f64>() + b[i] as f64;
         let s = sigmoid(z);

@@ -10,25 +10,25 @@ mod common_fd {
 }
 
 #[oxla::func]
-fn softplus(x: f64) -> f64 {
+fn smooth_relu(x: f64) -> f64 {
     (x.exp() + 1.0).ln()
 }
 
 mod act {
     #[oxla::func]
     pub fn swish(x: f64) -> f64 {
-        x * sigmoid(x)
+        x * logistic(x)
     }
 
     #[oxla::func]
-    pub fn sigmoid(x: f64) -> f64 {
+    pub fn logistic(x: f64) -> f64 {
         1.0 / (1.0 + (-x).exp())
     }
 }
 
 #[oxla::grad(df)]
 fn f(x: f64, y: f64) -> f64 {
-    softplus(x * y) + act::swish(x) * y
+    smooth_relu(x * y) + act::swish(x) * y
 }
 
 #[test]

@@ -304,6 +304,9 @@ fn expand_func_with(
         errors.spanned(a, "`#[oxla::func]` marks a helper and cannot be combined with other oxla attributes: apply those to a function that calls it");
     }
     let name = item.sig.ident.clone();
+    if is_vocabulary_function(&crate::lower::ident_name(&name)) {
+        errors.spanned(&name, format!("`{name}` is one of oxla's own functions, which a call `{name}(..)` in an annotated function means: name the helper differently"));
+    }
     // A helper's calls are resolved here, where its paths mean what they say.
     let (_, unknown) = with_helpers(helpers, || crate::lower::lower_fn(&item).is_ok());
     if let Some(p) = unknown.iter().find(|p| p.segments.last().is_some_and(|s| s.ident == name)) {
@@ -316,9 +319,9 @@ fn expand_func_with(
     }
     let errs = errors.to_compile_errors();
     if !errors.is_empty() {
-        let mut plain = item.clone();
-        plain.attrs.retain(|a| crate::attr::oxla_attr_kind(a.path()).is_none());
-        let f = crate::expand_with_helpers(crate::attr::TransformKind::Jit, TokenStream::new(), plain.to_token_stream(), table_tokens, helpers, opts);
+        // The function with a body that only panics, and no macro: its
+        // callers' expansions stop at it, the error above says why.
+        let f = crate::without_body(item, &TokenStream::new());
         return quote!(#f #errs);
     }
     // The function itself, compiled as `#[jit]` would.
@@ -416,4 +419,24 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
         }
     }
     out
+}
+
+/// Whether `name` is a function of oxla's vocabulary (`sum`, `softplus`,
+/// …): a bare call of it lowers to the op, so a helper of that name could
+/// never be called by its name.
+fn is_vocabulary_function(name: &str) -> bool {
+    [
+        crate::vocab::ARRAY_FUNCTIONS,
+        crate::elementwise::ELEMENTWISE_FUNCTIONS,
+        crate::constructors::CONSTRUCTOR_FUNCTIONS,
+    ]
+    .iter()
+    .flat_map(|list| list.split(", "))
+    .any(|entry| {
+        let word: String = entry
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        word == name
+    })
 }

@@ -86,7 +86,7 @@ impl Lowerer<'_> {
                 return Some(None);
             }
             if ty.rank() != rank || ty.dtype().is_float() != dtype.is_float() {
-                let pty = param.ty.to_token_stream().to_string();
+                let pty = param.ty.to_token_stream().to_string().replace(' ', "");
                 self.errors.spanned(
                     expr,
                     format!(
