@@ -14,7 +14,8 @@
 //! - `#[grad(name, wrt = ..)]`, `#[value_and_grad(..)]`: reverse mode;
 //! - `#[jvp(name)]`, `#[vjp(name)]`: forward and reverse mode;
 //! - `#[vmap(name, in_axes = ..)]`: batching;
-//! - `#[jit]`: compile the function itself into fused kernels.
+//! - `#[jit]`: compile the function itself into fused kernels;
+//! - `#[func]`: a helper the others may call (see "Helpers" below).
 //!
 //! Stacked attributes compose bottom-up. Derivatives and batching are worked
 //! out when the macro expands. Scalar functions become straight-line Rust;
@@ -123,6 +124,36 @@
 //! | `x.signum()` | Rust's: ±1 with the sign bit (±1 at ±0), NaN for NaN | 0 in every order |
 //! | `x.powf(y)`, `powf(x, y)`, `power(x, y)` (`y` an array or a scalar, numpy broadcasting) | `x^y` as Rust's `powf` on every special value (`x^0 = 1` even for NaN, `1^y = 1`, a negative `x` to a non-integer `y` is NaN, to an integer `y` signed); within an ulp of the correctly rounded result (f32 and f64), exact where an integer power is representable | `y·x^(y−1)` in `x`, 0 where `y = 0`; `ln(x)·x^y` in `y`, 0 at `x = 0` (NaN for a negative `x`) |
 //! | `sign(x)` | `jnp.sign`: -1, 1, or `x` itself at ±0 and NaN | 0 in every order |
+//!
+//! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
+//!
+//! # Helpers: functions calling functions
+//!
+//! `#[oxla::func]` marks a helper. It is emitted as `#[jit]` would emit it,
+//! so plain Rust calls it as usual; an annotated function (or another
+//! helper) that calls it, by its name, a path or through a `use`, in the
+//! same module, another module or another crate, gets its body inlined,
+//! so `grad`, `vmap`, `jvp`, `hessian`… all go through it:
+//!
+//! ```
+//! #[oxla::func]
+//! fn smooth_relu(x: f64) -> f64 {
+//!     (x.exp() + 1.0).ln()
+//! }
+//!
+//! #[oxla::grad(df)]
+//! fn f(x: f64) -> f64 {
+//!     smooth_relu(2.0 * x)
+//! }
+//! let s = 1.0 / (1.0 + (-1.0f64).exp());
+//! assert!((df(0.5) - 2.0 * s).abs() < 1e-12);
+//! ```
+//!
+//! A helper takes the same parameters as any oxla function, returns one
+//! value, uses the caller's float type, and may not be recursive nor take
+//! the name of a vocabulary function (`softplus`, `sum`, …). A call of a
+//! plain Rust function is an error at the call (rustc's "cannot find
+//! macro `f`": the helper's macro is how a call finds it).
 //!
 //! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) and integer scalars
 //! (`n: usize`) are parameters for labels, indices and counts: they enter
