@@ -41,3 +41,57 @@ fn grad_through_helpers_matches_central_differences() {
         assert!((dy - fy).abs() < 1e-6, "{dy} vs {fy}");
     }
 }
+
+// A closure bound by `let`, called twice, capturing a value that is
+// shadowed afterwards (Rust's capture: the earlier value).
+#[oxla::grad(dg)]
+fn g(x: f64, y: f64) -> f64 {
+    let k = 3.0;
+    let bump = |v: f64| k * v * v + smooth_relu(v);
+    let k = 100.0;
+    bump(x) + bump(x * y) + k
+}
+
+#[test]
+fn closures_are_inlined_and_capture_as_rust_does() {
+    let s = |v: f64| 1.0 / (1.0 + (-v).exp());
+    for &(x, y) in &[(0.4, -0.9), (-1.3, 2.0)] {
+        // g is Rust's value of the same body.
+        let bump = |v: f64| 3.0 * v * v + (v.exp() + 1.0).ln();
+        assert!((g(x, y) - (bump(x) + bump(x * y) + 100.0)).abs() < 1e-12);
+        let (dx, dy) = dg(x, y);
+        let d = |v: f64| 6.0 * v + s(v);
+        assert!((dx - (d(x) + d(x * y) * y)).abs() < 1e-12, "{dx}");
+        assert!((dy - d(x * y) * x).abs() < 1e-12, "{dy}");
+        let fd = common_fd::central(|x| g(x, y), x);
+        assert!((dx - fd).abs() < 1e-6, "{dx} vs {fd}");
+    }
+}
+
+use oxla::ndarray::{Array1, ArrayView1};
+
+#[oxla::func]
+fn cubes(v: ArrayView1<f64>) -> Array1<f64> {
+    &v * &v * &v
+}
+
+#[oxla::hessian(h, wrt = x)]
+fn energy(x: ArrayView1<f64>) -> f64 {
+    cubes(x).sum() + act::swish(x.sum())
+}
+
+#[test]
+fn hessian_through_an_array_helper() {
+    let x = oxla::ndarray::array![0.3, -0.7, 1.1];
+    let hx = h(&x);
+    let t = x.sum();
+    // d²/dx² swish(t) = s'(t)(2 + t(1 - 2 s(t))), with s = logistic.
+    let s = 1.0 / (1.0 + (-t).exp());
+    let sw2 = s * (1.0 - s) * (2.0 + t * (1.0 - 2.0 * s));
+    for i in 0..3 {
+        for j in 0..3 {
+            let want = if i == j { 6.0 * x[i] } else { 0.0 } + sw2;
+            assert!((hx[[i, j]] - want).abs() < 1e-10, "h[{i},{j}] = {} vs {want}", hx[[i, j]]);
+        }
+    }
+}

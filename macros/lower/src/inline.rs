@@ -106,9 +106,11 @@ impl Lowerer<'_> {
             self.bind(n, Some(v));
         }
         let outer = helpers::swap_current(callees);
+        let closures = std::mem::take(&mut self.closures);
         self.inlining.push(name);
         let results = self.lower_body(&item.block);
         self.inlining.pop();
+        self.closures = closures;
         helpers::swap_current(outer);
         self.scopes = scopes;
         let (outs, _) = results?;
@@ -125,5 +127,93 @@ impl Lowerer<'_> {
         }
         let _ = c.span();
         Some(Some(outs[0]))
+    }
+}
+
+/// A closure bound by `let sq = |v| v * v;`: its parameters' names, its body
+/// and the bindings in scope where it was written (what it captures).
+#[derive(Clone)]
+pub(crate) struct Closure {
+    pub(crate) name: String,
+    params: Vec<String>,
+    body: Expr,
+    captured: Vec<Vec<(String, Option<Var>)>>,
+}
+
+impl Lowerer<'_> {
+    /// `let name = |params| body;`: recorded, not lowered (each call lowers
+    /// the body). `false` when `local` binds something else.
+    pub(crate) fn bind_closure(&mut self, local: &syn::Local) -> bool {
+        let (syn::Pat::Ident(pi), Some(init)) = (&local.pat, &local.init) else {
+            return false;
+        };
+        let Expr::Closure(c) = &*init.expr else {
+            return false;
+        };
+        let mut params = Vec::new();
+        for p in &c.inputs {
+            let pat = match p {
+                syn::Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            match pat {
+                syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() && i.mutability.is_none() => {
+                    params.push(ident_name(&i.ident))
+                }
+                other => {
+                    self.errors.spanned(other, "unsupported closure parameter: parameters must be plain names, like `|v| v * v`");
+                    return true;
+                }
+            }
+        }
+        if let Some(a) = &c.asyncness {
+            self.errors.spanned(a, "`async` closures are not supported");
+            return true;
+        }
+        let name = ident_name(&pi.ident);
+        self.closures.retain(|k| k.name != name);
+        self.closures.push(Closure {
+            name,
+            params,
+            body: (*c.body).clone(),
+            captured: self.scopes.clone(),
+        });
+        true
+    }
+
+    /// A call of a closure bound by `let`: its body, inlined with its
+    /// parameters bound to the arguments, seeing what it captured.
+    pub(crate) fn lower_closure_call(&mut self, c: &syn::ExprCall) -> Option<Option<Var>> {
+        let Expr::Path(p) = &*c.func else { return None };
+        let id = p.path.get_ident()?;
+        let name = ident_name(id);
+        let closure = self.closures.iter().rev().find(|k| k.name == name)?.clone();
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != closure.params.len() {
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!(
+                    "the closure `{name}` takes {} argument{} but {} {} given",
+                    closure.params.len(),
+                    if closure.params.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" },
+                ),
+            );
+            return Some(None);
+        }
+        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        let scopes = std::mem::replace(&mut self.scopes, closure.captured.clone());
+        self.scopes.push(Vec::new());
+        for (n, v) in closure.params.iter().zip(args) {
+            self.bind(n.clone(), Some(v));
+        }
+        // Closures bound after this one are not visible in its body.
+        let position = self.closures.iter().rposition(|k| k.name == name).unwrap_or(0);
+        let later = self.closures.split_off(position);
+        let v = self.lower_expr(&closure.body);
+        self.closures.extend(later);
+        self.scopes = scopes;
+        Some(v)
     }
 }

@@ -245,6 +245,7 @@ fn lower_into(
         dtype,
         scopes: vec![Vec::new()],
         inlining: Vec::new(),
+        closures: Vec::new(),
         errors,
         takes: Vec::new(),
         spans: std::collections::HashMap::new(),
@@ -332,6 +333,9 @@ pub(crate) struct Lowerer<'e> {
     pub(crate) scopes: Vec<Vec<(String, Option<Var>)>>,
     /// The helpers being inlined, outermost first (against recursion).
     pub(crate) inlining: Vec<String>,
+    /// The closures bound by `let` so far, each with the bindings it
+    /// captured (inlined at each call; see `inline.rs`).
+    pub(crate) closures: Vec<crate::inline::Closure>,
     pub(crate) errors: &'e mut Errors,
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
@@ -447,6 +451,9 @@ impl Lowerer<'_> {
     }
 
     fn lower_let(&mut self, local: &syn::Local) {
+        if self.bind_closure(local) {
+            return;
+        }
         let (pat, ann) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
@@ -508,6 +515,7 @@ impl Lowerer<'_> {
             }
         }
         if let Some(name) = name {
+            self.closures.retain(|c| c.name != name);
             self.bind(name, v);
         }
     }
@@ -1071,6 +1079,9 @@ impl Lowerer<'_> {
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
+        if let Some(v) = self.lower_closure_call(c) {
+            return v;
+        }
         let supported_fns = format!(
             "supported functions are {}, {}, {} (also as `oxla::…`)",
             crate::vocab::ARRAY_FUNCTIONS,
