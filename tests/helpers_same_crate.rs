@@ -95,3 +95,23 @@ fn hessian_through_an_array_helper() {
         }
     }
 }
+
+#[oxla::func]
+fn gaussian(x: f64) -> f64 {
+    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+#[oxla::grad(d_gaussian_sum)]
+fn gaussian_sum(x: f64) -> f64 {
+    gaussian(x) + core::f64::consts::FRAC_PI_2 * x
+}
+
+#[test]
+fn float_constants_of_std() {
+    for &x in &[-1.5f64, 0.0, 0.8] {
+        let p = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        assert!((gaussian_sum(x) - (p + std::f64::consts::FRAC_PI_2 * x)).abs() < 1e-15);
+        let want = -x * p + std::f64::consts::FRAC_PI_2;
+        assert!((d_gaussian_sum(x) - want).abs() < 1e-14, "{}", d_gaussian_sum(x));
+    }
+}

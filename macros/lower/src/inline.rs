@@ -217,3 +217,45 @@ impl Lowerer<'_> {
         Some(v)
     }
 }
+
+/// `std::f64::consts::PI` (also `core::…`, `f32::…`, or `f64::consts::PI`
+/// after `use std::f64;`): the float type and the value.
+pub(crate) fn float_constant(path: &syn::Path) -> Option<(&'static str, f64)> {
+    use std::f64::consts as c;
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let (prefix, [ty, consts, name]) = segs.split_at(segs.len().checked_sub(3)?) else {
+        return None;
+    };
+    let prefix_ok = matches!(prefix, [] ) || matches!(prefix, [p] if p == "std" || p == "core");
+    if !prefix_ok || consts != "consts" || path.segments.iter().any(|s| !s.arguments.is_none()) {
+        return None;
+    }
+    let ty: &'static str = match ty.as_str() {
+        "f64" => "f64",
+        "f32" => "f32",
+        _ => return None,
+    };
+    let value = match name.as_str() {
+        "PI" => c::PI,
+        "TAU" => c::TAU,
+        "E" => c::E,
+        "SQRT_2" => c::SQRT_2,
+        "LN_2" => c::LN_2,
+        "LN_10" => c::LN_10,
+        "LOG2_E" => c::LOG2_E,
+        "LOG10_E" => c::LOG10_E,
+        "LOG2_10" => c::LOG2_10,
+        "LOG10_2" => c::LOG10_2,
+        "FRAC_PI_2" => c::FRAC_PI_2,
+        "FRAC_PI_3" => c::FRAC_PI_3,
+        "FRAC_PI_4" => c::FRAC_PI_4,
+        "FRAC_PI_6" => c::FRAC_PI_6,
+        "FRAC_PI_8" => c::FRAC_PI_8,
+        "FRAC_1_PI" => c::FRAC_1_PI,
+        "FRAC_2_PI" => c::FRAC_2_PI,
+        "FRAC_2_SQRT_PI" => c::FRAC_2_SQRT_PI,
+        "FRAC_1_SQRT_2" => c::FRAC_1_SQRT_2,
+        _ => return None,
+    };
+    Some((ty, value))
+}

@@ -557,6 +557,13 @@ impl Lowerer<'_> {
             Expr::Paren(p) => self.lower_expr(&p.expr),
             Expr::Group(g) => self.lower_expr(&g.expr),
             Expr::Path(p) => {
+                if let Some((ty, value)) = crate::inline::float_constant(&p.path) {
+                    if ty != self.dtype.name() {
+                        self.errors.spanned(p, format!("mixed float types: a `{ty}` constant in a function whose float type is {}", self.dtype));
+                        return None;
+                    }
+                    return Some(self.literal(value));
+                }
                 let Some(id) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
                     let shown = p.path.to_token_stream().to_string().replace(' ', "");
                     self.errors.spanned(p, format!("unsupported path `{shown}`: only parameters and `let` variables can be used; {SUPPORTED_EXPRS}"));
