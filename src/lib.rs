@@ -127,6 +127,7 @@
 //!
 //! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
 //! | `let sq = \|v\| v * v;` then `sq(x)` | the closure's body, inlined at each call, capturing as Rust does | through the body |
+//! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
 //!
 //! # Helpers: functions calling functions
 //!
