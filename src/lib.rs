@@ -19,6 +19,7 @@
 //! - `#[jit]`: compile the function itself into fused kernels;
 //! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
 //!   independent transforms of one definition.
+//! - `#[func]`: a helper the others may call (see "Helpers" below).
 //!
 //! Stacked attributes compose bottom-up; `of = f` (or `of = grad(..)`) on
 //! any of them transforms `f` (or that transform of the function) instead of
@@ -158,6 +159,38 @@
 //! | `x.powf(y)`, `powf(x, y)`, `power(x, y)` (`y` an array or a scalar, numpy broadcasting) | `x^y` as Rust's `powf` on every special value (`x^0 = 1` even for NaN, `1^y = 1`, a negative `x` to a non-integer `y` is NaN, to an integer `y` signed); within an ulp of the correctly rounded result (f32 and f64), exact where an integer power is representable | `y·x^(y−1)` in `x`, 0 where `y = 0`; `ln(x)·x^y` in `y`, 0 at `x = 0` (NaN for a negative `x`) |
 //! | `sign(x)` | `jnp.sign`: -1, 1, or `x` itself at ±0 and NaN | 0 in every order |
 //!
+//! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
+//! | `let sq = \|v\| v * v;` then `sq(x)` | the closure's body, inlined at each call, capturing as Rust does | through the body |
+//! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
+//!
+//! # Helpers: functions calling functions
+//!
+//! `#[oxla::func]` marks a helper. It is emitted as `#[jit]` would emit it,
+//! so plain Rust calls it as usual; an annotated function (or another
+//! helper) that calls it, by its name, a path or through a `use`, in the
+//! same module, another module or another crate, gets its body inlined,
+//! so `grad`, `vmap`, `jvp`, `hessian`… all go through it:
+//!
+//! ```
+//! #[oxla::func]
+//! fn smooth_relu(x: f64) -> f64 {
+//!     (x.exp() + 1.0).ln()
+//! }
+//!
+//! #[oxla::grad(df)]
+//! fn f(x: f64) -> f64 {
+//!     smooth_relu(2.0 * x)
+//! }
+//! let s = 1.0 / (1.0 + (-1.0f64).exp());
+//! assert!((df(0.5) - 2.0 * s).abs() < 1e-12);
+//! ```
+//!
+//! A helper takes the same parameters as any oxla function, returns one
+//! value, uses the caller's float type, and may not be recursive nor take
+//! the name of a vocabulary function (`softplus`, `sum`, …). A call of a
+//! plain Rust function is an error at the call (rustc's "cannot find
+//! macro `f`": the helper's macro is how a call finds it).
+//!
 //! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) and integer scalars
 //! (`n: usize`) are parameters for labels, indices and counts: they enter
 //! arithmetic through `as` (`n as f32`) and carry no derivative (`wrt`
@@ -177,8 +210,10 @@
 //! kernels that make one pass over memory.
 
 pub use oxla_macros::{
-    grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
+    func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
 };
+#[doc(hidden)]
+pub use oxla_macros::__resolve;
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;

@@ -223,3 +223,17 @@ pub fn pow_f64(x: &[f64], y: &[f64]) -> Vec<f64> {
 pub fn pow_f32(x: &[f32], y: &[f32]) -> Vec<f32> {
     x.powf(y) + (-x).powf(3.0) + power(2.0, y)
 }
+
+/// A helper (`#[oxla::func]`): inlined into `helper_loss` below, and an
+/// array function of its own; the build script compiles both.
+#[oxla::func]
+pub fn log_cosh(x: &[f64]) -> Vec<f64> {
+    (x.exp() + (-x).exp()).ln() - 2f64.ln()
+}
+
+/// A function calling a helper, and its gradient, both on the build
+/// script's kernels.
+#[grad(helper_loss_grad)]
+pub fn helper_loss(x: &[f64], y: &[f64]) -> f64 {
+    sum(log_cosh(x - y))
+}

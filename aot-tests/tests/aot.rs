@@ -600,3 +600,35 @@ fn powers() {
     assert_build_script("pow_f64");
     assert_build_script("pow_f32");
 }
+
+#[test]
+fn a_helper_runs_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(11);
+    for n in [1usize, 9, 130] {
+        let x = random(&mut rng, n, -2.0, 2.0);
+        let y = random(&mut rng, n, -2.0, 2.0);
+        let g = helper_loss_grad(&x, &y);
+        let want = reference(
+            HELPER_LOSS_GRAD_IR,
+            vec![Tensor::vector(DType::F64, &x), Tensor::vector(DType::F64, &y)],
+        );
+        assert_matches("helper_loss_grad", &[g.0.clone(), g.1.clone()], &want, 1e-13);
+        // d/dx log cosh(x - y) = tanh(x - y), independently.
+        for i in 0..n {
+            let t = (x[i] - y[i]).tanh();
+            assert!((g.0[i] - t).abs() <= 1e-12, "∂x{i}: {} vs {t}", g.0[i]);
+            assert!((g.1[i] + t).abs() <= 1e-12, "∂y{i}: {} vs {}", g.1[i], -t);
+        }
+        let fd = central_difference(|x| vec![helper_loss(x, &y)], &x, &vec![1.0; n])[0];
+        let sum_t: f64 = g.0.iter().sum();
+        assert!((sum_t - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{sum_t} vs {fd}");
+        let lc = log_cosh(&x);
+        for i in 0..n {
+            let want = x[i].cosh().ln();
+            assert!((lc[i] - want).abs() <= 1e-12 * (1.0 + want.abs()), "{} vs {want}", lc[i]);
+        }
+    }
+    assert_build_script("helper_loss_grad");
+    assert_build_script("helper_loss");
+    assert_build_script("log_cosh");
+}

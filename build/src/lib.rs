@@ -98,11 +98,15 @@ pub fn compile_into(
 ) -> Result<Summary, String> {
     let mut functions = Vec::new();
     let mut kernels: Vec<Kernel> = Vec::new();
+    // All files first: a function may call a helper of another file.
+    let mut files = Vec::new();
     for src in sources {
         println!("cargo:rerun-if-changed={src}");
         let text = std::fs::read_to_string(src).map_err(|e| format!("reading {src}: {e}"))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("parsing {src}: {e}"))?;
-        for g in oxla_lower::collect_from_file(&file) {
+        files.push(syn::parse_file(&text).map_err(|e| format!("parsing {src}: {e}"))?);
+    }
+    {
+        for g in oxla_lower::collect_from_files(&files) {
             functions.push(g.function.name.clone());
             // The macro emits these as straight-line Rust: no kernels.
             if oxla_lower::is_straight_line(&g.function) {

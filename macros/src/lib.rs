@@ -228,3 +228,21 @@ pub fn transforms(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(TransformKind::Hessian, attr, item)
 }
+
+/// `#[oxla::func]`: a helper that annotated functions may call. The function
+/// is emitted as `#[jit]` would emit it (callable from plain Rust), and every
+/// call of it from an annotated function is inlined, so that every transform
+/// goes through it. It may live in any module or crate: a call names it by
+/// the path (or `use`) that names the function.
+#[proc_macro_attribute]
+pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
+    oxla_lower::expand_func(attr.into(), item.into(), &oxla_lower::CodegenOptions::from_env()).into()
+}
+
+/// Generated code: one step of resolving the helpers an annotated function
+/// calls (see `#[func]`). Not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __resolve(input: TokenStream) -> TokenStream {
+    oxla_lower::expand_resolve(input.into(), &oxla_lower::CodegenOptions::from_env()).into()
+}

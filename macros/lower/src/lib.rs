@@ -21,7 +21,9 @@ pub mod attr;
 pub mod codegen;
 mod constructors;
 mod elementwise;
+mod inline;
 pub mod errors;
+pub mod helpers;
 pub mod lower;
 mod paths;
 mod placeholder;
@@ -50,6 +52,7 @@ pub use codegen::{
     MANIFEST_NO_OBJECTS,
 };
 pub use errors::Errors;
+pub use helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
@@ -73,7 +76,14 @@ pub fn expand_attribute_with(
     item: TokenStream,
     opts: &CodegenOptions,
 ) -> TokenStream {
-    expand_with(attr::AttrName::One(kind), args, item, opts)
+    expand_with(
+        attr::AttrName::One(kind),
+        args,
+        item,
+        &TokenStream::new(),
+        &HelperTable::default(),
+        opts,
+    )
 }
 
 /// The expansion of `#[transforms(grad(g), value_and_grad(vg), …)]`: one
@@ -88,18 +98,32 @@ pub fn expand_list_attribute_with(
     item: TokenStream,
     opts: &CodegenOptions,
 ) -> TokenStream {
-    expand_with(attr::AttrName::List, args, item, opts)
+    expand_with(
+        attr::AttrName::List,
+        args,
+        item,
+        &TokenStream::new(),
+        &HelperTable::default(),
+        opts,
+    )
 }
 
-fn expand_with(
+/// The expansion of the attribute `which`, the body's calls of the helpers
+/// in `helpers` (whose token form is `helper_tokens`) inlined. A call of a
+/// helper not yet known defers the expansion to that helper's macro (see
+/// `helpers`).
+pub(crate) fn expand_with(
     which: attr::AttrName,
     args: TokenStream,
     item: TokenStream,
+    helper_tokens: &TokenStream,
+    helpers: &HelperTable,
     opts: &CodegenOptions,
 ) -> TokenStream {
     if is_stacked_marker(&args) {
         return TokenStream::new();
     }
+    let item_tokens = item.clone();
     let mut errors = Errors::new();
     let attr_name = match which {
         attr::AttrName::One(kind) => kind.name(),
@@ -116,6 +140,7 @@ fn expand_with(
             return quote!(#item #errs);
         }
     };
+    let args_tokens = args.clone();
     let mut stack: Vec<TransformAttr> = Vec::new();
     match which {
         attr::AttrName::One(kind) => {
@@ -133,7 +158,18 @@ fn expand_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     let attrs_ok = errors.is_empty();
-    match expand_stack(&item, &stack) {
+    let (expanded, unknown) = helpers::with_helpers(helpers, || expand_stack(&item, &stack));
+    if let Some(step) = helpers::next_step(
+        attr_name,
+        &args_tokens,
+        &item_tokens,
+        helper_tokens,
+        helpers,
+        &unknown,
+    ) {
+        return step;
+    }
+    match expanded {
         Ok(gens) if attrs_ok => {
             match codegen::generate_with_prelude(&item, &gens, opts, &markers) {
                 Ok(ts) => return ts,

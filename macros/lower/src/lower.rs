@@ -244,6 +244,8 @@ fn lower_into(
         f: Function::new(&ident_name(&sig.ident)),
         dtype,
         scopes: vec![Vec::new()],
+        inlining: Vec::new(),
+        closures: Vec::new(),
         errors,
         takes: Vec::new(),
         spans: std::collections::HashMap::new(),
@@ -328,7 +330,12 @@ pub(crate) struct Lowerer<'e> {
     /// Innermost last; each scope lists its bindings in order (later shadow
     /// earlier). `None` marks a `let` whose value had errors: its uses are
     /// not reported again.
-    scopes: Vec<Vec<(String, Option<Var>)>>,
+    pub(crate) scopes: Vec<Vec<(String, Option<Var>)>>,
+    /// The helpers being inlined, outermost first (against recursion).
+    pub(crate) inlining: Vec<String>,
+    /// The closures bound by `let` so far, each with the bindings it
+    /// captured (inlined at each call; see `inline.rs`).
+    pub(crate) closures: Vec<crate::inline::Closure>,
     pub(crate) errors: &'e mut Errors,
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
@@ -340,10 +347,10 @@ pub(crate) struct Lowerer<'e> {
 }
 
 /// The tuple result of a block: its values and the span of the expression.
-type Results = (Vec<Var>, Span);
+pub(crate) type Results = (Vec<Var>, Span);
 
 impl Lowerer<'_> {
-    fn bind(&mut self, name: String, v: Option<Var>) {
+    pub(crate) fn bind(&mut self, name: String, v: Option<Var>) {
         if let Some(s) = self.scopes.last_mut() {
             s.push((name, v));
         }
@@ -361,7 +368,7 @@ impl Lowerer<'_> {
 
     /// The function body: statements, then the result (a tail expression or
     /// a final `return e;`), which may be a tuple.
-    fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
+    pub(crate) fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
         let n = block.stmts.len();
         let mut result = None;
         for (i, stmt) in block.stmts.iter().enumerate() {
@@ -444,6 +451,9 @@ impl Lowerer<'_> {
     }
 
     fn lower_let(&mut self, local: &syn::Local) {
+        if self.bind_closure(local) {
+            return;
+        }
         let (pat, ann) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
@@ -505,6 +515,7 @@ impl Lowerer<'_> {
             }
         }
         if let Some(name) = name {
+            self.closures.retain(|c| c.name != name);
             self.bind(name, v);
         }
     }
@@ -546,6 +557,13 @@ impl Lowerer<'_> {
             Expr::Paren(p) => self.lower_expr(&p.expr),
             Expr::Group(g) => self.lower_expr(&g.expr),
             Expr::Path(p) => {
+                if let Some((ty, value)) = crate::inline::float_constant(&p.path) {
+                    if ty != self.dtype.name() {
+                        self.errors.spanned(p, format!("mixed float types: a `{ty}` constant in a function whose float type is {}", self.dtype));
+                        return None;
+                    }
+                    return Some(self.literal(value));
+                }
                 let Some(id) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
                     let shown = p.path.to_token_stream().to_string().replace(' ', "");
                     self.errors.spanned(p, format!("unsupported path `{shown}`: only parameters and `let` variables can be used; {SUPPORTED_EXPRS}"));
@@ -1068,6 +1086,9 @@ impl Lowerer<'_> {
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
+        if let Some(v) = self.lower_closure_call(c) {
+            return v;
+        }
         let supported_fns = format!(
             "supported functions are {}, {}, {} (also as `oxla::…`)",
             crate::vocab::ARRAY_FUNCTIONS,
@@ -1113,11 +1134,14 @@ impl Lowerer<'_> {
         }
         let name = name.filter(|n| n == "sum" || n == "dot");
         let Some(name) = name else {
+            if let Some(v) = self.lower_helper_call(c) {
+                return v;
+            }
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
             self.errors.spanned(
                 &c.func,
                 format!(
-                    "unknown function `{shown}`{}: {supported_fns}",
+                    "unknown function `{shown}`{}: {supported_fns}, or a function marked `#[oxla::func]`",
                     method_hint(&c.func)
                 ),
             );

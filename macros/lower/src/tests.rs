@@ -381,7 +381,7 @@ fn error_other_expressions() {
             let d = if y < 1.0 { 1.0 };
             let e = x as f32;
             let g = z + 1.0;
-            let h = f32::consts::PI;
+            let h = f32::consts::GOLDEN;
             y
         }
     });
@@ -397,7 +397,7 @@ fn error_other_expressions() {
     assert_one(&m, "`if` without `else` is not supported");
     assert_one(&m, "`as` casts a number, but this is an array of shape [n_x]: cast its elements with `x.mapv(|v| v as T)`");
     assert_one(&m, "cannot find `z` in this oxla function");
-    assert_one(&m, "unsupported path `f32::consts::PI`");
+    assert_one(&m, "unsupported path `f32::consts::GOLDEN`");
     // Every error is reported, not just the first.
     assert!(m.len() >= 7, "{m:#?}");
 }

@@ -415,3 +415,22 @@ fn array_function_in_impl_block_names_no_other_generated_item() {
         }
     }
 }
+
+#[test]
+fn a_helper_named_like_a_vocabulary_function_is_refused() {
+    let opts = crate::CodegenOptions::default();
+    let out = crate::expand_func(
+        quote::quote!(),
+        quote::quote!(fn softplus(x: f32) -> f32 { x }),
+        &opts,
+    )
+    .to_string();
+    assert!(out.contains("one of oxla's own functions"), "{out}");
+    let out = crate::expand_func(
+        quote::quote!(),
+        quote::quote!(fn soft(x: f32) -> f32 { x }),
+        &opts,
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+}

@@ -1,0 +1,35 @@
+//! Helpers for the oxla crate's tests of `#[oxla::func]` across crates: a
+//! helper in a module, a helper calling a helper of another module, and a
+//! dense layer on ndarray views.
+
+pub mod act {
+    /// `ln(1 + e^x)`.
+    #[oxla::func]
+    pub fn smooth_relu(x: f32) -> f32 {
+        (x.exp() + 1.0).ln()
+    }
+
+    /// `tanh`, through `logistic` of the `smooth` module (a helper calling a helper).
+    #[oxla::func]
+    pub fn soft_tanh(x: f32) -> f32 {
+        2.0 * crate::smooth::logistic(2.0 * x) - 1.0
+    }
+}
+
+pub mod smooth {
+    #[oxla::func]
+    pub fn logistic(x: f32) -> f32 {
+        1.0 / (1.0 + (-x).exp())
+    }
+}
+
+pub mod nn {
+    use oxla::ndarray::{Array1, ArrayView1, ArrayView2};
+
+    /// `smooth_relu(w · x + b)`, elementwise.
+    #[oxla::func]
+    pub fn layer(w: ArrayView2<f32>, b: ArrayView1<f32>, x: ArrayView1<f32>) -> Array1<f32> {
+        let z = w.dot(&x) + b;
+        (z.exp() + 1.0).ln()
+    }
+}

@@ -1,0 +1,446 @@
+//! Functions calling functions: `#[oxla::func]` helpers, inlined at each
+//! call site so that every transform goes through them.
+//!
+//! A helper's expansion emits the function itself (as `#[jit]` would) and a
+//! uniquely named `#[macro_export]` macro re-exported under the function's
+//! name, whose expansion hands the helper's payload — its source, with the
+//! sources of the helpers it calls, already resolved where it is defined — to
+//! a callback. An annotated function that calls an unknown `path::f(..)`
+//! expands to `path::f! { (::oxla::__resolve) { <state> } }`; the helper's
+//! macro answers `::oxla::__resolve! { <state> <payload> }`, which carries on
+//! with the next unknown call and finally expands the function with every
+//! helper known. Name resolution is rustc's: `path::f` names the macro
+//! wherever it names the function (a `use` imports both).
+//!
+//! The payload is source, not IR: each call lowers the helper's body with
+//! its parameters bound to the argument values, so shapes and lengths unify
+//! per call, exactly as if the body were written inline.
+
+use crate::errors::Errors;
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, ToTokens};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// One helper: its source and the helpers its body calls, each under the
+/// path its body writes.
+#[derive(Clone, Debug)]
+pub struct Helper {
+    pub item: syn::ItemFn,
+    pub callees: HelperTable,
+}
+
+/// The helpers a body may call, by the path it writes (`relu`,
+/// `nn::relu`). `by_name` looks up by the last segment only: the build
+/// script, which sees the crate's source files but not rustc's name
+/// resolution, finds helpers that way.
+#[derive(Clone, Debug, Default)]
+pub struct HelperTable {
+    entries: Vec<(String, Rc<Helper>)>,
+    by_name: bool,
+}
+
+impl HelperTable {
+    /// A table that finds each helper by its function's name, whatever path
+    /// the call writes (the build script's view of one crate).
+    pub fn by_name(helpers: Vec<syn::ItemFn>) -> HelperTable {
+        let mut t = HelperTable {
+            entries: Vec::new(),
+            by_name: true,
+        };
+        for item in helpers {
+            let name = item.sig.ident.to_string();
+            let h = Rc::new(Helper {
+                item,
+                callees: HelperTable::default(),
+            });
+            t.entries.push((name, h));
+        }
+        t
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn insert(&mut self, key: String, helper: Helper) {
+        self.entries.push((key, Rc::new(helper)));
+    }
+
+    /// The helper a call of `path` means, with the table its body's calls
+    /// are resolved in.
+    pub(crate) fn get(&self, path: &syn::Path) -> Option<(Rc<Helper>, HelperTable)> {
+        if self.by_name {
+            let name = path.segments.last()?.ident.to_string();
+            let h = self.entries.iter().find(|(k, _)| *k == name)?.1.clone();
+            return Some((h, self.clone()));
+        }
+        let key = path_key(path);
+        let h = self.entries.iter().find(|(k, _)| *k == key)?.1.clone();
+        let callees = h.callees.clone();
+        Some((h, callees))
+    }
+
+    fn contains(&self, path: &syn::Path) -> bool {
+        let key = path_key(path);
+        self.entries.iter().any(|(k, _)| *k == key)
+    }
+}
+
+/// A path as a table key: its tokens without spaces.
+fn path_key(path: &syn::Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+/// Whether a call of `path` may name a helper (and is deferred to its
+/// macro when unknown): a plain path without generic arguments whose
+/// segments before the last are modules (lower case), not types
+/// (`Vec::new`, `f64::exp`) .
+pub(crate) fn may_be_helper(path: &syn::Path) -> bool {
+    let segs: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    let Some((last, modules)) = segs.split_last() else {
+        return false;
+    };
+    last.arguments.is_none()
+        && modules.iter().all(|s| {
+            let name = s.ident.to_string();
+            s.arguments.is_none()
+                && !name.starts_with(|c: char| c.is_ascii_uppercase())
+                && !matches!(
+                    name.as_str(),
+                    "f32" | "f64" | "i32" | "i64" | "u32" | "u64" | "usize" | "isize" | "bool"
+                )
+        })
+}
+
+thread_local! {
+    /// The helpers the function being lowered may call, and the unknown
+    /// calls met while lowering it (first met first). Scoped to one
+    /// expansion by `with_helpers`; a thread-local so that the transform
+    /// stack and code generation need not pass it along.
+    static CONTEXT: RefCell<(HelperTable, Vec<syn::Path>)> = RefCell::default();
+}
+
+/// Run `f` with `table` as the helpers lowering may call; returns `f`'s
+/// result and the unknown calls it met that may name a helper.
+pub fn with_helpers<T>(table: &HelperTable, f: impl FnOnce() -> T) -> (T, Vec<syn::Path>) {
+    let saved = CONTEXT.with(|c| std::mem::replace(&mut *c.borrow_mut(), (table.clone(), Vec::new())));
+    let out = f();
+    let (_, unknown) = CONTEXT.with(|c| std::mem::replace(&mut *c.borrow_mut(), saved));
+    (out, unknown)
+}
+
+/// The helpers of the expansion under way.
+pub(crate) fn current() -> HelperTable {
+    CONTEXT.with(|c| c.borrow().0.clone())
+}
+
+/// Replace the current table (while lowering a helper's body: its own
+/// calls), returning the previous one.
+pub(crate) fn swap_current(table: HelperTable) -> HelperTable {
+    CONTEXT.with(|c| std::mem::replace(&mut c.borrow_mut().0, table))
+}
+
+/// Note a call no helper answers.
+pub(crate) fn note_unknown(path: &syn::Path) {
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        let key = path_key(path);
+        if !c.1.iter().any(|p| path_key(p) == key) {
+            c.1.push(path.clone());
+        }
+    });
+}
+
+/// What a `__resolve!` invocation carries: the attribute being expanded
+/// (`func` for a helper), its arguments, the item, the helpers found so far
+/// and the path whose helper answered, followed by that helper's payload.
+struct ResolveState {
+    kind: syn::Ident,
+    args: TokenStream,
+    item: TokenStream,
+    table: TokenStream,
+    requested: TokenStream,
+    payload: TokenStream,
+}
+
+/// The deepest chain of helper look-ups one expansion makes, against runaway
+/// expansion.
+const MAX_HELPERS: usize = 256;
+
+/// The next step of an expansion whose body calls the helpers `unknown`
+/// (those `table` lacks): ask the first one's macro for its payload. `None`
+/// when every call is known.
+pub(crate) fn next_step(
+    kind: &str,
+    args: &TokenStream,
+    item: &TokenStream,
+    table_tokens: &TokenStream,
+    table: &HelperTable,
+    unknown: &[syn::Path],
+) -> Option<TokenStream> {
+    let path = unknown.iter().find(|p| !table.contains(p))?;
+    let kind = format_ident!("{}", kind);
+    let mut mac = path.clone();
+    // The macro is named where the call names the function: errors (no such
+    // macro) point at the call.
+    if let Some(last) = mac.segments.last_mut() {
+        last.ident = syn::Ident::new(&last.ident.to_string(), path_span(path));
+    }
+    Some(quote! {
+        #mac! { (::oxla::__resolve) { #kind (#args) { #item } { #table_tokens } (#path) } }
+    })
+}
+
+fn path_span(path: &syn::Path) -> Span {
+    path.segments
+        .last()
+        .map(|s| s.ident.span())
+        .unwrap_or_else(Span::call_site)
+}
+
+fn group(tt: Option<TokenTree>, delim: Delimiter) -> Option<TokenStream> {
+    match tt {
+        Some(TokenTree::Group(g)) if g.delimiter() == delim => Some(g.stream()),
+        _ => None,
+    }
+}
+
+fn parse_state(input: TokenStream) -> Option<ResolveState> {
+    let mut it = input.into_iter();
+    let kind = match it.next()? {
+        TokenTree::Ident(i) => i,
+        _ => return None,
+    };
+    Some(ResolveState {
+        kind,
+        args: group(it.next(), Delimiter::Parenthesis)?,
+        item: group(it.next(), Delimiter::Brace)?,
+        table: group(it.next(), Delimiter::Brace)?,
+        requested: group(it.next(), Delimiter::Parenthesis)?,
+        payload: group(it.next(), Delimiter::Brace)?,
+    })
+}
+
+/// A table in its token form: `(path) { { item } { table } }` per helper.
+fn parse_table(tokens: TokenStream, depth: usize) -> Option<HelperTable> {
+    if depth > MAX_HELPERS {
+        return None;
+    }
+    let mut table = HelperTable::default();
+    let mut it = tokens.into_iter();
+    while let Some(tt) = it.next() {
+        let path = group(Some(tt), Delimiter::Parenthesis)?;
+        let payload = group(it.next(), Delimiter::Brace)?;
+        let path: syn::Path = syn::parse2(path).ok()?;
+        table.insert(path_key(&path), parse_payload(payload, depth + 1)?);
+    }
+    Some(table)
+}
+
+/// A payload: `{ item } { table }`.
+fn parse_payload(tokens: TokenStream, depth: usize) -> Option<Helper> {
+    let mut it = tokens.into_iter();
+    let item = syn::parse2(group(it.next(), Delimiter::Brace)?).ok()?;
+    let callees = parse_table(group(it.next(), Delimiter::Brace)?, depth)?;
+    Some(Helper { item, callees })
+}
+
+/// `__resolve!`: one helper's payload arrived; record it and carry on.
+pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> TokenStream {
+    let Some(state) = parse_state(input) else {
+        return quote!(::core::compile_error! { "oxla: `__resolve!` is generated code; do not invoke it by hand" });
+    };
+    let ResolveState {
+        kind,
+        args,
+        item,
+        mut table,
+        requested,
+        payload,
+    } = state;
+    table.extend(quote!((#requested) { #payload }));
+    if table.clone().into_iter().count() / 2 > MAX_HELPERS {
+        return quote!(::core::compile_error! { "oxla: a function calls more than 256 helpers, directly or through other helpers" });
+    }
+    let Some(helpers) = parse_table(table.clone(), 0) else {
+        return quote!(::core::compile_error! { "oxla: a helper's macro answered with something that is not a helper; is it an `#[oxla::func]`?" });
+    };
+    let kind_name = kind.to_string();
+    if kind_name == "func" {
+        return expand_func_with(args, item, &table, &helpers, opts);
+    }
+    let which = match crate::attr::TransformKind::from_name(&kind_name) {
+        Some(kind) => crate::attr::AttrName::One(kind),
+        None if kind_name == crate::attr::LIST_ATTR => crate::attr::AttrName::List,
+        None => {
+            return quote!(::core::compile_error! { "oxla: `__resolve!` names an unknown attribute" })
+        }
+    };
+    crate::expand_with(which, args, item, &table, &helpers, opts)
+}
+
+/// `#[oxla::func]` on `item`.
+pub fn expand_func(args: TokenStream, item: TokenStream, opts: &crate::CodegenOptions) -> TokenStream {
+    expand_func_with(args, item, &TokenStream::new(), &HelperTable::default(), opts)
+}
+
+fn expand_func_with(
+    args: TokenStream,
+    item_tokens: TokenStream,
+    table_tokens: &TokenStream,
+    helpers: &HelperTable,
+    opts: &crate::CodegenOptions,
+) -> TokenStream {
+    let mut errors = Errors::new();
+    if !args.is_empty() {
+        errors.spanned(&args, "`#[oxla::func]` takes no arguments");
+    }
+    let item: syn::ItemFn = match syn::parse2(item_tokens.clone()) {
+        Ok(i) => i,
+        Err(_) => {
+            errors.at(Span::call_site(), "`#[oxla::func]` applies to a function (`fn`) only");
+            let errs = errors.to_compile_errors();
+            return quote!(#item_tokens #errs);
+        }
+    };
+    if let Some(a) = item.attrs.iter().find(|a| crate::attr::oxla_attr_kind(a.path()).is_some()) {
+        errors.spanned(a, "`#[oxla::func]` marks a helper and cannot be combined with other oxla attributes: apply those to a function that calls it");
+    }
+    let name = item.sig.ident.clone();
+    if is_vocabulary_function(&crate::lower::ident_name(&name)) {
+        errors.spanned(&name, format!("`{name}` is one of oxla's own functions, which a call `{name}(..)` in an annotated function means: name the helper differently"));
+    }
+    // A helper's calls are resolved here, where its paths mean what they say.
+    let (_, unknown) = with_helpers(helpers, || crate::lower::lower_fn(&item).is_ok());
+    if let Some(p) = unknown.iter().find(|p| p.segments.last().is_some_and(|s| s.ident == name)) {
+        errors.spanned(p, format!("`{name}` calls itself: helpers are inlined at each call, so recursion is not supported"));
+    }
+    if errors.is_empty() {
+        if let Some(step) = next_step("func", &args, &item_tokens, table_tokens, helpers, &unknown) {
+            return step;
+        }
+    }
+    let errs = errors.to_compile_errors();
+    if !errors.is_empty() {
+        // The function with a body that only panics, and no macro: its
+        // callers' expansions stop at it, the error above says why.
+        let f = crate::without_body(item, &TokenStream::new());
+        return quote!(#f #errs);
+    }
+    // The function itself, compiled as `#[jit]` would.
+    let function = crate::expand_with(
+        crate::attr::AttrName::One(crate::attr::TransformKind::Jit),
+        TokenStream::new(),
+        item_tokens.clone(),
+        table_tokens,
+        helpers,
+        opts,
+    );
+    let mac = format_ident!("__oxla_func_{}_{:016x}", crate::lower::ident_name(&name), unique_hash(&item_tokens, name.span()));
+    let vis = &item.vis;
+    let item_payload = Group::new(Delimiter::Brace, item_tokens);
+    let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
+    quote! {
+        #function
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #mac {
+            (($($callback:tt)*) { $($state:tt)* }) => {
+                $($callback)*! { $($state)* { #item_payload #table_payload } }
+            };
+        }
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #mac as #name;
+    }
+}
+
+/// A name for the helper's macro, unique in its crate: from its tokens and
+/// where it is written (two helpers with the same source in two modules).
+fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
+    let text = format!("{tokens} {span:?}");
+    // FNV-1a: stable and dependency-free.
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Whether `attr` is `#[func]` or `#[oxla::func]`.
+fn is_func_attr(attr: &syn::Attribute) -> bool {
+    let segs: Vec<String> = attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
+    matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["func"] | ["oxla", "func"])
+}
+
+/// The `#[oxla::func]` helpers of `items` (also in inline modules).
+fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>) {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(is_func_attr) => {
+                let mut f = f.clone();
+                f.attrs.retain(|a| !is_func_attr(a));
+                out.push(f);
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    gather_helpers(items, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every function annotated with an oxla attribute in `files`, with the
+/// functions its attributes generate, after the transforms, and every
+/// `#[oxla::func]` helper compiled as `#[jit]` would: what the build helper
+/// compiles ahead of time. A call is resolved to the helper of the same
+/// name in any of `files` (the build script has no name resolution); a
+/// function calling a helper of another crate is skipped, as are functions
+/// with errors (the macro reports them when it expands).
+pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
+    let mut helpers = Vec::new();
+    for file in files {
+        gather_helpers(&file.items, &mut helpers);
+    }
+    let table = HelperTable::by_name(helpers.clone());
+    let mut out = Vec::new();
+    for file in files {
+        out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);
+    }
+    let mut errors = Errors::new();
+    let jit: Vec<_> = crate::attr::parse_args(
+        crate::attr::TransformKind::Jit,
+        TokenStream::new(),
+        Span::call_site(),
+        &mut errors,
+    )
+    .into_iter()
+    .collect();
+    for h in &helpers {
+        if let (Ok(gens), _) = with_helpers(&table, || crate::stack::expand_stack(h, &jit)) {
+            out.extend(gens);
+        }
+    }
+    out
+}
+
+/// Whether `name` is a function of oxla's vocabulary (`sum`, `softplus`,
+/// …): a bare call of it lowers to the op, so a helper of that name could
+/// never be called by its name.
+fn is_vocabulary_function(name: &str) -> bool {
+    [
+        crate::vocab::ARRAY_FUNCTIONS,
+        crate::elementwise::ELEMENTWISE_FUNCTIONS,
+        crate::constructors::CONSTRUCTOR_FUNCTIONS,
+    ]
+    .iter()
+    .flat_map(|list| list.split(", "))
+    .any(|entry| {
+        let word: String = entry
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        word == name
+    })
+}

@@ -1,0 +1,261 @@
+//! A call of an `#[oxla::func]` helper, lowered inline: the helper's body,
+//! its parameters bound to the argument values, in a scope of its own.
+
+use crate::helpers::{self, may_be_helper};
+use crate::lower::{ident_name, return_tys, Lowerer};
+use crate::types::param_ty;
+use oxla_core::Var;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+impl Lowerer<'_> {
+    /// `Some` when `c` calls a path that may name a helper: its value when
+    /// the helper is known, else `None` after noting the call (the expansion
+    /// then asks the helper's macro for it) and reporting it as unknown.
+    pub(crate) fn lower_helper_call(&mut self, c: &syn::ExprCall) -> Option<Option<Var>> {
+        let Expr::Path(p) = &*c.func else { return None };
+        if p.qself.is_some() || !may_be_helper(&p.path) {
+            return None;
+        }
+        let Some((helper, callees)) = helpers::current().get(&p.path) else {
+            helpers::note_unknown(&p.path);
+            return None;
+        };
+        let item = &helper.item;
+        let name = ident_name(&item.sig.ident);
+        let shown = p.path.to_token_stream().to_string().replace(' ', "");
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if self.inlining.contains(&name) {
+            let chain = [self.inlining.as_slice(), &[name.clone()]].concat().join(" → ");
+            self.errors.spanned(
+                &c.func,
+                format!("recursive helpers ({chain}): helpers are inlined at each call, so recursion is not supported"),
+            );
+            return Some(None);
+        }
+        let params: Vec<&syn::PatType> = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(t) => Some(t),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        if params.len() != args.len() {
+            let names: Vec<String> = params
+                .iter()
+                .map(|p| p.pat.to_token_stream().to_string())
+                .collect();
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!(
+                    "`{shown}` takes {} argument{} ({}) but {} {} given",
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    names.join(", "),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" },
+                ),
+            );
+            return Some(None);
+        }
+        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        let mut bound = Vec::new();
+        for ((param, arg), expr) in params.iter().zip(&args).zip(&c.args) {
+            let syn::Pat::Ident(pi) = &*param.pat else {
+                // The helper's own expansion reports its parameter patterns.
+                return Some(None);
+            };
+            let pname = ident_name(&pi.ident);
+            let Ok(ty) = param_ty(&param.ty) else {
+                return Some(None);
+            };
+            let (dtype, rank) = (self.f.dtype(*arg), self.f.shape(*arg).rank());
+            let float_ok = !ty.dtype().is_float() || !dtype.is_float() || ty.dtype() == self.dtype;
+            if !float_ok {
+                self.errors.spanned(
+                    expr,
+                    format!(
+                        "mixed float types: `{shown}` takes `{pname}` as {} but this function computes in {}",
+                        ty.dtype(),
+                        self.dtype
+                    ),
+                );
+                return Some(None);
+            }
+            if ty.rank() != rank || ty.dtype().is_float() != dtype.is_float() {
+                let pty = param.ty.to_token_stream().to_string().replace(' ', "");
+                self.errors.spanned(
+                    expr,
+                    format!(
+                        "`{shown}` takes `{pname}: {pty}` (rank {}), but this argument is {} of shape {}",
+                        ty.rank(),
+                        dtype,
+                        self.f.shape(*arg)
+                    ),
+                );
+                return Some(None);
+            }
+            bound.push((pname, *arg));
+        }
+        // The helper's body sees its parameters only, and its own helpers.
+        let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        for (n, v) in bound {
+            self.bind(n, Some(v));
+        }
+        let outer = helpers::swap_current(callees);
+        let closures = std::mem::take(&mut self.closures);
+        self.inlining.push(name);
+        let results = self.lower_body(&item.block);
+        self.inlining.pop();
+        self.closures = closures;
+        helpers::swap_current(outer);
+        self.scopes = scopes;
+        let (outs, _) = results?;
+        let declared = match &item.sig.output {
+            syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
+            syn::ReturnType::Default => None,
+        };
+        if outs.len() != 1 || declared != Some(1) {
+            self.errors.spanned(
+                c,
+                format!("`{shown}` returns {} values: a helper used in an expression returns one value", outs.len()),
+            );
+            return Some(None);
+        }
+        let _ = c.span();
+        Some(Some(outs[0]))
+    }
+}
+
+/// A closure bound by `let sq = |v| v * v;`: its parameters' names, its body
+/// and the bindings in scope where it was written (what it captures).
+#[derive(Clone)]
+pub(crate) struct Closure {
+    pub(crate) name: String,
+    params: Vec<String>,
+    body: Expr,
+    captured: Vec<Vec<(String, Option<Var>)>>,
+}
+
+impl Lowerer<'_> {
+    /// `let name = |params| body;`: recorded, not lowered (each call lowers
+    /// the body). `false` when `local` binds something else.
+    pub(crate) fn bind_closure(&mut self, local: &syn::Local) -> bool {
+        let (syn::Pat::Ident(pi), Some(init)) = (&local.pat, &local.init) else {
+            return false;
+        };
+        let Expr::Closure(c) = &*init.expr else {
+            return false;
+        };
+        let mut params = Vec::new();
+        for p in &c.inputs {
+            let pat = match p {
+                syn::Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            match pat {
+                syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() && i.mutability.is_none() => {
+                    params.push(ident_name(&i.ident))
+                }
+                other => {
+                    self.errors.spanned(other, "unsupported closure parameter: parameters must be plain names, like `|v| v * v`");
+                    return true;
+                }
+            }
+        }
+        if let Some(a) = &c.asyncness {
+            self.errors.spanned(a, "`async` closures are not supported");
+            return true;
+        }
+        let name = ident_name(&pi.ident);
+        self.closures.retain(|k| k.name != name);
+        self.closures.push(Closure {
+            name,
+            params,
+            body: (*c.body).clone(),
+            captured: self.scopes.clone(),
+        });
+        true
+    }
+
+    /// A call of a closure bound by `let`: its body, inlined with its
+    /// parameters bound to the arguments, seeing what it captured.
+    pub(crate) fn lower_closure_call(&mut self, c: &syn::ExprCall) -> Option<Option<Var>> {
+        let Expr::Path(p) = &*c.func else { return None };
+        let id = p.path.get_ident()?;
+        let name = ident_name(id);
+        let closure = self.closures.iter().rev().find(|k| k.name == name)?.clone();
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        if args.len() != closure.params.len() {
+            self.errors.at(
+                c.paren_token.span.join(),
+                format!(
+                    "the closure `{name}` takes {} argument{} but {} {} given",
+                    closure.params.len(),
+                    if closure.params.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" },
+                ),
+            );
+            return Some(None);
+        }
+        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        let scopes = std::mem::replace(&mut self.scopes, closure.captured.clone());
+        self.scopes.push(Vec::new());
+        for (n, v) in closure.params.iter().zip(args) {
+            self.bind(n.clone(), Some(v));
+        }
+        // Closures bound after this one are not visible in its body.
+        let position = self.closures.iter().rposition(|k| k.name == name).unwrap_or(0);
+        let later = self.closures.split_off(position);
+        let v = self.lower_expr(&closure.body);
+        self.closures.extend(later);
+        self.scopes = scopes;
+        Some(v)
+    }
+}
+
+/// `std::f64::consts::PI` (also `core::…`, `f32::…`, or `f64::consts::PI`
+/// after `use std::f64;`): the float type and the value.
+pub(crate) fn float_constant(path: &syn::Path) -> Option<(&'static str, f64)> {
+    use std::f64::consts as c;
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let (prefix, [ty, consts, name]) = segs.split_at(segs.len().checked_sub(3)?) else {
+        return None;
+    };
+    let prefix_ok = matches!(prefix, [] ) || matches!(prefix, [p] if p == "std" || p == "core");
+    if !prefix_ok || consts != "consts" || path.segments.iter().any(|s| !s.arguments.is_none()) {
+        return None;
+    }
+    let ty: &'static str = match ty.as_str() {
+        "f64" => "f64",
+        "f32" => "f32",
+        _ => return None,
+    };
+    let value = match name.as_str() {
+        "PI" => c::PI,
+        "TAU" => c::TAU,
+        "E" => c::E,
+        "SQRT_2" => c::SQRT_2,
+        "LN_2" => c::LN_2,
+        "LN_10" => c::LN_10,
+        "LOG2_E" => c::LOG2_E,
+        "LOG10_E" => c::LOG10_E,
+        "LOG2_10" => c::LOG2_10,
+        "LOG10_2" => c::LOG10_2,
+        "FRAC_PI_2" => c::FRAC_PI_2,
+        "FRAC_PI_3" => c::FRAC_PI_3,
+        "FRAC_PI_4" => c::FRAC_PI_4,
+        "FRAC_PI_6" => c::FRAC_PI_6,
+        "FRAC_PI_8" => c::FRAC_PI_8,
+        "FRAC_1_PI" => c::FRAC_1_PI,
+        "FRAC_2_PI" => c::FRAC_2_PI,
+        "FRAC_2_SQRT_PI" => c::FRAC_2_SQRT_PI,
+        "FRAC_1_SQRT_2" => c::FRAC_1_SQRT_2,
+        _ => return None,
+    };
+    Some((ty, value))
+}
