@@ -15,7 +15,7 @@ mod common;
 mod kernels;
 
 use common::*;
-use oxla_core::exec::{ArgDims, FnLauncher, Launcher, Program, RawArg};
+use oxla_core::exec::{FnLauncher, Launcher, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::transforms::{vjp, vmap_axes};
 use oxla_core::{Buffer, Function, Kernel, Tensor};
@@ -83,25 +83,6 @@ impl Launcher for Prefilled<'_> {
     }
 }
 
-/// Run `p` on `args`, passed with their dimensions as the macros pass them.
-fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
-    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
-    let raw: Vec<RawArg> = bufs
-        .iter()
-        .zip(args)
-        .map(|(b, t)| RawArg {
-            dtype: b.dtype(),
-            ptr: b.as_ptr(),
-            len: b.len(),
-            dims: ArgDims::new(&t.shape).expect("rank within MAX_RANK"),
-        })
-        .collect();
-    p.check_schedule().unwrap();
-    // SAFETY: `raw` points into `bufs`, alive for the call; the launchers
-    // run this program's kernels; the schedule was checked.
-    unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
-}
-
 /// `f` against the reference at every size of `sizes` for the symbols of
 /// the case (all equal), a batch symbol that `vmap` added at `BATCH`
 /// (bindings over `MAX_ELEMENTS` skipped), in every launcher, within
@@ -157,7 +138,7 @@ fn check_program(
                 kernels: &p.kernels,
                 inner,
             };
-            let got = run(&p, &launcher, &args);
+            let got = kernels::run_program(&p, &launcher, &args);
             let ctx = format!("{name}: `{}` at {env:?}", f.name);
             compare(&ctx, &p, &got, &want, rtol);
             runs += 1;

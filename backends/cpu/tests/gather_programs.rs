@@ -10,28 +10,10 @@
 #[path = "common/mod.rs"]
 mod kernels;
 
-use oxla_core::exec::{ArgDims, FnLauncher, InterpLauncher, Launcher, Program, RawArg};
+use oxla_core::exec::{FnLauncher, InterpLauncher, Launcher};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::transforms::vjp;
-use oxla_core::{Buffer, DType, Function, Tensor};
-
-fn run(p: &Program, launcher: &dyn Launcher, args: &[Tensor]) -> Vec<Buffer> {
-    let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
-    let raw: Vec<RawArg> = bufs
-        .iter()
-        .zip(args)
-        .map(|(b, t)| RawArg {
-            dtype: b.dtype(),
-            ptr: b.as_ptr(),
-            len: b.len(),
-            dims: ArgDims::new(&t.shape).expect("rank within MAX_RANK"),
-        })
-        .collect();
-    p.check_schedule().unwrap();
-    // SAFETY: `raw` points into `bufs`, alive for the call; the launchers
-    // run this program's kernels; the schedule was checked.
-    unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
-}
+use oxla_core::{DType, Function, Tensor};
 
 /// `f` on every executor against the reference interpreter (bit for bit:
 /// a gather and a sequential scatter-add round as the reference does).
@@ -45,7 +27,7 @@ fn check(f: &Function, args: &[Tensor]) {
         ("JIT baseline", &FnLauncher(&jit.base)),
     ];
     for (name, launcher) in launchers {
-        let got = run(&p, launcher, args);
+        let got = kernels::run_program(&p, launcher, args);
         for (g, w) in got.iter().zip(&want) {
             let g: Vec<f64> = (0..g.len()).map(|j| g.get(j)).collect();
             assert_eq!(g, w.data, "{name}: `{}`\n{}", f.name, p.text());

@@ -310,3 +310,28 @@ impl Compiled {
         }
     }
 }
+
+/// Run the program `p` on `args`, passed with their dimensions as the
+/// macros pass them.
+pub fn run_program(
+    p: &oxla_core::exec::Program,
+    launcher: &dyn oxla_core::exec::Launcher,
+    args: &[oxla_core::Tensor],
+) -> Vec<Buffer> {
+    use oxla_core::exec::{ArgDims, RawArg};
+    let bufs: Vec<Buffer> = args.iter().map(oxla_core::Tensor::to_buffer).collect();
+    let raw: Vec<RawArg> = bufs
+        .iter()
+        .zip(args)
+        .map(|(b, t)| RawArg {
+            dtype: b.dtype(),
+            ptr: b.as_ptr(),
+            len: b.len(),
+            dims: ArgDims::new(&t.shape).expect("rank within MAX_RANK"),
+        })
+        .collect();
+    p.check_schedule().unwrap();
+    // SAFETY: `raw` points into `bufs`, alive for the call; the launchers
+    // run this program's kernels; the schedule was checked.
+    unsafe { p.execute(launcher, &raw) }.unwrap_or_else(|e| panic!("`{}`: {e}", p.function.name))
+}
