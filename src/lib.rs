@@ -209,11 +209,11 @@
 //! them (a bias, an activation, the reductions that follow) is fused into
 //! kernels that make one pass over memory.
 
+#[doc(hidden)]
+pub use oxla_macros::__resolve;
 pub use oxla_macros::{
     func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
 };
-#[doc(hidden)]
-pub use oxla_macros::__resolve;
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;

@@ -229,7 +229,9 @@ fn a_large_table_gathered_by_a_few_indices_matches_a_loop() {
     // reads 10 rows.
     let (v, d) = (100_000usize, 8usize);
     let table = Array2::from_shape_fn((v, d), |(i, j)| (i * 8 + j) as f32 * 0.25);
-    let ids = Array1::from(vec![0i32, 99_999, 12_345, 7, 12_345, 50_000, 1, 99_998, 0, 31_337]);
+    let ids = Array1::from(vec![
+        0i32, 99_999, 12_345, 7, 12_345, 50_000, 1, 99_998, 0, 31_337,
+    ]);
     let got = embed(table.view(), ids.view());
     assert_eq!(got.dim(), (ids.len(), d));
     for (b, id) in ids.iter().enumerate() {
@@ -322,8 +324,15 @@ fn a_run_time_index_reads_its_element_and_scatters_its_gradient() {
         let (v, g) = pick_vg(&x, i);
         assert_eq!(v, x[i] * x[i].sin());
         for (k, gk) in g.iter().enumerate() {
-            let want = if k == i { x[i].sin() + x[i] * x[i].cos() } else { 0.0 };
-            assert!((gk - want).abs() <= 1e-15 * (1.0 + want.abs()), "∂x{k} at i = {i}: {gk} vs {want}");
+            let want = if k == i {
+                x[i].sin() + x[i] * x[i].cos()
+            } else {
+                0.0
+            };
+            assert!(
+                (gk - want).abs() <= 1e-15 * (1.0 + want.abs()),
+                "∂x{k} at i = {i}: {gk} vs {want}"
+            );
         }
     }
     let a = Array2::from_shape_fn((4, 3), |_| rng.gen_range(-1.0..1.0));
@@ -338,7 +347,10 @@ fn a_run_time_index_reads_its_element_and_scatters_its_gradient() {
             up[[r, c]] += h;
             down[[r, c]] -= h;
             let fd = (f(&up) - f(&down)) / (2.0 * h);
-            assert!((gv - fd).abs() <= 1e-7 * (1.0 + fd.abs()), "∂a[{r},{c}] at ({i}, {j}): {gv} vs {fd}");
+            assert!(
+                (gv - fd).abs() <= 1e-7 * (1.0 + fd.abs()),
+                "∂a[{r},{c}] at ({i}, {j}): {gv} vs {fd}"
+            );
         }
     }
     let m = Array2::from_shape_fn((3, 5), |(r, c)| (10 * r + c) as f32);
@@ -353,10 +365,16 @@ fn a_run_time_index_out_of_range_is_an_error_naming_the_argument() {
     let msg = panic_message(move || {
         pick_vg(&x, 3);
     });
-    assert!(msg.contains("argument `i` of `pick_vg`") && msg.contains("size 3"), "{msg}");
+    assert!(
+        msg.contains("argument `i` of `pick_vg`") && msg.contains("size 3"),
+        "{msg}"
+    );
     let a = Array2::<f64>::zeros((2, 4));
     let msg = panic_message(move || {
         entry_grad(a.view(), 0, 4, 1);
     });
-    assert!(msg.contains("argument `j` of `entry_grad`") && msg.contains("size 4"), "{msg}");
+    assert!(
+        msg.contains("argument `j` of `entry_grad`") && msg.contains("size 4"),
+        "{msg}"
+    );
 }

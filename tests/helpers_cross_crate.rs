@@ -27,12 +27,21 @@ fn grad_through_helpers_of_another_crate() {
     for &(x, y) in &[(0.3f32, -1.2f32), (-2.0, 0.7), (1.5, 2.5)] {
         let (dx, dy) = d_mixed(x, y);
         let (wx, wy) = d_mixed_by_hand(x as f64, y as f64);
-        assert!((dx as f64 - wx).abs() < 1e-5 * (1.0 + wx.abs()), "{dx} vs {wx}");
-        assert!((dy as f64 - wy).abs() < 1e-5 * (1.0 + wy.abs()), "{dy} vs {wy}");
+        assert!(
+            (dx as f64 - wx).abs() < 1e-5 * (1.0 + wx.abs()),
+            "{dx} vs {wx}"
+        );
+        assert!(
+            (dy as f64 - wy).abs() < 1e-5 * (1.0 + wy.abs()),
+            "{dy} vs {wy}"
+        );
         // Central differences of the function oxla emitted, in f64.
         let h = 1e-3f32;
         let fx = (mixed(x + h, y) as f64 - mixed(x - h, y) as f64) / (2.0 * h as f64);
-        assert!((dx as f64 - fx).abs() < 2e-3 * (1.0 + fx.abs()), "{dx} vs {fx}");
+        assert!(
+            (dx as f64 - fx).abs() < 2e-3 * (1.0 + fx.abs()),
+            "{dx} vs {fx}"
+        );
         // The helper is an ordinary function too.
         let direct = (smooth_relu(x * y) as f64 - ((x * y) as f64).exp().ln_1p()).abs();
         assert!(direct < 1e-6, "{direct}");
@@ -51,7 +60,10 @@ fn vmap_of_a_function_calling_helpers_matches_a_loop() {
     assert_eq!(batched.len(), xs.len());
     for (b, &x) in batched.iter().zip(&xs) {
         let one = activate(x);
-        assert!((b - one).abs() <= 1e-6 * (1.0 + one.abs()), "{b} vs {one} at {x}");
+        assert!(
+            (b - one).abs() <= 1e-6 * (1.0 + one.abs()),
+            "{b} vs {one} at {x}"
+        );
     }
 }
 
@@ -72,7 +84,9 @@ fn two_layers(
 }
 
 fn inputs(m: usize, n: usize, seed: u32) -> (Array2<f32>, Array1<f32>, Array1<f32>) {
-    let v = |i: usize| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 1000) as f32 / 500.0) - 1.0;
+    let v = |i: usize| {
+        (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 1000) as f32 / 500.0) - 1.0
+    };
     (
         Array2::from_shape_fn((m, n), |(i, j)| v(i * n + j)),
         Array1::from_shape_fn(m, |i| v(1000 + i)),
@@ -91,7 +105,11 @@ fn an_array_helper_is_differentiated_through() {
         assert!((gb[i] as f64 - s).abs() < 1e-5, "db[{i}]: {} vs {s}", gb[i]);
         for j in 0..5 {
             let want = s * x[j] as f64;
-            assert!((gw[[i, j]] as f64 - want).abs() < 1e-5, "dw[{i},{j}]: {} vs {want}", gw[[i, j]]);
+            assert!(
+                (gw[[i, j]] as f64 - want).abs() < 1e-5,
+                "dw[{i},{j}]: {} vs {want}",
+                gw[[i, j]]
+            );
         }
     }
     // Central differences of the compiled loss in one entry.
@@ -103,7 +121,11 @@ fn an_array_helper_is_differentiated_through() {
     let fd = (dense_loss(wp.view(), b.view(), x.view()) as f64
         - dense_loss(wm.view(), b.view(), x.view()) as f64)
         / (2.0 * h as f64);
-    assert!((gw[[1, 2]] as f64 - fd).abs() < 2e-3, "{} vs {fd}", gw[[1, 2]]);
+    assert!(
+        (gw[[1, 2]] as f64 - fd).abs() < 2e-3,
+        "{} vs {fd}",
+        gw[[1, 2]]
+    );
 }
 
 #[test]

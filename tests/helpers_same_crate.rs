@@ -91,7 +91,11 @@ fn hessian_through_an_array_helper() {
     for i in 0..3 {
         for j in 0..3 {
             let want = if i == j { 6.0 * x[i] } else { 0.0 } + sw2;
-            assert!((hx[[i, j]] - want).abs() < 1e-10, "h[{i},{j}] = {} vs {want}", hx[[i, j]]);
+            assert!(
+                (hx[[i, j]] - want).abs() < 1e-10,
+                "h[{i},{j}] = {} vs {want}",
+                hx[[i, j]]
+            );
         }
     }
 }
@@ -112,7 +116,11 @@ fn float_constants_of_std() {
         let p = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
         assert!((gaussian_sum(x) - (p + std::f64::consts::FRAC_PI_2 * x)).abs() < 1e-15);
         let want = -x * p + std::f64::consts::FRAC_PI_2;
-        assert!((d_gaussian_sum(x) - want).abs() < 1e-14, "{}", d_gaussian_sum(x));
+        assert!(
+            (d_gaussian_sum(x) - want).abs() < 1e-14,
+            "{}",
+            d_gaussian_sum(x)
+        );
     }
 }
 

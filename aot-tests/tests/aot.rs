@@ -378,11 +378,19 @@ fn gather_matches_interpreter_and_finite_differences() {
         let args = || {
             vec![
                 Tensor::vector(DType::F64, &x),
-                Tensor::vector(DType::I64, &ids.iter().map(|i| *i as f64).collect::<Vec<_>>()),
+                Tensor::vector(
+                    DType::I64,
+                    &ids.iter().map(|i| *i as f64).collect::<Vec<_>>(),
+                ),
             ]
         };
         let v = gather_loss(&x, &ids);
-        assert_matches("gather_loss", &[vec![v]], &reference(GATHER_LOSS_IR, args()), 1e-13);
+        assert_matches(
+            "gather_loss",
+            &[vec![v]],
+            &reference(GATHER_LOSS_IR, args()),
+            1e-13,
+        );
         let g = gather_loss_grad(&x, &ids);
         let want = reference(GATHER_LOSS_GRAD_IR, args());
         assert_matches("gather_loss_grad", &[g.clone()], &want, 1e-13);
@@ -610,9 +618,17 @@ fn a_helper_runs_on_the_build_scripts_kernels() {
         let g = helper_loss_grad(&x, &y);
         let want = reference(
             HELPER_LOSS_GRAD_IR,
-            vec![Tensor::vector(DType::F64, &x), Tensor::vector(DType::F64, &y)],
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ],
         );
-        assert_matches("helper_loss_grad", &[g.0.clone(), g.1.clone()], &want, 1e-13);
+        assert_matches(
+            "helper_loss_grad",
+            &[g.0.clone(), g.1.clone()],
+            &want,
+            1e-13,
+        );
         // d/dx log cosh(x - y) = tanh(x - y), independently.
         for i in 0..n {
             let t = (x[i] - y[i]).tanh();
@@ -621,11 +637,18 @@ fn a_helper_runs_on_the_build_scripts_kernels() {
         }
         let fd = central_difference(|x| vec![helper_loss(x, &y)], &x, &vec![1.0; n])[0];
         let sum_t: f64 = g.0.iter().sum();
-        assert!((sum_t - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{sum_t} vs {fd}");
+        assert!(
+            (sum_t - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "{sum_t} vs {fd}"
+        );
         let lc = log_cosh(&x);
         for i in 0..n {
             let want = x[i].cosh().ln();
-            assert!((lc[i] - want).abs() <= 1e-12 * (1.0 + want.abs()), "{} vs {want}", lc[i]);
+            assert!(
+                (lc[i] - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "{} vs {want}",
+                lc[i]
+            );
         }
     }
     assert_build_script("helper_loss_grad");

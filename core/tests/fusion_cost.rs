@@ -193,7 +193,11 @@ fn a_gather_costs_one_read_per_result_element() {
 
     let g = oxla_core::transforms::vjp(&f);
     let program = fuse(&g).unwrap();
-    let over_table: Vec<_> = program.kernels.iter().filter(|k| mentions(k, "v")).collect();
+    let over_table: Vec<_> = program
+        .kernels
+        .iter()
+        .filter(|k| mentions(k, "v"))
+        .collect();
     assert_eq!(over_table.len(), 1, "{}", program.text());
     // The one kernel over the table is the zero fill.
     assert!(
@@ -202,7 +206,14 @@ fn a_gather_costs_one_read_per_result_element() {
         "{}",
         over_table[0]
     );
-    let scatters = program.kernels.iter().filter(|k| k.is_indexed() && k.region().is_some());
+    let scatters = program
+        .kernels
+        .iter()
+        .filter(|k| k.is_indexed() && k.region().is_some());
     assert_eq!(scatters.count(), 1, "{}", program.text());
-    assert!(program.kernels.iter().all(|k| k.domain.len() <= 2), "{}", program.text());
+    assert!(
+        program.kernels.iter().all(|k| k.domain.len() <= 2),
+        "{}",
+        program.text()
+    );
 }

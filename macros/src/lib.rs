@@ -236,7 +236,12 @@ pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// the path (or `use`) that names the function.
 #[proc_macro_attribute]
 pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_func(attr.into(), item.into(), &oxla_lower::CodegenOptions::from_env()).into()
+    oxla_lower::expand_func(
+        attr.into(),
+        item.into(),
+        &oxla_lower::CodegenOptions::from_env(),
+    )
+    .into()
 }
 
 /// Generated code: one step of resolving the helpers an annotated function

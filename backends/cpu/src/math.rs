@@ -685,6 +685,25 @@ fn two_diff(b: &mut FunctionBuilder, x: Value, y: Value) -> (Value, Value) {
     (s, e)
 }
 
+/// `(s, e)` with s = fl(x + y) and s + e = x + y exactly (Knuth's TwoSum).
+pub(crate) fn two_sum(b: &mut FunctionBuilder, x: Value, y: Value) -> (Value, Value) {
+    let s = b.ins().fadd(x, y);
+    let y_part = b.ins().fsub(s, x);
+    let x_part = b.ins().fsub(s, y_part);
+    let y_err = b.ins().fsub(y, y_part);
+    let x_err = b.ins().fsub(x, x_part);
+    let e = b.ins().fadd(x_err, y_err);
+    (s, e)
+}
+
+/// TwoSum for |x| ≥ |y| (or x's exponent at least y's): three operations.
+pub(crate) fn fast_two_sum(b: &mut FunctionBuilder, x: Value, y: Value) -> (Value, Value) {
+    let s = b.ins().fadd(x, y);
+    let moved = b.ins().fsub(s, x);
+    let e = b.ins().fsub(y, moved);
+    (s, e)
+}
+
 /// x = k·π/2 + hi + lo for |x| ≤ 2^20: k·P1, k·P2, k·P3 are exact, x - k·P1
 /// is exact, the next two subtractions keep their rounding errors (TwoSum),
 /// so when r is tiny (x near a multiple of π/2) it is exact but for k·P4.
@@ -703,9 +722,7 @@ fn sin_cos_reduce_f64(n: Num, b: &mut FunctionBuilder, x: Value, cos: bool) -> R
     let e = b.ins().fadd(e2, e3);
     let lo = b.ins().fsub(e, t4);
     // |lo| ≤ |d3|: a fast two-sum renormalizes.
-    let hi = b.ins().fadd(d3, lo);
-    let moved = b.ins().fsub(hi, d3);
-    let lo = b.ins().fsub(lo, moved);
+    let (hi, lo) = fast_two_sum(b, d3, lo);
     let q = n.to_int(b, k, cos as i64);
     Reduced { hi, lo, q }
 }

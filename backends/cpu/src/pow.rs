@@ -36,7 +36,7 @@
 //! range), and C's special values are bit for bit Rust's
 //! (`special_values_bit_exact`).
 
-use crate::math::{exp, in_f64_lanes_n, log, split_mantissa, taylor, Num};
+use crate::math::{exp, fast_two_sum, in_f64_lanes_n, log, split_mantissa, taylor, two_sum, Num};
 use cranelift_codegen::ir::{condcodes::FloatCC, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
@@ -145,25 +145,6 @@ fn pow_all(n: Num, b: &mut FunctionBuilder, x: Value, y: Value, precise: bool) -
     let r = n.select(b, x_one, one, r);
     let y_zero = n.cmp(b, FloatCC::Equal, y, zero);
     n.select(b, y_zero, one, r)
-}
-
-/// `(s, e)` with s = fl(x + y) and s + e = x + y exactly (Knuth's TwoSum).
-fn two_sum(b: &mut FunctionBuilder, x: Value, y: Value) -> (Value, Value) {
-    let s = b.ins().fadd(x, y);
-    let y_part = b.ins().fsub(s, x);
-    let x_part = b.ins().fsub(s, y_part);
-    let y_err = b.ins().fsub(y, y_part);
-    let x_err = b.ins().fsub(x, x_part);
-    let e = b.ins().fadd(x_err, y_err);
-    (s, e)
-}
-
-/// TwoSum for |x| ≥ |y| (or x's exponent at least y's): three operations.
-fn fast_two_sum(b: &mut FunctionBuilder, x: Value, y: Value) -> (Value, Value) {
-    let s = b.ins().fadd(x, y);
-    let moved = b.ins().fsub(s, x);
-    let e = b.ins().fsub(y, moved);
-    (s, e)
 }
 
 /// `(p, e)` with p = fl(x·y) and p + e = x·y exactly: one FMA where the ISA

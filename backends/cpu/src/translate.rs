@@ -458,9 +458,8 @@ impl<'a> Body<'a> {
             .map(|(v, inst)| v.map(|v| b.ins().fcvt_from_sint(scalar_type(inst.ty), v)))
             .collect();
         // Bounds as f64, the type indices are loaded as.
-        let mut as_f64 = |(stride, bound): (Value, Value)| {
-            (stride, b.ins().fcvt_from_sint(types::F64, bound))
-        };
+        let mut as_f64 =
+            |(stride, bound): (Value, Value)| (stride, b.ins().fcvt_from_sint(types::F64, bound));
         let indexed = indexed.into_iter().map(|x| x.map(&mut as_f64)).collect();
         let scatter = scatter.map(&mut as_f64);
         let rank = k.domain.len();
@@ -646,9 +645,8 @@ impl<'a> Body<'a> {
         let mut rows = Row::default();
         for (i, inst) in k.insts.iter().enumerate() {
             let load = match &inst.kind {
-                InstKind::Load { arg, strides, .. } | InstKind::LoadIndexed { arg, strides, .. } => {
-                    Some((arg, strides))
-                }
+                InstKind::Load { arg, strides, .. }
+                | InstKind::LoadIndexed { arg, strides, .. } => Some((arg, strides)),
                 _ => None,
             };
             if let (Some((arg, strides)), false) = (load, self.invariant[i]) {
@@ -1449,7 +1447,12 @@ impl<'a> Body<'a> {
         offset: i32,
         vals: &[Value],
     ) {
-        let index = self.k.region().and_then(|r| r.scatter.as_ref()).expect("a scatter").index;
+        let index = self
+            .k
+            .region()
+            .and_then(|r| r.scatter.as_ref())
+            .expect("a scatter")
+            .index;
         let (stride, bound) = self.scatter.expect("computed at entry");
         self.guarded(vals[index], bound, stride, arg, p, None, |s, q| {
             let old = s.load(arg, ty, q, offset, false);

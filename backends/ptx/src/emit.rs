@@ -334,7 +334,8 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("cvt.rn.f64.u64 {bf}, {bu}"));
         let zero = values::float_imm(Ty::F64, 0.0);
         self.f.ins(format!("setp.ge.f64 {p}, {}, {zero}", i.reg));
-        self.f.ins(format!("setp.lt.and.f64 {p}, {}, {bf}, {p}", i.reg));
+        self.f
+            .ins(format!("setp.lt.and.f64 {p}, {}, {bf}, {p}", i.reg));
         self.f.ins(format!("@!{p} bra {skip}"));
         let (n, at) = (self.f.reg(Class::B64), self.f.reg(Class::B64));
         self.f.ins(format!("cvt.rzi.u64.f64 {n}, {}", i.reg));
@@ -482,7 +483,10 @@ impl<'k> Emitter<'k> {
             Err(_) => at,
         };
         for st in &self.k.stores {
-            match (self.scatter.clone(), self.k.region().and_then(|r| r.scatter.as_ref())) {
+            match (
+                self.scatter.clone(),
+                self.k.region().and_then(|r| r.scatter.as_ref()),
+            ) {
                 (Some(axis), Some(sc)) => {
                     // Atomic: iterations adding to one element run in no
                     // fixed order (the sum's rounding may differ per run).

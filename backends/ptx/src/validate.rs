@@ -87,7 +87,10 @@ pub(crate) fn validate(k: &Kernel) -> Result<(), String> {
             return err(format!("a store of undefined value v{}", st.value));
         }
         let scatter = k.region().is_some_and(|r| r.scatter.is_some());
-        let float = matches!(k.args[st.arg].dtype, oxla_core::DType::F32 | oxla_core::DType::F64);
+        let float = matches!(
+            k.args[st.arg].dtype,
+            oxla_core::DType::F32 | oxla_core::DType::F64
+        );
         if scatter && !float {
             return err(format!(
                 "a scatter-add into {} (the atomic add is emitted for f32 and f64 only)",

@@ -246,7 +246,10 @@ fn a_gather_is_guarded_and_its_transpose_adds_atomically() {
         let g = oxla_core::transforms::vjp(&f);
         let gather = oxla_core::kernel::fusion::fuse(&f).unwrap().kernels;
         let ptx = emit_module(&gather, Arch::Sm90).unwrap();
-        assert!(ptx.contains("setp.lt.and.f64") && ptx.contains("gather_skip"), "{ptx}");
+        assert!(
+            ptx.contains("setp.lt.and.f64") && ptx.contains("gather_skip"),
+            "{ptx}"
+        );
         let scatter = oxla_core::kernel::fusion::fuse(&g).unwrap().kernels;
         match (dtype, emit_module(&scatter, Arch::Sm90)) {
             ("f16", Err(e)) => assert!(e.contains("scatter-add into f16"), "{e}"),

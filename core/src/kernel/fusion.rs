@@ -217,7 +217,13 @@ fn assemble(
 /// axes are the value's first; the others sit at `axis..`).
 fn index_cmap(f: &Function, idx: Var, axis: usize, batch: usize, cmap: &[usize]) -> Vec<usize> {
     (0..f.shape(idx).rank())
-        .map(|k| if k < batch { cmap[k] } else { cmap[axis + k - batch] })
+        .map(|k| {
+            if k < batch {
+                cmap[k]
+            } else {
+                cmap[axis + k - batch]
+            }
+        })
         .collect()
 }
 

@@ -329,7 +329,12 @@ impl Kernel {
                         // Reads nothing.
                         continue;
                     }
-                    (arg, strides, offset, self.eval_size(stride, sizes) * (bound - 1))
+                    (
+                        arg,
+                        strides,
+                        offset,
+                        self.eval_size(stride, sizes) * (bound - 1),
+                    )
                 }
                 _ => continue,
             };

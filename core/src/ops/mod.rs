@@ -373,12 +373,10 @@ impl Op {
             } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
             Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
             // Linear in the float operand, with the same indices.
-            Op::Gather { axis, batch } => {
-                t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch))
+            Op::Gather { axis, batch } => t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch)),
+            Op::ScatterAdd { axis, batch, shape } => {
+                t[0].map(|t| gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone()))
             }
-            Op::ScatterAdd { axis, batch, shape } => t[0].map(|t| {
-                gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone())
-            }),
             Op::ReduceProd { axes } => t[0].map(|t| scan::reduce_prod_jvp(f, ins[0], axes, t)),
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
@@ -605,9 +603,7 @@ impl Op {
             | Op::Iota { .. } => FusionKind::Elementwise,
             Op::Broadcast { .. } => FusionKind::Broadcast,
             Op::Transpose { .. } | Op::Reshape { .. } | Op::Slice { .. } => FusionKind::Layout,
-            Op::Pad { .. } | Op::Concatenate { .. } | Op::ScatterAdd { .. } => {
-                FusionKind::Assemble
-            }
+            Op::Pad { .. } | Op::Concatenate { .. } | Op::ScatterAdd { .. } => FusionKind::Assemble,
             Op::Gather { .. } => FusionKind::Indexed,
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }

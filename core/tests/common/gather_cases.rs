@@ -110,7 +110,14 @@ pub fn gather_cases(n: &Dim) -> Vec<Case> {
         ],
         |f, p| {
             let idx = indices(f, p[1]);
-            vec![scatter_add(f, p[0], idx, 1, 1, sh(&[d2.clone(), d4.clone()]))]
+            vec![scatter_add(
+                f,
+                p[0],
+                idx,
+                1,
+                1,
+                sh(&[d2.clone(), d4.clone()]),
+            )]
         },
     );
     cases.push(case("gather", f, vec![ANY, INDEX], vec![]));

@@ -300,6 +300,20 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases
 }
 
+/// The shapes and axes every reduction family is checked over: ranks 1–3,
+/// one axis, several, all.
+pub fn reduction_shapes(n: &Dim) -> Vec<(Shape, Vec<usize>)> {
+    let r3 = Shape(vec![Dim::Const(2), n.clone(), Dim::Const(3)]);
+    vec![
+        (shape(1, n), vec![0]),
+        (shape(2, n), vec![0]),
+        (shape(2, n), vec![1]),
+        (shape(2, n), vec![0, 1]),
+        (r3.clone(), vec![0, 2]),
+        (r3, vec![1]),
+    ]
+}
+
 /// The n-dimensional ops: reduce_max/min over axes, transpose and reshape,
 /// and dot_general in its numpy forms and with unsorted and non-leading
 /// contracting and batch axes.
@@ -308,15 +322,7 @@ pub fn nd_cases(n: &Dim) -> Vec<Case> {
     let (d2, d3, d6) = (Dim::Const(2), Dim::Const(3), Dim::Const(6));
     let sh = |d: &[&Dim]| Shape(d.iter().map(|d| (*d).clone()).collect());
     let r3 = sh(&[&d2, n, &d3]);
-    let reductions: Vec<(Shape, Vec<usize>)> = vec![
-        (shape(1, n), vec![0]),
-        (shape(2, n), vec![0]),
-        (shape(2, n), vec![1]),
-        (shape(2, n), vec![0, 1]),
-        (r3.clone(), vec![0, 2]),
-        (r3.clone(), vec![1]),
-    ];
-    for (s, axes) in reductions {
+    for (s, axes) in reduction_shapes(n) {
         let axes_name: Vec<String> = axes.iter().map(|a| a.to_string()).collect();
         for max in [true, false] {
             let name = if max { "reduce_max" } else { "reduce_min" };

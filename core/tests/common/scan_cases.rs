@@ -5,7 +5,7 @@
 //! so its derivatives are taken at 0). A zero-length axis comes from the
 //! size 0 every symbol takes.
 
-use super::{build, case, shape, sum_all, Case, ANY};
+use super::{build, case, reduction_shapes, shape, sum_all, Case, ANY};
 use oxla_core::ops::elementwise::CmpOp;
 use oxla_core::ops::scan::{cumprod, cumsum, linear_scan, reduce_prod};
 use oxla_core::*;
@@ -41,15 +41,7 @@ fn with_values(f: &mut Function, x: Var, axis: usize, at: &[(f64, Var)]) -> Var 
 pub fn scan_cases(n: &Dim) -> Vec<Case> {
     let mut cases = Vec::new();
     let r3 = Shape(vec![Dim::Const(2), n.clone(), Dim::Const(3)]);
-    let prods: Vec<(Shape, Vec<usize>)> = vec![
-        (shape(1, n), vec![0]),
-        (shape(2, n), vec![0]),
-        (shape(2, n), vec![1]),
-        (shape(2, n), vec![0, 1]),
-        (r3.clone(), vec![0, 2]),
-        (r3.clone(), vec![1]),
-    ];
-    for (s, axes) in prods {
+    for (s, axes) in reduction_shapes(n) {
         let axes_name: String = axes.iter().map(|a| a.to_string()).collect();
         let f = build(
             &format!("reduce_prod_r{}_a{axes_name}", s.rank()),

@@ -124,7 +124,8 @@ thread_local! {
 /// Run `f` with `table` as the helpers lowering may call; returns `f`'s
 /// result and the unknown calls it met that may name a helper.
 pub fn with_helpers<T>(table: &HelperTable, f: impl FnOnce() -> T) -> (T, Vec<syn::Path>) {
-    let saved = CONTEXT.with(|c| std::mem::replace(&mut *c.borrow_mut(), (table.clone(), Vec::new())));
+    let saved =
+        CONTEXT.with(|c| std::mem::replace(&mut *c.borrow_mut(), (table.clone(), Vec::new())));
     let out = f();
     let (_, unknown) = CONTEXT.with(|c| std::mem::replace(&mut *c.borrow_mut(), saved));
     (out, unknown)
@@ -249,7 +250,9 @@ fn parse_payload(tokens: TokenStream, depth: usize) -> Option<Helper> {
 /// `__resolve!`: one helper's payload arrived; record it and carry on.
 pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> TokenStream {
     let Some(state) = parse_state(input) else {
-        return quote!(::core::compile_error! { "oxla: `__resolve!` is generated code; do not invoke it by hand" });
+        return quote!(
+            ::core::compile_error! { "oxla: `__resolve!` is generated code; do not invoke it by hand" }
+        );
     };
     let ResolveState {
         kind,
@@ -261,10 +264,14 @@ pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> Token
     } = state;
     table.extend(quote!((#requested) { #payload }));
     if table.clone().into_iter().count() / 2 > MAX_HELPERS {
-        return quote!(::core::compile_error! { "oxla: a function calls more than 256 helpers, directly or through other helpers" });
+        return quote!(
+            ::core::compile_error! { "oxla: a function calls more than 256 helpers, directly or through other helpers" }
+        );
     }
     let Some(helpers) = parse_table(table.clone(), 0) else {
-        return quote!(::core::compile_error! { "oxla: a helper's macro answered with something that is not a helper; is it an `#[oxla::func]`?" });
+        return quote!(
+            ::core::compile_error! { "oxla: a helper's macro answered with something that is not a helper; is it an `#[oxla::func]`?" }
+        );
     };
     let kind_name = kind.to_string();
     if kind_name == "func" {
@@ -274,15 +281,27 @@ pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> Token
         Some(kind) => crate::attr::AttrName::One(kind),
         None if kind_name == crate::attr::LIST_ATTR => crate::attr::AttrName::List,
         None => {
-            return quote!(::core::compile_error! { "oxla: `__resolve!` names an unknown attribute" })
+            return quote!(
+                ::core::compile_error! { "oxla: `__resolve!` names an unknown attribute" }
+            )
         }
     };
     crate::expand_with(which, args, item, &table, &helpers, opts)
 }
 
 /// `#[oxla::func]` on `item`.
-pub fn expand_func(args: TokenStream, item: TokenStream, opts: &crate::CodegenOptions) -> TokenStream {
-    expand_func_with(args, item, &TokenStream::new(), &HelperTable::default(), opts)
+pub fn expand_func(
+    args: TokenStream,
+    item: TokenStream,
+    opts: &crate::CodegenOptions,
+) -> TokenStream {
+    expand_func_with(
+        args,
+        item,
+        &TokenStream::new(),
+        &HelperTable::default(),
+        opts,
+    )
 }
 
 fn expand_func_with(
@@ -299,12 +318,19 @@ fn expand_func_with(
     let item: syn::ItemFn = match syn::parse2(item_tokens.clone()) {
         Ok(i) => i,
         Err(_) => {
-            errors.at(Span::call_site(), "`#[oxla::func]` applies to a function (`fn`) only");
+            errors.at(
+                Span::call_site(),
+                "`#[oxla::func]` applies to a function (`fn`) only",
+            );
             let errs = errors.to_compile_errors();
             return quote!(#item_tokens #errs);
         }
     };
-    if let Some(a) = item.attrs.iter().find(|a| crate::attr::oxla_attr_kind(a.path()).is_some()) {
+    if let Some(a) = item
+        .attrs
+        .iter()
+        .find(|a| crate::attr::oxla_attr_kind(a.path()).is_some())
+    {
         errors.spanned(a, "`#[oxla::func]` marks a helper and cannot be combined with other oxla attributes: apply those to a function that calls it");
     }
     let name = item.sig.ident.clone();
@@ -313,11 +339,15 @@ fn expand_func_with(
     }
     // A helper's calls are resolved here, where its paths mean what they say.
     let (_, unknown) = with_helpers(helpers, || crate::lower::lower_fn(&item).is_ok());
-    if let Some(p) = unknown.iter().find(|p| p.segments.last().is_some_and(|s| s.ident == name)) {
+    if let Some(p) = unknown
+        .iter()
+        .find(|p| p.segments.last().is_some_and(|s| s.ident == name))
+    {
         errors.spanned(p, format!("`{name}` calls itself: helpers are inlined at each call, so recursion is not supported"));
     }
     if errors.is_empty() {
-        if let Some(step) = next_step("func", &args, &item_tokens, table_tokens, helpers, &unknown) {
+        if let Some(step) = next_step("func", &args, &item_tokens, table_tokens, helpers, &unknown)
+        {
             return step;
         }
     }
@@ -337,7 +367,11 @@ fn expand_func_with(
         helpers,
         opts,
     );
-    let mac = format_ident!("__oxla_func_{}_{:016x}", crate::lower::ident_name(&name), unique_hash(&item_tokens, name.span()));
+    let mac = format_ident!(
+        "__oxla_func_{}_{:016x}",
+        crate::lower::ident_name(&name),
+        unique_hash(&item_tokens, name.span())
+    );
     let vis = &item.vis;
     let item_payload = Group::new(Delimiter::Brace, item_tokens);
     let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
@@ -368,8 +402,19 @@ fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
 
 /// Whether `attr` is `#[func]` or `#[oxla::func]`.
 fn is_func_attr(attr: &syn::Attribute) -> bool {
-    let segs: Vec<String> = attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
-    matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["func"] | ["oxla", "func"])
+    let segs: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        segs.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["func"] | ["oxla", "func"]
+    )
 }
 
 /// The `#[oxla::func]` helpers of `items` (also in inline modules).

@@ -27,7 +27,9 @@ impl Lowerer<'_> {
         let shown = p.path.to_token_stream().to_string().replace(' ', "");
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
         if self.inlining.contains(&name) {
-            let chain = [self.inlining.as_slice(), &[name.clone()]].concat().join(" → ");
+            let chain = [self.inlining.as_slice(), &[name.clone()]]
+                .concat()
+                .join(" → ");
             self.errors.spanned(
                 &c.func,
                 format!("recursive helpers ({chain}): helpers are inlined at each call, so recursion is not supported"),
@@ -121,7 +123,10 @@ impl Lowerer<'_> {
         if outs.len() != 1 || declared != Some(1) {
             self.errors.spanned(
                 c,
-                format!("`{shown}` returns {} values: a helper used in an expression returns one value", outs.len()),
+                format!(
+                    "`{shown}` returns {} values: a helper used in an expression returns one value",
+                    outs.len()
+                ),
             );
             return Some(None);
         }
@@ -157,7 +162,9 @@ impl Lowerer<'_> {
                 p => p,
             };
             match pat {
-                syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() && i.mutability.is_none() => {
+                syn::Pat::Ident(i)
+                    if i.by_ref.is_none() && i.subpat.is_none() && i.mutability.is_none() =>
+                {
                     params.push(ident_name(&i.ident))
                 }
                 other => {
@@ -209,7 +216,11 @@ impl Lowerer<'_> {
             self.bind(n.clone(), Some(v));
         }
         // Closures bound after this one are not visible in its body.
-        let position = self.closures.iter().rposition(|k| k.name == name).unwrap_or(0);
+        let position = self
+            .closures
+            .iter()
+            .rposition(|k| k.name == name)
+            .unwrap_or(0);
         let later = self.closures.split_off(position);
         let v = self.lower_expr(&closure.body);
         self.closures.extend(later);
@@ -226,7 +237,7 @@ pub(crate) fn float_constant(path: &syn::Path) -> Option<(&'static str, f64)> {
     let (prefix, [ty, consts, name]) = segs.split_at(segs.len().checked_sub(3)?) else {
         return None;
     };
-    let prefix_ok = matches!(prefix, [] ) || matches!(prefix, [p] if p == "std" || p == "core");
+    let prefix_ok = matches!(prefix, []) || matches!(prefix, [p] if p == "std" || p == "core");
     if !prefix_ok || consts != "consts" || path.segments.iter().any(|s| !s.arguments.is_none()) {
         return None;
     }

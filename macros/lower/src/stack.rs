@@ -161,7 +161,10 @@ impl Run<'_> {
     fn transform(&mut self, attr: &TransformAttr) -> Result<(Function, Option<usize>), syn::Error> {
         let (input, input_name) = match &attr.input {
             Input::Below => match &self.below {
-                Below::At(i) => (self.out[*i].function.clone(), ident_name(&self.out[*i].name)),
+                Below::At(i) => (
+                    self.out[*i].function.clone(),
+                    ident_name(&self.out[*i].name),
+                ),
                 // A bare `#[jit]` generates nothing: nothing to choose.
                 Below::List(..) if attr.name.is_none() => {
                     return Ok((self.out[0].function.clone(), None))

@@ -421,14 +421,22 @@ fn a_helper_named_like_a_vocabulary_function_is_refused() {
     let opts = crate::CodegenOptions::default();
     let out = crate::expand_func(
         quote::quote!(),
-        quote::quote!(fn softplus(x: f32) -> f32 { x }),
+        quote::quote!(
+            fn softplus(x: f32) -> f32 {
+                x
+            }
+        ),
         &opts,
     )
     .to_string();
     assert!(out.contains("one of oxla's own functions"), "{out}");
     let out = crate::expand_func(
         quote::quote!(),
-        quote::quote!(fn soft(x: f32) -> f32 { x }),
+        quote::quote!(
+            fn soft(x: f32) -> f32 {
+                x
+            }
+        ),
         &opts,
     )
     .to_string();

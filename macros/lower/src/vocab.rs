@@ -586,7 +586,9 @@ impl Lowerer<'_> {
         }
         let idx = self.lower_expr(index)?;
         let it = self.f.ty(idx).clone();
-        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) || it.shape.rank() != 0 {
+        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64)
+            || it.shape.rank() != 0
+        {
             self.errors.spanned(
                 index,
                 format!("an index must be an integer scalar (`x[i]` with `i: usize`) or an integer literal (`x[1]`), got {it}; slice with `x.slice(s![1..])`"),
