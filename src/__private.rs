@@ -10,6 +10,11 @@ use oxla_cpu::CpuLauncher;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
+/// Record the largest tape of a loop's reverse sweep (`oxla::loop_tape_peak_bytes`).
+pub fn note_loop_tape(bytes: usize) {
+    oxla_core::ops::control::note_tape_bytes(bytes);
+}
+
 /// A kernel that the build script compiled ahead of time, in two ISA variants.
 pub struct AotKernel {
     /// `Kernel::symbol()` of the kernel.

@@ -231,5 +231,17 @@ pub use inspect::Inspect;
 pub use oxla_cpu::{host_supports_v3, IsaLevel};
 pub use runtime::{compile_log, CompileRecord, CompiledBy, ISA_ENV};
 
+/// The most bytes of loop carries that the reverse sweep of a loop has kept
+/// at once on this thread since `reset_loop_tape_peak` (how checkpointing's
+/// memory saving is measured).
+pub fn loop_tape_peak_bytes() -> usize {
+    oxla_core::ops::control::tape_peak_bytes()
+}
+
+/// Reset `loop_tape_peak_bytes`.
+pub fn reset_loop_tape_peak() {
+    oxla_core::ops::control::reset_tape_peak()
+}
+
 #[doc(hidden)]
 pub mod __private;

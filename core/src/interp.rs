@@ -1,6 +1,7 @@
 //! The reference interpreter: evaluates any IR function on host tensors.
 
 use crate::ir::Function;
+use crate::ops::Op;
 use crate::shape::{derived, Dim};
 use crate::tensor::Tensor;
 use std::collections::BTreeMap;
@@ -62,8 +63,17 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
             .iter()
             .map(|v| vals[v.index()].as_ref().expect("verified IR"))
             .collect();
-        let shape = f.ty(e.out).shape.concrete(&env)?;
-        vals[e.out.index()] = Some(e.op.eval(&ins, &shape, &env));
+        let results = match &e.op {
+            Op::Loop(l) => l.eval(&ins)?,
+            Op::LoopReverse(l) => l.eval(&ins)?,
+            op => {
+                let shape = f.ty(e.out()).shape.concrete(&env)?;
+                vec![op.eval(&ins, &shape, &env)]
+            }
+        };
+        for (o, t) in e.outs.iter().zip(results) {
+            vals[o.index()] = Some(t);
+        }
     }
     Ok(f.outs
         .iter()

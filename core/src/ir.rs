@@ -53,12 +53,26 @@ impl fmt::Display for Type {
     }
 }
 
-/// One equation: `out = op(ins)`.
+/// One equation: `outs = op(ins)`. Every op has one result except the
+/// structured control-flow ops (`ops::control`), which have one per carry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Eqn {
     pub op: Op,
     pub ins: Vec<Var>,
-    pub out: Var,
+    pub outs: Vec<Var>,
+}
+
+impl Eqn {
+    /// The result of a single-result op.
+    pub fn out(&self) -> Var {
+        assert!(
+            self.outs.len() == 1,
+            "internal error: `{}` has {} results",
+            self.op,
+            self.outs.len()
+        );
+        self.outs[0]
+    }
 }
 
 /// A function: typed parameters, equations in order, outputs.
@@ -127,27 +141,48 @@ impl Function {
     }
 
     /// Re-emit `e`, an equation of another function, with its operands
-    /// mapped through `map` (which must already hold them).
-    pub fn copy_eqn(&mut self, e: &Eqn, map: &[Option<Var>]) -> Var {
+    /// mapped through `map` (which must already hold them); its results are
+    /// entered into `map`.
+    pub fn copy_eqn(&mut self, e: &Eqn, map: &mut [Option<Var>]) -> Vec<Var> {
         let ins: Vec<Var> = e
             .ins
             .iter()
             .map(|v| map[v.index()].expect("internal error: operand not yet mapped"))
             .collect();
-        self.push_ok(e.op.clone(), &ins)
+        let outs = match self.push_all(e.op.clone(), &ins) {
+            Ok(v) => v,
+            Err(err) => panic!("internal error: copying {} in `{}`: {err}", e.op, self.name),
+        };
+        for (o, n) in e.outs.iter().zip(&outs) {
+            map[o.index()] = Some(*n);
+        }
+        outs
     }
 
-    /// Add `op(ins)` after checking it with the op's shape/dtype rule.
+    /// Add `op(ins)`, an op with one result, after checking it with the op's
+    /// shape/dtype rule.
     pub fn push(&mut self, op: Op, ins: &[Var]) -> Result<Var, String> {
+        let outs = self.push_all(op, ins)?;
+        match outs[..] {
+            [v] => Ok(v),
+            _ => Err(format!(
+                "internal error: `push` of an op with {} results",
+                outs.len()
+            )),
+        }
+    }
+
+    /// Add `op(ins)` with all its results.
+    pub fn push_all(&mut self, op: Op, ins: &[Var]) -> Result<Vec<Var>, String> {
         let in_types: Vec<&Type> = ins.iter().map(|v| self.ty(*v)).collect();
-        let ty = op.infer(&in_types)?;
-        let out = self.fresh(ty);
+        let tys = op.infer_all(&in_types)?;
+        let outs: Vec<Var> = tys.into_iter().map(|t| self.fresh(t)).collect();
         self.eqns.push(Eqn {
             op,
             ins: ins.to_vec(),
-            out,
+            outs: outs.clone(),
         });
-        Ok(out)
+        Ok(outs)
     }
 
     fn push_ok(&mut self, op: Op, ins: &[Var]) -> Var {
@@ -259,7 +294,9 @@ impl Function {
     pub fn definitions(&self) -> Vec<Option<usize>> {
         let mut def = vec![None; self.types.len()];
         for (i, e) in self.eqns.iter().enumerate() {
-            def[e.out.index()] = Some(i);
+            for o in &e.outs {
+                def[o.index()] = Some(i);
+            }
         }
         def
     }

@@ -17,9 +17,15 @@ use crate::ops::{DotDims, Op};
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
-/// Print `f` in the text form.
+/// Print `f` in the text form. An op that holds functions (a loop) ends
+/// its line with `{`, and its functions follow, then a line `}`.
 pub fn print(f: &Function) -> String {
     let mut s = String::new();
+    print_into(&mut s, f);
+    s
+}
+
+fn print_into(s: &mut String, f: &Function) {
     let params: Vec<String> = f
         .params
         .iter()
@@ -28,21 +34,58 @@ pub fn print(f: &Function) -> String {
         .collect();
     let _ = writeln!(s, "fn {}({}) {{", f.name, params.join(", "));
     for e in &f.eqns {
-        let _ = write!(s, "  {}: {} = {}", e.out, f.ty(e.out), e.op);
+        let lhs: Vec<String> = e
+            .outs
+            .iter()
+            .map(|o| format!("{o}: {}", f.ty(*o)))
+            .collect();
+        let _ = write!(s, "  {} = {}", lhs.join(", "), e.op);
         for i in &e.ins {
             let _ = write!(s, " {i}");
         }
-        s.push('\n');
+        let inner = nested_functions(&e.op);
+        if inner.is_empty() {
+            s.push('\n');
+        } else {
+            s.push_str(" {\n");
+            for g in inner {
+                print_into(s, g);
+            }
+            s.push_str("  }\n");
+        }
     }
     let outs: Vec<String> = f.outs.iter().map(|v| v.to_string()).collect();
     let _ = writeln!(s, "  return {}", outs.join(", "));
     s.push_str("}\n");
-    s
+}
+
+/// The functions an op holds, in the order the text form writes them.
+pub fn nested_functions(op: &Op) -> Vec<&Function> {
+    match op {
+        Op::Loop(l) => l.functions(),
+        Op::LoopReverse(l) => l.functions(),
+        _ => Vec::new(),
+    }
+}
+
+/// The text form of the functions `op` holds: part of the key under which
+/// `simplify` finds equal equations.
+pub fn nested_text(op: &Op) -> String {
+    nested_functions(op).into_iter().map(print).collect()
 }
 
 /// Parse the text form. Types are checked with each op's shape rule.
 pub fn parse(src: &str) -> Result<Function, String> {
     let mut lines = src.lines().map(str::trim).filter(|l| !l.is_empty());
+    let f = parse_function(&mut lines)?;
+    if let Some(extra) = lines.next() {
+        return Err(format!("unexpected `{extra}` after `}}`"));
+    }
+    Ok(f)
+}
+
+/// One function, from its header line to its closing `}`.
+fn parse_function<'a>(lines: &mut dyn Iterator<Item = &'a str>) -> Result<Function, String> {
     let header = lines.next().ok_or("empty IR text")?;
     let rest = header
         .strip_prefix("fn ")
@@ -67,7 +110,7 @@ pub fn parse(src: &str) -> Result<Function, String> {
         }
     }
     let mut closed = false;
-    for line in lines.by_ref() {
+    while let Some(line) = lines.next() {
         if line == "}" {
             closed = true;
             break;
@@ -82,12 +125,19 @@ pub fn parse(src: &str) -> Result<Function, String> {
         let (lhs, rhs) = line
             .split_once('=')
             .ok_or_else(|| format!("bad line `{line}`"))?;
-        let (name, ty) = lhs
-            .split_once(':')
-            .ok_or_else(|| format!("bad line `{line}`"))?;
-        let ty = parse_type(ty.trim())?;
+        let mut results = Vec::new();
+        for r in split_top(lhs) {
+            let (name, ty) = r
+                .split_once(':')
+                .ok_or_else(|| format!("bad line `{line}`"))?;
+            results.push((name.trim().to_string(), parse_type(ty.trim())?));
+        }
+        let (rhs, nested) = match rhs.trim_end().strip_suffix('{') {
+            Some(r) => (r, true),
+            None => (rhs, false),
+        };
         let mut words = rhs.split_whitespace();
-        let mut op = parse_op(words.next().ok_or("missing op")?, &ty)?;
+        let word = words.next().ok_or("missing op")?;
         let ins = words
             .map(|w| {
                 vars.get(w)
@@ -95,27 +145,64 @@ pub fn parse(src: &str) -> Result<Function, String> {
                     .ok_or_else(|| format!("unknown value `{w}` in `{line}`"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut op = if nested {
+            let mut fns = Vec::new();
+            loop {
+                match lines.next() {
+                    Some("}") => break,
+                    Some(l) if l.starts_with("fn ") => {
+                        let mut one = std::iter::once(l).chain(&mut *lines);
+                        fns.push(parse_function(&mut one)?);
+                    }
+                    _ => return Err(format!("`{line}`: expected its functions and `}}`")),
+                }
+            }
+            parse_control(word, fns)?
+        } else {
+            let [(_, ty)] = &results[..] else {
+                return Err(format!("`{line}`: one result expected"));
+            };
+            parse_op(word, ty)?
+        };
         if let Op::Concatenate { operands, .. } = &mut op {
             *operands = ins.len();
         }
-        let out = f.push(op, &ins).map_err(|e| format!("{e} in `{line}`"))?;
-        if f.ty(out) != &ty {
-            return Err(format!(
-                "`{line}`: the op gives {}, the text says {ty}",
-                f.ty(out)
-            ));
+        let outs = f
+            .push_all(op, &ins)
+            .map_err(|e| format!("{e} in `{line}`"))?;
+        if outs.len() != results.len() {
+            return Err(format!("`{line}`: the op gives {} results", outs.len()));
         }
-        if vars.insert(name.trim().to_string(), out).is_some() {
-            return Err(format!("value `{}` defined twice", name.trim()));
+        for (out, (name, ty)) in outs.iter().zip(results) {
+            if f.ty(*out) != &ty {
+                return Err(format!(
+                    "`{line}`: the op gives {}, the text says {ty}",
+                    f.ty(*out)
+                ));
+            }
+            if vars.insert(name.clone(), *out).is_some() {
+                return Err(format!("value `{name}` defined twice"));
+            }
         }
     }
     if !closed {
         return Err("missing `}` at the end".into());
     }
-    if let Some(extra) = lines.next() {
-        return Err(format!("unexpected `{extra}` after `}}`"));
-    }
     Ok(f)
+}
+
+/// An op that holds functions: its name and arguments, and the functions.
+fn parse_control(word: &str, fns: Vec<Function>) -> Result<Op, String> {
+    let (name, arg) = word
+        .split_once('[')
+        .and_then(|(n, a)| Some((n, a.strip_suffix(']')?)))
+        .ok_or_else(|| format!("bad op `{word}`"))?;
+    use crate::ops::control::{Loop, LoopReverse};
+    match name {
+        "loop" | "loop_tangent" => Ok(Op::Loop(Box::new(Loop::from_text(name, arg, fns)?))),
+        "loop_reverse" => Ok(Op::LoopReverse(Box::new(LoopReverse::from_text(arg, fns)?))),
+        _ => Err(format!("`{name}` holds no functions")),
+    }
 }
 
 fn split_top(s: &str) -> Vec<&str> {
@@ -328,7 +415,12 @@ fn parse_dim(d: &str) -> Option<Dim> {
 /// Print one equation (for error messages).
 pub fn eqn_text(f: &Function, e: &Eqn) -> String {
     let ins: Vec<String> = e.ins.iter().map(|v| v.to_string()).collect();
-    format!("{}: {} = {} {}", e.out, f.ty(e.out), e.op, ins.join(" "))
+    let lhs: Vec<String> = e
+        .outs
+        .iter()
+        .map(|o| format!("{o}: {}", f.ty(*o)))
+        .collect();
+    format!("{} = {} {}", lhs.join(", "), e.op, ins.join(" "))
 }
 
 /// Whether `s` can be a dimension symbol: it starts with a letter or `_`

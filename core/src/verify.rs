@@ -1,6 +1,6 @@
 //! The IR verifier: run after every pass in tests and debug builds.
 
-use crate::ir::Function;
+use crate::ir::{Function, Type};
 use crate::text::eqn_text;
 
 /// Check that `f` is well formed: every value is defined once before use,
@@ -31,18 +31,27 @@ pub fn verify(f: &Function) -> Result<(), String> {
             }
         }
         let in_types: Vec<_> = e.ins.iter().map(|v| f.ty(*v)).collect();
-        let ty =
-            e.op.infer(&in_types)
+        let tys =
+            e.op.infer_all(&in_types)
                 .map_err(|m| format!("`{}`: {m} in `{}`", f.name, eqn_text(f, e)))?;
-        if &ty != f.ty(e.out) {
+        let have: Vec<&Type> = e.outs.iter().map(|o| f.ty(*o)).collect();
+        if tys.iter().collect::<Vec<_>>() != have {
+            let tys: Vec<String> = tys.iter().map(|t| t.to_string()).collect();
             return Err(format!(
-                "`{}`: `{}` should have type {ty}",
+                "`{}`: `{}` should have types {}",
                 f.name,
-                eqn_text(f, e)
+                eqn_text(f, e),
+                tys.join(", ")
             ));
         }
-        if std::mem::replace(&mut defined[e.out.index()], true) {
-            return Err(format!("`{}`: {} defined twice", f.name, e.out));
+        for o in &e.outs {
+            if std::mem::replace(&mut defined[o.index()], true) {
+                return Err(format!("`{}`: {o} defined twice", f.name));
+            }
+        }
+        // A loop's functions are checked as functions of their own.
+        for g in crate::text::nested_functions(&e.op) {
+            verify(g).map_err(|m| format!("in a loop of `{}`: {m}", f.name))?;
         }
     }
     for o in &f.outs {

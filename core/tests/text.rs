@@ -207,7 +207,7 @@ fn verify_rejects_broken_functions() {
     assert!(verify::verify(&f).is_err());
 
     let mut f = good.clone();
-    let t = f.eqns[2].out.index();
+    let t = f.eqns[2].out().index();
     f.types[t] = Type::new(DType::F32, Shape::vector(Dim::sym("n"))); // wrong type
     assert!(verify::verify(&f).is_err());
 

@@ -34,6 +34,12 @@ use std::collections::{BTreeSet, HashMap};
 /// them into kernels; return the program that runs them in order.
 pub fn fuse(f: &Function) -> Result<Program, String> {
     verify(f)?;
+    if let Some(e) = f.eqns.iter().find(|e| e.op.is_control()) {
+        return Err(format!(
+            "`{}`: {} cannot be compiled to kernels yet (loops run on the reference interpreter and in scalar functions)",
+            f.name, e.op
+        ));
+    }
     let f = simplify(f);
     let defs = f.definitions();
     let materialized = materialize(&f, &defs);
@@ -52,16 +58,16 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut launches = Vec::new();
     for e in &f.eqns {
-        if !materialized[e.out.index()] {
+        if !materialized[e.out().index()] {
             continue;
         }
         let out_buffer = buffers.len();
         buffers.push(BufferInfo {
-            dtype: f.dtype(e.out),
-            shape: f.shape(e.out).clone(),
+            dtype: f.dtype(e.out()),
+            shape: f.shape(e.out()).clone(),
             param: None,
         });
-        buffer_of.insert(e.out, out_buffer);
+        buffer_of.insert(e.out(), out_buffer);
         if e.op.fusion_kind() == crate::ops::FusionKind::Assemble {
             for (kernel, inputs) in assemble(&f, &defs, &materialized, e) {
                 let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
@@ -71,7 +77,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             continue;
         }
         let mut b = KernelBuilder::new(&f, &defs, &materialized);
-        let out_arg_dtype = f.dtype(e.out);
+        let out_arg_dtype = f.dtype(e.out());
         let value = match &e.op {
             Op::ReduceSum { axes } => b.reduction(e.ins[0], axes, Reduce::Sum),
             Op::ReduceMax { axes } => b.reduction(e.ins[0], axes, Reduce::Max),
@@ -83,14 +89,14 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
                 b.reduce_dims = 1;
                 let l = b.value(e.ins[0], &[0]);
                 let r = b.value(e.ins[1], &[0]);
-                b.inst(f.dtype(e.out), InstKind::Binary(BinaryOp::Mul, l, r))
+                b.inst(f.dtype(e.out()), InstKind::Binary(BinaryOp::Mul, l, r))
             }
-            Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out)),
+            Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out())),
             _ => {
-                let shape = f.shape(e.out);
+                let shape = f.shape(e.out());
                 b.domain = shape.0.iter().map(Size::of).collect();
                 let cmap: Vec<usize> = (0..shape.rank()).collect();
-                b.root_value(e.out, &cmap)
+                b.root_value(e.out(), &cmap)
             }
         };
         let (kernel, inputs) = b.finish(value, out_arg_dtype, None);
@@ -131,8 +137,8 @@ fn assemble(
     materialized: &[bool],
     e: &crate::ir::Eqn,
 ) -> Vec<(Kernel, Vec<Var>)> {
-    let dtype = f.dtype(e.out);
-    let out_strides = f.shape(e.out).strides();
+    let dtype = f.dtype(e.out());
+    let out_strides = f.shape(e.out()).strides();
     // Operand `x` stored at `starts` (one per axis) with `steps`.
     let part = |x: Var, starts: &[Dim], steps: &[u64]| {
         let mut b = KernelBuilder::new(f, defs, materialized);
@@ -154,7 +160,7 @@ fn assemble(
     match &e.op {
         Op::Pad { starts, steps, .. } => {
             let mut zeros = KernelBuilder::new(f, defs, materialized);
-            zeros.domain = f.shape(e.out).0.iter().map(Size::of).collect();
+            zeros.domain = f.shape(e.out()).0.iter().map(Size::of).collect();
             let zero = zeros.inst(dtype, InstKind::Const(0.0));
             vec![
                 zeros.finish(zero, dtype, None),
@@ -162,7 +168,7 @@ fn assemble(
             ]
         }
         Op::Concatenate { axis, .. } => {
-            let rank = f.shape(e.out).rank();
+            let rank = f.shape(e.out()).rank();
             let mut before: Vec<Dim> = Vec::new();
             let mut out = Vec::new();
             for x in &e.ins {
@@ -175,7 +181,7 @@ fn assemble(
         }
         Op::ScatterAdd { axis, batch, .. } => {
             let mut zeros = KernelBuilder::new(f, defs, materialized);
-            zeros.domain = f.shape(e.out).0.iter().map(Size::of).collect();
+            zeros.domain = f.shape(e.out()).0.iter().map(Size::of).collect();
             let zero = zeros.inst(dtype, InstKind::Const(0.0));
             // Over the updates' shape: each element added at its indexed
             // position (the gather's, read backwards).
@@ -200,7 +206,7 @@ fn assemble(
                 scatter: Some(Scatter {
                     index,
                     stride: out_strides[*axis].clone(),
-                    bound: Size::of(&f.shape(e.out).0[*axis]),
+                    bound: Size::of(&f.shape(e.out()).0[*axis]),
                 }),
             };
             vec![
@@ -275,13 +281,13 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
             | Op::ReduceProd { .. }
             | Op::LinearScan { .. }
             | Op::Dot
-            | Op::DotGeneral(_) => m[e.out.index()] = true,
+            | Op::DotGeneral(_) => m[e.out().index()] = true,
             Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => {
                 m[e.ins[0].index()] = true
             }
             // A slice is a load of its operand's buffer at an offset.
             Op::Slice { .. } => m[e.ins[0].index()] = true,
-            Op::Pad { .. } | Op::Concatenate { .. } => m[e.out.index()] = true,
+            Op::Pad { .. } | Op::Concatenate { .. } => m[e.out().index()] = true,
             // A gather loads its operand's buffer at positions read from
             // the index buffer; a scatter-add is a zero fill and a kernel
             // that adds into its result.
@@ -290,13 +296,13 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
                 m[index_base(f, defs, e.ins[1]).index()] = true;
             }
             Op::ScatterAdd { .. } => {
-                m[e.out.index()] = true;
+                m[e.out().index()] = true;
                 m[index_base(f, defs, e.ins[1]).index()] = true;
             }
             // A conversion to an integer is always a store's conversion (the
             // one place a kernel makes an integer); a consumer loads the
             // integer buffer, widened, as it loads an integer parameter.
-            Op::Convert { dtype } if is_int(*dtype) => m[e.out.index()] = true,
+            Op::Convert { dtype } if is_int(*dtype) => m[e.out().index()] = true,
             _ => {}
         }
     }
@@ -385,12 +391,12 @@ fn check_kernel_types(
 ) -> Result<(), String> {
     let int = is_int;
     for e in &f.eqns {
-        let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out));
+        let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out()));
         if let Op::Convert { dtype } = e.op {
             let from = from.expect("one operand");
             // A float or bool converted to an integer is a kernel's result:
             // the store converts (truncating and saturating, as `as` does).
-            let stored = !int(from) && int(dtype) && materialized[e.out.index()];
+            let stored = !int(from) && int(dtype) && materialized[e.out().index()];
             if from != dtype && !stored && !crate::ops::convert::kernel_supported(from, dtype) {
                 return Err(format!(
                     "converting {from} to {dtype} inside a kernel is not supported yet"
@@ -401,10 +407,10 @@ fn check_kernel_types(
                     "converting a computed {from} value to {dtype} is not supported yet: only integer parameters convert"
                 ));
             }
-        } else if int(to) && materialized[e.out.index()] {
+        } else if int(to) && materialized[e.out().index()] {
             return Err(format!(
                 "an integer result ({}) is not supported in kernels yet",
-                f.ty(e.out)
+                f.ty(e.out())
             ));
         }
     }
@@ -516,10 +522,10 @@ impl<'a> KernelBuilder<'a> {
     /// shape whose state is `a·carry + b` and whose stored value is the
     /// carry, the state before the step.
     fn linear_scan(&mut self, e: &crate::ir::Eqn, axis: usize, reverse: bool) -> ValueId {
-        let shape = self.f.shape(e.out);
+        let shape = self.f.shape(e.out());
         self.domain = shape.0.iter().map(Size::of).collect();
         let cmap: Vec<usize> = (0..shape.rank()).collect();
-        let dtype = self.f.dtype(e.out);
+        let dtype = self.f.dtype(e.out());
         let a = self.value(e.ins[0], &cmap);
         let b = self.value(e.ins[1], &cmap);
         let carry = self.inst(dtype, InstKind::Carry);
@@ -720,6 +726,9 @@ impl<'a> KernelBuilder<'a> {
             | Op::Pad { .. }
             | Op::Concatenate { .. }
             | Op::ScatterAdd { .. } => self.load(v, cmap),
+            Op::Loop(_) | Op::LoopReverse(_) => {
+                unreachable!("internal error: `fuse` rejects loops")
+            }
         };
         self.memo.insert(key, id);
         id

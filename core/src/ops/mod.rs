@@ -2,6 +2,7 @@
 //! miss a rule; the rules themselves live beside each other in the family
 //! files (`elementwise`, `structural`).
 
+pub mod control;
 pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
@@ -129,6 +130,11 @@ pub enum Op {
         axis: usize,
         reverse: bool,
     },
+    /// A loop with a body function (see `control`); one result per carry
+    /// it returns.
+    Loop(Box<control::Loop>),
+    /// Reverse mode through a loop (see `control`).
+    LoopReverse(Box<control::LoopReverse>),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -151,6 +157,8 @@ pub enum FusionKind {
     Indexed,
     /// Ends a fused group: a scan kernel carries its state along one axis.
     Scan,
+    /// A loop: its body is a program of its own, run once per step.
+    Control,
 }
 
 impl Op {
@@ -178,7 +186,24 @@ impl Op {
             | Op::LinearScan { .. } => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
+            Op::Loop(l) => l.n_operands(),
+            Op::LoopReverse(l) => l.fwd.n_operands() + l.n_r(),
         }
+    }
+
+    /// Shape and dtype rule for every result.
+    pub fn infer_all(&self, ins: &[&Type]) -> Result<Vec<Type>, String> {
+        match self {
+            Op::Loop(l) => l.infer(ins),
+            Op::LoopReverse(l) => l.infer(ins),
+            _ => Ok(vec![self.infer(ins)?]),
+        }
+    }
+
+    /// Whether the op has its own rules in every transform (`control`),
+    /// instead of the single-result rules below.
+    pub fn is_control(&self) -> bool {
+        matches!(self, Op::Loop(_) | Op::LoopReverse(_))
     }
 
     /// Shape and dtype rule.
@@ -191,6 +216,10 @@ impl Op {
             ));
         }
         match self {
+            Op::Loop(_) | Op::LoopReverse(_) => match self.infer_all(ins)?[..] {
+                [ref t] => Ok(t.clone()),
+                ref ts => Err(format!("{self} has {} results", ts.len())),
+            },
             Op::Unary(_) => {
                 if !ins[0].dtype.is_float() {
                     return Err(format!("{self} needs a float operand, got {}", ins[0]));
@@ -317,6 +346,9 @@ impl Op {
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse)
             }
+            Op::Loop(_) | Op::LoopReverse(_) => {
+                panic!("internal error: {self} is evaluated by `control`")
+            }
             Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
             Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
             Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
@@ -381,6 +413,9 @@ impl Op {
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
             }
+            Op::Loop(_) | Op::LoopReverse(_) => {
+                panic!("internal error: the JVP of {self} is `control::loop_jvp`")
+            }
         }
     }
 
@@ -400,6 +435,9 @@ impl Op {
             | Op::ReduceProd { .. } => false,
             Op::Select => i > 0,
             Op::LinearScan { .. } => i == 1,
+            Op::Loop(l) => l.is_linear_in(i),
+            // Reverse over reverse is not supported.
+            Op::LoopReverse(_) => false,
             Op::Broadcast { .. }
             | Op::ReduceSum { .. }
             | Op::Dot
@@ -513,9 +551,11 @@ impl Op {
             | Op::StopGradient
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
-            | Op::ReduceProd { .. } => {
+            | Op::ReduceProd { .. }
+            | Op::LoopReverse(_) => {
                 panic!("internal error: {self} is not linear")
             }
+            Op::Loop(_) => panic!("internal error: {self} is transposed by `control`"),
         }
     }
 
@@ -559,6 +599,9 @@ impl Op {
             Op::ReduceProd { axes } => scan::reduce_prod(f, ins[0], reduce::shift_axes(axes)),
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_batch(f, ins, batched, *axis, *reverse, size)
+            }
+            Op::Loop(_) | Op::LoopReverse(_) => {
+                panic!("internal error: {self} is batched by `control`")
             }
             Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
             Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),
@@ -612,6 +655,7 @@ impl Op {
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
             Op::LinearScan { .. } => FusionKind::Scan,
+            Op::Loop(_) | Op::LoopReverse(_) => FusionKind::Control,
         }
     }
 }
@@ -663,6 +707,8 @@ impl fmt::Display for Op {
                 let dir = if *reverse { ",rev" } else { "" };
                 write!(f, "linear_scan[{axis}{dir}]")
             }
+            Op::Loop(l) => f.write_str(&l.header()),
+            Op::LoopReverse(l) => f.write_str(&l.header()),
         }
     }
 }

@@ -107,7 +107,7 @@ fn finish(
     let eye = identity(&mut h, s, dtype);
     map[batched.params[at].index()] = Some(eye);
     for e in &batched.eqns {
-        map[e.out.index()] = Some(h.copy_eqn(e, &map));
+        h.copy_eqn(e, &mut map);
     }
     h.outs = batched
         .outs

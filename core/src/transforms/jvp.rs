@@ -4,6 +4,7 @@
 
 use super::simplify::simplify;
 use crate::ir::{Function, Var};
+use crate::ops::{control, Op};
 use crate::verify::debug_verify;
 
 /// Forward mode. Params: the primals, then one tangent `t_<name>` per float
@@ -41,11 +42,31 @@ pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
             .iter()
             .map(|v| primal[v.index()].expect("verified IR"))
             .collect();
-        let out = g.copy_eqn(e, &primal);
-        primal[e.out.index()] = Some(out);
         let ts: Vec<Option<Var>> = e.ins.iter().map(|v| tangent[v.index()]).collect();
-        if ts.iter().any(Option::is_some) {
-            tangent[e.out.index()] = e.op.jvp(&mut g, &ins, out, &ts);
+        let any = ts.iter().any(Option::is_some);
+        let (outs, touts) = match &e.op {
+            Op::Loop(l) if any => control::loop_jvp(&mut g, l, &ins, &ts),
+            Op::LoopReverse(l) if any => control::reverse_jvp(&mut g, l, &ins, &ts),
+            _ => {
+                let outs = g.copy_eqn(e, &mut primal);
+                let t = if any {
+                    e.op.jvp(&mut g, &ins, outs[0], &ts)
+                } else {
+                    None
+                };
+                let n = outs.len();
+                (
+                    outs,
+                    std::iter::once(t)
+                        .chain(std::iter::repeat(None))
+                        .take(n)
+                        .collect(),
+                )
+            }
+        };
+        for ((o, p), t) in e.outs.iter().zip(outs).zip(touts) {
+            primal[o.index()] = Some(p);
+            tangent[o.index()] = t;
         }
     }
     g.outs = f

@@ -18,7 +18,7 @@ pub fn simplify(f: &Function) -> Function {
 
 fn forward(f: &Function) -> Function {
     let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
-    let mut seen: HashMap<String, Var> = HashMap::new();
+    let mut seen: HashMap<String, Vec<Var>> = HashMap::new();
     let uses = use_counts(f);
     let defs = f.definitions();
     // `g`'s definitions, kept up to date as it grows (recomputing them for
@@ -44,22 +44,25 @@ fn forward(f: &Function) -> Function {
         let (op, ins) = (&op, &ins[..]);
         g_defs.update(&g);
         let out = match rewrite(&mut g, &g_defs.0, op, ins) {
-            Some(v) => v,
+            Some(v) => vec![v],
             None => {
-                let key = format!("{} {:?} {}", op, ins, f.ty(e.out));
+                let tys: Vec<String> = e.outs.iter().map(|o| f.ty(*o).to_string()).collect();
+                let key = format!("{} {:?} {:?}{}", op, ins, tys, crate::text::nested_text(op));
                 match seen.get(&key) {
-                    Some(v) => *v,
+                    Some(v) => v.clone(),
                     None => {
                         let v = g
-                            .push(op.clone(), ins)
+                            .push_all(op.clone(), ins)
                             .expect("internal error: re-typing an equation");
-                        seen.insert(key, v);
+                        seen.insert(key, v.clone());
                         v
                     }
                 }
             }
         };
-        map[e.out.index()] = Some(out);
+        for (o, v) in e.outs.iter().zip(out) {
+            map[o.index()] = Some(v);
+        }
     }
     g.outs = f
         .outs
@@ -78,7 +81,9 @@ impl Definitions {
     fn update(&mut self, g: &Function) {
         self.0.resize(g.types.len(), None);
         for (i, e) in g.eqns.iter().enumerate().skip(self.1) {
-            self.0[e.out.index()] = Some(i);
+            for o in &e.outs {
+                self.0[o.index()] = Some(i);
+            }
         }
         self.1 = g.eqns.len();
     }
@@ -175,15 +180,19 @@ fn dce(f: &Function) -> Function {
         live[o.index()] = true;
     }
     for e in f.eqns.iter().rev() {
-        if live[e.out.index()] {
+        if e.outs.iter().any(|o| live[o.index()]) {
             for i in &e.ins {
                 live[i.index()] = true;
             }
         }
     }
     let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
-    for e in f.eqns.iter().filter(|e| live[e.out.index()]) {
-        map[e.out.index()] = Some(g.copy_eqn(e, &map));
+    for e in f
+        .eqns
+        .iter()
+        .filter(|e| e.outs.iter().any(|o| live[o.index()]))
+    {
+        g.copy_eqn(e, &mut map);
     }
     g.outs = f
         .outs

@@ -6,7 +6,8 @@
 
 use super::jvp::jvp_raw;
 use super::simplify::simplify;
-use crate::ir::{Function, Var};
+use crate::ir::{Eqn, Function, Var};
+use crate::ops::{control, Op};
 use crate::verify::debug_verify;
 use std::collections::HashMap;
 
@@ -93,8 +94,12 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
         linear[t.index()] = true;
     }
     for e in &j.eqns {
-        linear[e.out.index()] = e.ins.iter().any(|v| linear[v.index()]);
+        let l = e.ins.iter().any(|v| linear[v.index()]);
+        for o in &e.outs {
+            linear[o.index()] = l;
+        }
     }
+    let is_linear = |e: &Eqn| e.ins.iter().any(|v| linear[v.index()]);
 
     // The primal part is copied as is.
     let (mut g, mut map) = Function::with_params_of(&j, &format!("{}_vjp", f.name), n_primal);
@@ -114,8 +119,8 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
             Seed::One => g.full(1.0, ty.dtype, &ty.shape),
         });
     }
-    for e in j.eqns.iter().filter(|e| !linear[e.out.index()]) {
-        map[e.out.index()] = Some(g.copy_eqn(e, &map));
+    for e in j.eqns.iter().filter(|e| !is_linear(e)) {
+        g.copy_eqn(e, &mut map);
     }
 
     // Transpose the linear part, last equation first.
@@ -133,8 +138,35 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
             accumulate(&mut g, &mut ct, tout, *s);
         }
     }
-    for e in j.eqns.iter().rev().filter(|e| linear[e.out.index()]) {
-        let Some(c) = ct.remove(&e.out) else { continue };
+    for e in j.eqns.iter().rev().filter(|e| is_linear(e)) {
+        if let Op::Loop(l) = &e.op {
+            let cts: Vec<Option<Var>> = e.outs.iter().map(|o| ct.remove(o)).collect();
+            if cts.iter().all(Option::is_none) {
+                continue;
+            }
+            let cts: Vec<Var> = cts
+                .iter()
+                .zip(&e.outs)
+                .map(|(c, o)| c.unwrap_or_else(|| g.full(0.0, j.dtype(*o), j.shape(*o))))
+                .collect();
+            let known = |v: &Var| map[v.index()].expect("internal error: a loop's primal operand");
+            let (operands, linear_ins) = control::reverse_operands(l, &e.ins);
+            let mut ins: Vec<Var> = operands.iter().map(known).collect();
+            ins.extend(cts);
+            let back = g
+                .push_all(Op::LoopReverse(Box::new(l.transpose_reverse())), &ins)
+                .expect("internal error: transposing a loop");
+            for (v, c) in linear_ins.iter().zip(back) {
+                accumulate(&mut g, &mut ct, *v, c);
+            }
+            continue;
+        }
+        if let Op::LoopReverse(_) = &e.op {
+            panic!("reverse mode through the reverse sweep of a loop is not supported: take the derivative of a gradient in forward mode (jvp of grad, as `hessian` does)");
+        }
+        let Some(c) = ct.remove(&e.out()) else {
+            continue;
+        };
         let known: Vec<Option<Var>> = e
             .ins
             .iter()

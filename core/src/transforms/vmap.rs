@@ -7,6 +7,7 @@
 use super::simplify::simplify;
 use crate::ir::{Function, Var};
 use crate::ops::layout::{move_axis_perm, transpose};
+use crate::ops::{control, Op};
 use crate::shape::Dim;
 use crate::verify::debug_verify;
 
@@ -69,18 +70,26 @@ pub(crate) fn vmap_sized(
     }
     for e in &f.eqns {
         let flags: Vec<bool> = e.ins.iter().map(|v| batched[v.index()]).collect();
-        let out = if flags.iter().any(|b| *b) {
-            batched[e.out.index()] = true;
+        let outs = if flags.iter().any(|b| *b) {
+            for o in &e.outs {
+                batched[o.index()] = true;
+            }
             let ins: Vec<Var> = e
                 .ins
                 .iter()
                 .map(|v| map[v.index()].expect("verified IR"))
                 .collect();
-            e.op.batch(&mut g, &ins, &flags, size)
+            match &e.op {
+                Op::Loop(l) => control::loop_batch(&mut g, l, &ins, &flags, size),
+                Op::LoopReverse(l) => control::reverse_batch(&mut g, l, &ins, &flags, size),
+                op => vec![op.batch(&mut g, &ins, &flags, size)],
+            }
         } else {
-            g.copy_eqn(e, &map)
+            g.copy_eqn(e, &mut map)
         };
-        map[e.out.index()] = Some(out);
+        for (o, v) in e.outs.iter().zip(outs) {
+            map[o.index()] = Some(v);
+        }
     }
     for (j, (o, axis)) in f.outs.iter().zip(out_axes).enumerate() {
         let v = map[o.index()].expect("verified IR");

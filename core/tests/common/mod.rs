@@ -645,7 +645,10 @@ pub fn inline(g: &mut Function, f: &Function, args: &[Var]) -> Vec<Var> {
     }
     for e in &f.eqns {
         let ins: Vec<Var> = e.ins.iter().map(|v| map[v.index()].unwrap()).collect();
-        map[e.out.index()] = Some(g.push(e.op.clone(), &ins).unwrap());
+        let outs = g.push_all(e.op.clone(), &ins).unwrap();
+        for (o, v) in e.outs.iter().zip(outs) {
+            map[o.index()] = Some(v);
+        }
     }
     f.outs.iter().map(|o| map[o.index()].unwrap()).collect()
 }
@@ -1315,6 +1318,10 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::ScatterAdd { .. } => "scatter_add",
         Op::ReduceProd { .. } => "reduce_prod",
         Op::LinearScan { .. } => "linear_scan",
+        // Not in the catalog: loops do not run in kernels yet; their tests
+        // are `core/tests/loops.rs` and the facade's `tests/loops.rs`.
+        Op::Loop(_) => "loop",
+        Op::LoopReverse(_) => "loop_reverse",
     }
 }
 

@@ -32,11 +32,19 @@ pub fn is_straight_line(f: &Function) -> bool {
         .iter()
         .chain(&f.outs)
         .all(|v| !matches!(f.dtype(*v), oxla_core::DType::F16 | oxla_core::DType::BF16));
-    full_precision
-        && f.is_scalar_only()
-        && live_eqns(f)
-            .iter()
-            .all(|&i| f.shape(f.eqns[i].out).is_scalar())
+    full_precision && f.is_scalar_only() && all_scalar(f)
+}
+
+/// Whether every live value of `f`, and of the loop bodies it holds, is a
+/// scalar.
+fn all_scalar(f: &Function) -> bool {
+    live_eqns(f).iter().all(|&i| {
+        let e = &f.eqns[i];
+        e.outs.iter().all(|o| f.shape(*o).is_scalar())
+            && oxla_core::text::nested_functions(&e.op)
+                .into_iter()
+                .all(|g| g.params.iter().all(|p| g.shape(*p).is_scalar()) && all_scalar(g))
+    })
 }
 
 /// The kernel symbols the generated code for `f` binds to when they were

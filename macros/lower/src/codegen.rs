@@ -6,6 +6,7 @@ use crate::aot::{aot_symbols, is_straight_line, live_eqns};
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys, IndexCheck};
 use crate::paths;
+use crate::scalar_loop;
 use crate::stack::{guard, GeneratedFn, Origin};
 use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
@@ -661,9 +662,24 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
     }
     for &i in &live {
         let e = &f.eqns[i];
-        let out = local(e.out);
+        if e.op.is_control() {
+            let outs: Vec<syn::Ident> = e.outs.iter().map(|v| local(*v)).collect();
+            let ins: Vec<TokenStream> = e
+                .ins
+                .iter()
+                .map(|v| local(*v).into_token_stream())
+                .collect();
+            let value = match &e.op {
+                Op::Loop(l) => scalar_loop::loop_expr(l, &ins),
+                Op::LoopReverse(l) => scalar_loop::reverse_expr(l, &ins),
+                _ => unreachable!("internal error: an unknown control op"),
+            };
+            stmts.push(quote!(let (#(#outs,)*) = #value;));
+            continue;
+        }
+        let out = local(e.out());
         let ins: Vec<syn::Ident> = e.ins.iter().map(|v| local(*v)).collect();
-        let dtype = f.dtype(e.out);
+        let dtype = f.dtype(e.out());
         let ty = paths::float(dtype);
         let value = match &e.op {
             Op::Literal { value, dtype } => float_lit(*value, *dtype),
@@ -778,8 +794,13 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                 dim: oxla_core::Dim::Const(c),
                 dtype,
             } => float_lit(*c as f64, *dtype),
-            // Never scalar: `is_straight_line` excludes them.
-            Op::DimSize { .. } | Op::Iota { .. } | Op::LinearScan { .. } => {
+            // Never scalar: `is_straight_line` excludes them; loops are
+            // handled above.
+            Op::DimSize { .. }
+            | Op::Iota { .. }
+            | Op::LinearScan { .. }
+            | Op::Loop(_)
+            | Op::LoopReverse(_) => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
                 { let panic = paths::panic(); quote!(#panic(#msg)) }
             }
@@ -796,6 +817,20 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
         #(#stmts)*
         #result
     }
+}
+
+/// `f` as a Rust block expression of its results' tuple, with `args` for
+/// its params (a loop's body).
+pub(crate) fn scalar_block(f: &Function, args: &[TokenStream]) -> TokenStream {
+    let params: Vec<syn::Ident> = (0..f.params.len())
+        .map(|k| format_ident!("__oxla_arg{}", k))
+        .collect();
+    let body = scalar_body(f, &params, true);
+    quote!({
+        #[allow(unused_variables)]
+        let (#(#params,)*) = (#(#args,)*);
+        #body
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod inline;
 pub mod lower;
 mod paths;
 mod placeholder;
+mod scalar_loop;
 mod slicing;
 pub mod stack;
 pub mod types;

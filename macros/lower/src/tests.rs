@@ -47,10 +47,10 @@ fn dump(f: &Function) -> String {
         let _ = writeln!(
             s,
             "  {} = {}{sep}{} : {}",
-            e.out,
+            e.out(),
             e.op,
             ins.join(" "),
-            f.ty(e.out)
+            f.ty(e.out())
         );
     }
     let outs: Vec<String> = f.outs.iter().map(|v| v.to_string()).collect();
@@ -73,9 +73,9 @@ pub(crate) fn eval(f: &Function, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
     }
     for e in &f.eqns {
         let ins: Vec<&Tensor> = e.ins.iter().map(|v| &vals[v]).collect();
-        let shape = f.shape(e.out).concrete(&env).unwrap();
+        let shape = f.shape(e.out()).concrete(&env).unwrap();
         let t = e.op.eval(&ins, &shape, &Default::default());
-        vals.insert(e.out, t);
+        vals.insert(e.out(), t);
     }
     f.outs.iter().map(|v| vals[v].data.clone()).collect()
 }

@@ -704,7 +704,7 @@ pub fn reference(f: &Function, args: &[Tensor]) -> Reference {
             .iter()
             .map(|v| errs[v.index()].as_deref().expect("defined"))
             .collect();
-        let shape = concrete(&f.ty(e.out).shape, &env);
+        let shape = concrete(&f.ty(e.out()).shape, &env);
         let r = e.op.eval(&ins, &shape, &Default::default());
         let mut err = match e.op {
             // An operand compared with itself gives the same answer however
@@ -717,8 +717,8 @@ pub fn reference(f: &Function, args: &[Tensor]) -> Reference {
                 *x = f64::INFINITY;
             }
         }
-        vals[e.out.index()] = Some(r);
-        errs[e.out.index()] = Some(err);
+        vals[e.out().index()] = Some(r);
+        errs[e.out().index()] = Some(err);
     }
     Reference {
         outs: f
