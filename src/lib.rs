@@ -238,6 +238,24 @@ pub fn loop_tape_peak_bytes() -> usize {
     oxla_core::ops::control::tape_peak_bytes()
 }
 
+/// Marks a loop of an annotated function for checkpointed reverse mode:
+/// `for i in oxla::checkpoint(0..n) { … }` or
+/// `while oxla::checkpoint(err > tol) { … }`. The reverse sweep then keeps
+/// the carries of every ⌈√n⌉-th step and recomputes the others one segment
+/// at a time (memory 2√n steps instead of n, one more forward sweep of
+/// work); the gradient is the same bit for bit. Outside the macros it is the
+/// identity, so the function stays plain Rust.
+pub fn checkpoint<T>(x: T) -> T {
+    x
+}
+
+/// Like [`checkpoint`], keeping every `every`-th step's carries (memory
+/// n/every + every steps).
+pub fn checkpoint_every<T>(every: u64, x: T) -> T {
+    let _ = every;
+    x
+}
+
 /// Reset `loop_tape_peak_bytes`.
 pub fn reset_loop_tape_peak() {
     oxla_core::ops::control::reset_tape_peak()
