@@ -2,7 +2,7 @@
 //! its parameters bound to the argument values, in a scope of its own.
 
 use crate::helpers::{self, may_be_helper};
-use crate::lower::{ident_name, return_tys, Lowerer};
+use crate::lower::{ident_name, return_tys, BindKind, Lowerer, Scope};
 use crate::types::param_ty;
 use oxla_core::Var;
 use quote::ToTokens;
@@ -104,8 +104,9 @@ impl Lowerer<'_> {
         }
         // The helper's body sees its parameters only, and its own helpers.
         let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let floor = std::mem::replace(&mut self.assign_floor, 0);
         for (n, v) in bound {
-            self.bind(n, Some(v));
+            self.bind_as(n, Some(v), BindKind::Param);
         }
         let outer = helpers::swap_current(callees);
         let closures = std::mem::take(&mut self.closures);
@@ -115,6 +116,7 @@ impl Lowerer<'_> {
         self.closures = closures;
         helpers::swap_current(outer);
         self.scopes = scopes;
+        self.assign_floor = floor;
         let (outs, _) = results?;
         let declared = match &item.sig.output {
             syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
@@ -142,7 +144,7 @@ pub(crate) struct Closure {
     pub(crate) name: String,
     params: Vec<String>,
     body: Expr,
-    captured: Vec<Vec<(String, Option<Var>)>>,
+    captured: Vec<Scope>,
 }
 
 impl Lowerer<'_> {
@@ -211,9 +213,11 @@ impl Lowerer<'_> {
         }
         let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
         let scopes = std::mem::replace(&mut self.scopes, closure.captured.clone());
+        // The body may not assign to what it captured.
+        let floor = std::mem::replace(&mut self.assign_floor, self.scopes.len());
         self.scopes.push(Vec::new());
         for (n, v) in closure.params.iter().zip(args) {
-            self.bind(n.clone(), Some(v));
+            self.bind_as(n.clone(), Some(v), BindKind::Param);
         }
         // Closures bound after this one are not visible in its body.
         let position = self
@@ -225,6 +229,7 @@ impl Lowerer<'_> {
         let v = self.lower_expr(&closure.body);
         self.closures.extend(later);
         self.scopes = scopes;
+        self.assign_floor = floor;
         Some(v)
     }
 }

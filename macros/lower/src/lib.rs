@@ -20,6 +20,7 @@ pub mod aot;
 pub mod attr;
 pub mod codegen;
 mod constructors;
+mod control;
 mod elementwise;
 pub mod errors;
 pub mod helpers;
@@ -34,6 +35,8 @@ mod vocab;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_control;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]

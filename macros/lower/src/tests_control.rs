@@ -1,0 +1,393 @@
+//! Control flow: `let mut`, assignment, `if` that assigns, early `return`,
+//! `match` on integers. Each form's IR, its values (with the reference op
+//! rules, against the same function in plain Rust) and its errors.
+
+use crate::lower_fn;
+use crate::tests::{dump, eval};
+use oxla_core::Function;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn lower(ts: TokenStream) -> Function {
+    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
+    lower_fn(&item).unwrap_or_else(|e| panic!("unexpected errors: {e}"))
+}
+
+fn errors(ts: TokenStream) -> Vec<String> {
+    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
+    match lower_fn(&item) {
+        Ok(f) => panic!("expected errors, lowered\n{}", dump(&f)),
+        Err(e) => e.messages(),
+    }
+}
+
+fn assert_one(msgs: &[String], needle: &str) {
+    assert!(
+        msgs.iter().any(|m| m.contains(needle)),
+        "no error containing {needle:?} in {msgs:#?}"
+    );
+}
+
+/// `f` at each of `xs` against `reference`.
+fn check_scalar(f: &Function, xs: &[f64], reference: impl Fn(f64) -> f64) {
+    for &x in xs {
+        let got = eval(f, &[vec![x]])[0][0];
+        let want = reference(x);
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "at {x}: {got} vs {want}\n{}",
+            dump(f)
+        );
+    }
+}
+
+#[test]
+fn let_mut_and_compound_assignment_rebind_in_ssa() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            y += 1.0;
+            y *= x;
+            y -= 2.0;
+            y /= 4.0;
+            y = y * y;
+            y
+        }
+    });
+    assert_eq!(
+        dump(&f),
+        "fn f(x=%0: f64[])
+  %1 = literal[1.0] : f64[]
+  %2 = add %0 %1 : f64[]
+  %3 = mul %2 %0 : f64[]
+  %4 = literal[2.0] : f64[]
+  %5 = sub %3 %4 : f64[]
+  %6 = literal[4.0] : f64[]
+  %7 = div %5 %6 : f64[]
+  %8 = mul %7 %7 : f64[]
+  -> %8"
+    );
+    check_scalar(&f, &[-1.5, 0.0, 2.0], |x| {
+        let mut y = x;
+        y += 1.0;
+        y *= x;
+        y -= 2.0;
+        y /= 4.0;
+        y = y * y;
+        y
+    });
+}
+
+#[test]
+fn assignment_on_arrays_broadcasts_the_right_side_and_unifies_lengths() {
+    let f = lower(quote! {
+        fn f(x: &[f64], w: &[f64]) -> Vec<f64> {
+            let mut acc = x * 2.0;
+            acc += 1.0;
+            acc = acc * w;
+            acc
+        }
+    });
+    // The assignment unified `n_w` with `n_x`.
+    assert_eq!(
+        f.symbols().into_iter().collect::<Vec<_>>(),
+        vec!["n_x".to_string()]
+    );
+    assert_eq!(
+        eval(&f, &[vec![1.0, 2.0], vec![3.0, -1.0]]),
+        vec![vec![9.0, -5.0]]
+    );
+}
+
+#[test]
+fn an_inner_let_shadows_and_assignment_reaches_the_owning_scope() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            {
+                let y = 100.0;
+                let unused = y + 1.0;
+            }
+            {
+                y += 1.0;
+                let mut z = y;
+                z *= 3.0;
+                y = z;
+            }
+            y
+        }
+    });
+    check_scalar(&f, &[0.5, -2.0], |x| (x + 1.0) * 3.0);
+}
+
+#[test]
+fn if_that_assigns_merges_with_select_after_the_branch() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            let mut z = 1.0;
+            if x > 0.0 {
+                y = x * 2.0;
+            } else if x < -1.0 {
+                y *= -1.0;
+                z = 5.0;
+            }
+            if x > 3.0 { z += x; }
+            y + z
+        }
+    });
+    let d = dump(&f);
+    // y and z after the `else if`, both again after the outer `if`, z
+    // after the last.
+    assert_eq!(d.matches("select").count(), 5, "{d}");
+    check_scalar(&f, &[-3.0, -0.5, 0.0, 1.0, 4.0], |x| {
+        let mut y = x;
+        let mut z = 1.0;
+        if x > 0.0 {
+            y = x * 2.0;
+        } else if x < -1.0 {
+            y *= -1.0;
+            z = 5.0;
+        }
+        if x > 3.0 {
+            z += x;
+        }
+        y + z
+    });
+}
+
+#[test]
+fn if_with_values_and_assignments_and_nested_ifs() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut a = 0.0;
+            let v = if x < 1.0 {
+                a = 2.0;
+                if x < 0.0 { a -= x; }
+                x * a
+            } else {
+                x
+            };
+            v + a
+        }
+    });
+    check_scalar(&f, &[-2.0, 0.5, 3.0], |x| {
+        let mut a = 0.0;
+        let v = if x < 1.0 {
+            a = 2.0;
+            if x < 0.0 {
+                a -= x;
+            }
+            x * a
+        } else {
+            x
+        };
+        v + a
+    });
+}
+
+#[test]
+fn an_array_condition_assigns_arrays_elementwise() {
+    let f = lower(quote! {
+        fn f(x: &[f64]) -> Vec<f64> {
+            let mut y = x * 1.0;
+            if x > 0.0 { y = x * 3.0; } else { y -= 1.0; }
+            y
+        }
+    });
+    assert_eq!(eval(&f, &[vec![-1.0, 2.0]]), vec![vec![-2.0, 6.0]]);
+    let m = errors(quote! {
+        fn f(x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            if x > 0.0 { s = 1.0; }
+            s
+        }
+    });
+    assert_one(&m, "`s` is f64[], but this `if` on an array condition picks elementwise, which would make it f64[n_x]");
+}
+
+#[test]
+fn early_return_inside_if_becomes_the_else() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x * x;
+            if x < -1.0 {
+                return y;
+            }
+            y += 1.0;
+            if x > 2.0 {
+                if x > 5.0 { return 0.5; }
+                y *= 2.0;
+            } else {
+                return y - x;
+            }
+            y
+        }
+    });
+    check_scalar(&f, &[-3.0, 0.0, 1.5, 3.0, 6.0], |x| {
+        let mut y = x * x;
+        if x < -1.0 {
+            return y;
+        }
+        y += 1.0;
+        if x > 2.0 {
+            if x > 5.0 {
+                return 0.5;
+            }
+            y *= 2.0;
+        } else {
+            return y - x;
+        }
+        y
+    });
+}
+
+#[test]
+fn early_return_of_a_tuple() {
+    let f = lower(quote! {
+        fn f(x: f64) -> (f64, f64) {
+            if x < 0.0 { return (x, -x); }
+            (x * 2.0, x)
+        }
+    });
+    assert_eq!(eval(&f, &[vec![-1.0]]), vec![vec![-1.0], vec![1.0]]);
+    assert_eq!(eval(&f, &[vec![2.0]]), vec![vec![4.0], vec![2.0]]);
+}
+
+#[test]
+fn match_on_an_integer_is_a_select_chain() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i64) -> f64 {
+            let mut y = x;
+            let s = match k {
+                0 => x,
+                1 | 2 => { y = 2.0; x * 2.0 }
+                -5..=-3 => x * 3.0,
+                10.. => -x,
+                _ => 0.5,
+            };
+            s + y
+        }
+    });
+    let d = dump(&f);
+    assert!(d.contains("convert"), "{d}");
+    let reference = |x: f64, k: i64| {
+        let mut y = x;
+        let s = match k {
+            0 => x,
+            1 | 2 => {
+                y = 2.0;
+                x * 2.0
+            }
+            -5..=-3 => x * 3.0,
+            10.. => -x,
+            _ => 0.5,
+        };
+        s + y
+    };
+    for k in -7..14 {
+        let got = eval(&f, &[vec![1.5], vec![k as f64]])[0][0];
+        assert_eq!(got, reference(1.5, k), "k = {k}\n{d}");
+    }
+    // Exhaustive without `_`: the ranges cover every i32.
+    let g = lower(quote! {
+        fn g(x: f32, k: i32) -> f32 {
+            match k { ..=0 => x, 1 => 2.0, 2.. => 3.0 }
+        }
+    });
+    assert_eq!(eval(&g, &[vec![4.0], vec![-9.0]]), vec![vec![4.0]]);
+    assert_eq!(eval(&g, &[vec![4.0], vec![1.0]]), vec![vec![2.0]]);
+    assert_eq!(eval(&g, &[vec![4.0], vec![7.0]]), vec![vec![3.0]]);
+}
+
+#[test]
+fn match_as_a_statement_assigns() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i32) -> f64 {
+            let mut y = x;
+            match k {
+                0 => y += 1.0,
+                1 => { y *= 3.0; }
+                _ => {}
+            }
+            y
+        }
+    });
+    for (k, want) in [(0, 3.0), (1, 6.0), (5, 2.0)] {
+        assert_eq!(eval(&f, &[vec![2.0], vec![k as f64]]), vec![vec![want]]);
+    }
+}
+
+#[test]
+fn errors_of_assignment() {
+    let m = errors(quote! {
+        fn f(x: f64, v: &[f64]) -> f64 {
+            let mut y = x;
+            y = v * 2.0;
+            let mut k = x;
+            k += v;
+            let a = 1.0;
+            a += 1.0;
+            x = 2.0;
+            let g = |t| { y = t; t };
+            let mut w = v * 1.0;
+            w[0] = 1.0;
+            y %= 2.0;
+            q = 1.0;
+            y + k + g(x)
+        }
+    });
+    assert_one(&m, "mismatched types: `y` is f64[] but this assigns f64[n_v]; an assignment keeps the variable's type");
+    assert_one(
+        &m,
+        "mismatched types: `k` is f64[] but this assigns f64[n_v]",
+    );
+    assert_one(
+        &m,
+        "cannot assign twice to immutable variable `a`: declare it `let mut a`",
+    );
+    assert_one(&m, "cannot assign to immutable argument `x`");
+    assert_one(&m, "cannot assign to `y` inside a closure");
+    assert_one(&m, "assigning to an element (`x[i] = …`) is not supported");
+    assert_one(
+        &m,
+        "unsupported compound assignment `%=` (oxla has no exact float remainder)",
+    );
+    assert_one(&m, "cannot find `q` in this oxla function");
+    // Integer and float do not mix either.
+    let m = errors(quote! {
+        fn f(x: f64, k: i64) -> f64 { let mut y = x; y = k; y }
+    });
+    assert_one(&m, "mismatched types: `y` is f64[] but this assigns i64[]");
+}
+
+#[test]
+fn errors_of_match() {
+    let m = errors(quote! {
+        fn f(x: f64, k: i32) -> f64 {
+            let a = match k { 0 => x, 1 => 2.0 };
+            let b = match k { n if n > 2 => x, _ => 1.0 };
+            let c = match x { _ => 1.0 };
+            let d = match k { 0.5 => x, _ => 1.0 };
+            let e = match k { 3_000_000_000 => x, _ => 1.0 };
+            let g = match k { n => x };
+            a + b + c + d + e + g
+        }
+    });
+    assert_one(&m, "non-exhaustive patterns: `i32::MIN`");
+    assert_one(&m, "match guards (`pattern if cond =>`) are not supported");
+    assert_one(&m, "`match` takes an integer scalar");
+    assert_one(&m, "a pattern here is an integer literal");
+    assert_one(&m, "literal `3000000000` out of range for i32");
+    assert_one(
+        &m,
+        "unsupported pattern: a `match` arm takes integer literals",
+    );
+    let m = errors(quote! {
+        fn f(x: f32, k: i64) -> f32 { match k { 20000000 => x, _ => 1.0 } }
+    });
+    assert_one(
+        &m,
+        "pattern `20000000` is too large: a `match` compares in the function's float type f32",
+    );
+}
