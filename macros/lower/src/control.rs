@@ -513,17 +513,8 @@ impl Lowerer<'_> {
     /// The integer `x` in the function's float type, in which a `match`
     /// compares (`x.len()` is a size already held as a float).
     fn as_float(&mut self, x: Var, span: Span) -> Option<Var> {
-        let defs = self.f.definitions();
-        let def = defs
-            .get(x.index())
-            .copied()
-            .flatten()
-            .map(|i| &self.f.eqns[i]);
-        if let Some(e) = def.filter(|e| matches!(e.op, Op::Convert { .. })) {
-            let src = e.ins[0];
-            if self.f.dtype(src) == self.dtype {
-                return Some(src);
-            }
+        if let Some(n) = self.size_source(x) {
+            return Some(n);
         }
         self.push(Op::Convert { dtype: self.dtype }, &[x], span)
     }

@@ -28,6 +28,7 @@ mod inline;
 pub mod lower;
 mod paths;
 mod placeholder;
+mod sizes;
 mod slicing;
 pub mod stack;
 pub mod types;

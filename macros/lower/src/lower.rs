@@ -679,7 +679,10 @@ impl Lowerer<'_> {
             // reference is the value itself.
             Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr),
             Expr::Call(c) => self.lower_call(c),
-            Expr::Index(i) => self.lower_index(i),
+            Expr::Index(i) => match self.lower_shape_index(i) {
+                Some(v) => v,
+                None => self.lower_index(i),
+            },
             Expr::Macro(m) => {
                 if let Some(v) = self.lower_slicing_macro(m) {
                     return v;
@@ -831,6 +834,9 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_slicing_method(m) {
             return v;
         }
+        if let Some(v) = self.lower_size_method(m) {
+            return v;
+        }
         if name == "mapv" {
             return self.lower_mapv(m);
         }
@@ -979,6 +985,10 @@ impl Lowerer<'_> {
         let from = self.f.dtype(x);
         if from == to {
             return Some(x);
+        }
+        // `x.len() as f64`: the size, already held as a float.
+        if let Some(n) = self.size_source(x).filter(|_| to == self.dtype) {
+            return Some(n);
         }
         if from == DType::Bool && to.is_float() {
             self.errors.spanned(

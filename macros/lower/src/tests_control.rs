@@ -4,7 +4,7 @@
 
 use crate::lower_fn;
 use crate::tests::{dump, eval};
-use oxla_core::Function;
+use oxla_core::{DType, Function, Tensor};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -390,4 +390,62 @@ fn errors_of_match() {
         &m,
         "pattern `20000000` is too large: a `match` compares in the function's float type f32",
     );
+}
+
+// ---- sizes ---------------------------------------------------------------------
+
+#[test]
+fn len_as_float_is_the_dim_size_itself() {
+    let f = lower(quote! {
+        fn mean(x: &[f64]) -> f64 { sum(x) / x.len() as f64 }
+    });
+    assert_eq!(
+        dump(&f),
+        "fn mean(x=%0: f64[n_x])
+  %1 = reduce_sum[0] %0 : f64[]
+  %2 = dim_size[n_x] : f64[]
+  %3 = convert %2 : i64[]
+  %4 = div %1 %2 : f64[]
+  -> %4"
+    );
+    let x = Tensor::new(DType::F64, vec![3], vec![1.0, 2.0, 6.0]);
+    assert_eq!(
+        oxla_core::interp::eval(&f, &[x]).unwrap()[0].data,
+        vec![3.0]
+    );
+}
+
+#[test]
+fn sizes_of_axes_and_match_on_a_length() {
+    let f = lower(quote! {
+        fn f(a: ndarray::ArrayView2<f64>, v: &[f64]) -> f64 {
+            let r = a.nrows() as f64;
+            let c = a.ncols() as f64;
+            let s = a.shape()[1] as f64 + a.len_of(Axis(0)) as f64;
+            let k = match v.len() { 0 => 0.0, 1..=2 => 10.0, _ => 100.0 };
+            r * 1000.0 + c * 100.0 + s + k
+        }
+    });
+    let d = dump(&f);
+    assert!(
+        !d.contains("convert[f64]"),
+        "a size is used as a float without a round trip:\n{d}"
+    );
+    for (n, k) in [(0, 0.0), (1, 10.0), (2, 10.0), (3, 100.0)] {
+        let a = Tensor::new(DType::F64, vec![2, 3], vec![0.0; 6]);
+        let v = Tensor::new(DType::F64, vec![n], vec![1.0; n]);
+        let got = oxla_core::interp::eval(&f, &[a, v]).unwrap()[0].data[0];
+        assert_eq!(got, 2000.0 + 300.0 + 5.0 + k, "{d}");
+    }
+    let m = errors(quote! {
+        fn f(a: ndarray::ArrayView2<f64>, v: &[f64]) -> f64 {
+            let n = a.len() as f64;
+            let r = v.nrows() as f64;
+            let s = v.shape()[1] as f64;
+            n + r + s
+        }
+    });
+    assert_one(&m, "`len` takes a 1-d array");
+    assert_one(&m, "`nrows` takes a 2-d array, but this has shape [n_v]");
+    assert_one(&m, "axis 1 of an array of shape [n_v]");
 }
