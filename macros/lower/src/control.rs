@@ -504,6 +504,49 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `k < 0` with an integer scalar `k` (a parameter, `x.len()`) and an
+    /// integer literal: both in the function's float type, as a `match`
+    /// compares (the literal must be exact there).
+    pub(crate) fn int_against_literal(
+        &mut self,
+        b: &syn::ExprBinary,
+        l: Var,
+        r: Var,
+        span: Span,
+    ) -> Option<(Var, Var)> {
+        let int = |lw: &Self, v: Var| {
+            lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
+        };
+        let int_lit = |e: &Expr| match strip_parens(e) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(_),
+                ..
+            }) => true,
+            Expr::Unary(u) => {
+                matches!(u.op, syn::UnOp::Neg(_))
+                    && matches!(
+                        strip_parens(&u.expr),
+                        Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Int(_),
+                            ..
+                        })
+                    )
+            }
+            _ => false,
+        };
+        if int(self, l) && !int(self, r) && int_lit(&b.right) {
+            let d = self.f.dtype(l);
+            self.pattern_int(&b.right, d)?;
+            return Some((self.as_float(l, span)?, r));
+        }
+        if int(self, r) && !int(self, l) && int_lit(&b.left) {
+            let d = self.f.dtype(r);
+            self.pattern_int(&b.left, d)?;
+            return Some((l, self.as_float(r, span)?));
+        }
+        Some((l, r))
+    }
+
     /// `x op k` on the float form of the scrutinee.
     fn compare(&mut self, x: Var, op: CmpOp, k: i128, span: Span) -> Option<Var> {
         let k = self.literal(k as f64);
@@ -606,7 +649,7 @@ impl Lowerer<'_> {
             self.errors.spanned(
                 e,
                 format!(
-                    "pattern `{v}` is too large: a `match` compares in the function's float type {}, exact below {exact} in magnitude",
+                    "`{v}` is too large: an integer is compared (in a `match`, or with a literal) in the function's float type {}, exact below {exact} in magnitude",
                     self.dtype
                 ),
             );

@@ -797,7 +797,8 @@ impl Lowerer<'_> {
                 let l = self.lower_expr(&b.left);
                 let r = self.lower_expr(&b.right);
                 let span = self.binary_span(b);
-                let mut vs = [l?, r?];
+                let (l, r) = self.int_against_literal(b, l?, r?, span)?;
+                let mut vs = [l, r];
                 self.coerce(&mut vs, span)?;
                 return self.push(Op::Cmp(cmp_op(&op)?), &vs, span);
             }

@@ -388,7 +388,7 @@ fn errors_of_match() {
     });
     assert_one(
         &m,
-        "pattern `20000000` is too large: a `match` compares in the function's float type f32",
+        "`20000000` is too large: an integer is compared (in a `match`, or with a literal) in the function's float type f32",
     );
 }
 
@@ -448,4 +448,31 @@ fn sizes_of_axes_and_match_on_a_length() {
     assert_one(&m, "`len` takes a 1-d array");
     assert_one(&m, "`nrows` takes a 2-d array, but this has shape [n_v]");
     assert_one(&m, "axis 1 of an array of shape [n_v]");
+}
+
+#[test]
+fn an_integer_compares_with_an_integer_literal() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i32, v: &[f64]) -> f64 {
+            let mut y = x;
+            if k < 0 { y = -x; }
+            if v.len() >= 3 { y *= 2.0; }
+            if -2 == k { y += 100.0; }
+            y
+        }
+    });
+    for (k, n, want) in [(1, 2, 1.5), (-1, 2, -1.5), (1, 3, 3.0), (-2, 4, 97.0)] {
+        let args = [
+            Tensor::scalar(DType::F64, 1.5),
+            Tensor::scalar(DType::I32, k as f64),
+            Tensor::new(DType::F64, vec![n], vec![0.0; n]),
+        ];
+        let got = oxla_core::interp::eval(&f, &args).unwrap()[0].data[0];
+        assert_eq!(got, want, "k = {k}, n = {n}");
+    }
+    // A scalar function with an integer parameter stays straight-line Rust.
+    let g = lower(quote! {
+        fn g(x: f64, k: i64) -> f64 { match k { 0 => x, _ => if k > 5 { -x } else { x * x } } }
+    });
+    assert!(crate::is_straight_line(&g), "{}", dump(&g));
 }
