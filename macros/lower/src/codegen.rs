@@ -3,6 +3,7 @@
 //! (scalar-only functions) or as a call of a `CompiledFn` (array functions).
 
 use crate::aot::{aot_symbols, is_straight_line, live_eqns};
+use crate::consts::is_const_param;
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys, IndexCheck};
 use crate::paths;
@@ -11,7 +12,7 @@ use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::BTreeSet;
 
 /// The environment variable naming the manifest of AOT-compiled kernels.
@@ -201,20 +202,26 @@ fn generate_one(
         .find(|d| d.is_float())
         .unwrap_or(DType::F32);
     let param_idents: Vec<syn::Ident> = match g.origin {
-        Origin::Original => item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
+        Origin::Original => {
+            // The declared parameters, then the constants' hidden ones.
+            let mut declared = item.sig.inputs.iter().filter_map(|a| match a {
                 syn::FnArg::Typed(pt) => match &*pt.pat {
                     syn::Pat::Ident(pi) => Some(pi.ident.clone()),
                     _ => None,
                 },
                 syn::FnArg::Receiver(_) => None,
-            })
-            .collect(),
+            });
+            f.param_names
+                .iter()
+                .filter_map(|n| match is_const_param(n) {
+                    true => Some(syn::Ident::new(n, Span::call_site())),
+                    false => declared.next(),
+                })
+                .collect()
+        }
         Origin::Transform { .. } => ir_param_idents(f),
     };
+    let const_lets = const_lets(g, &param_idents, dtype);
     if param_idents.len() != f.params.len() {
         return Err(syn::Error::new(
             span,
@@ -279,6 +286,7 @@ fn generate_one(
             &param_tys,
             &result_tys,
             (!stub).then_some((&compiled_ident, &compiled_static)),
+            &const_lets,
             cfgs,
         )
     };
@@ -288,10 +296,12 @@ fn generate_one(
         Origin::Original => prelude.clone(),
         Origin::Transform { .. } => TokenStream::new(),
     };
+    let const_lets = if stub { quote!() } else { const_lets };
     let body = quote! {
         #prelude
         #missing_kernels
         #compiled_static
+        #const_lets
         #body
     };
     // A stub's parameters are unused.
@@ -315,12 +325,11 @@ fn generate_one(
             }
         }
         Origin::Transform { kind, input } => {
-            let params = f
-                .params
+            let params = param_idents
                 .iter()
-                .zip(&param_idents)
                 .zip(&param_tys)
-                .map(|((_, id), t)| {
+                .filter(|(id, _)| !is_const_param(&id.to_string()))
+                .map(|(id, t)| {
                     let t = param_type_tokens(t);
                     quote!(#id: #t)
                 });
@@ -413,6 +422,7 @@ fn into_function(
     result_tys: &[RustTy],
     // The compiled program's name and `static`; `None` for a stub.
     program: Option<(&syn::Ident, &TokenStream)>,
+    const_lets: &TokenStream,
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let stub = program.is_none();
@@ -521,6 +531,7 @@ fn into_function(
     let call = if let Some((compiled_ident, compiled_static)) = program {
         quote! {
         #compiled_static
+        #const_lets
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(
@@ -571,10 +582,14 @@ fn into_function(
             }
         }
         Origin::Transform { .. } => {
-            let params = param_idents.iter().zip(param_tys).map(|(id, t)| {
-                let t = param_type_tokens(t);
-                quote!(#id: #t)
-            });
+            let params = param_idents
+                .iter()
+                .zip(param_tys)
+                .filter(|(id, _)| !is_const_param(&id.to_string()))
+                .map(|(id, t)| {
+                    let t = param_type_tokens(t);
+                    quote!(#id: #t)
+                });
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
@@ -589,6 +604,24 @@ fn into_function(
             }
         }
     }
+}
+
+/// `let __oxla_const_0: f64 = (A) as f64;` for each constant the function
+/// reads (a hidden parameter, see `consts`), spanned at its use in the
+/// body so that rustc's errors (no such constant, not a number) point there.
+fn const_lets(g: &GeneratedFn, idents: &[syn::Ident], dtype: DType) -> TokenStream {
+    let ty = paths::float(dtype);
+    let lets = idents.iter().filter_map(|id| {
+        let c = g.consts.iter().find(|c| *id == c.param)?;
+        let path = &c.path;
+        let span = path
+            .path
+            .segments
+            .last()
+            .map_or(Span::call_site(), |s| s.ident.span());
+        Some(quote_spanned!(span=> let #id: #ty = (#path) as #ty;))
+    });
+    quote!(#(#lets)*)
 }
 
 /// Parameter names from the IR, made into valid, distinct identifiers.
@@ -830,7 +863,18 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
         syn::ReturnType::Default => Vec::new(),
     };
     if g.origin == Origin::Original {
-        return (declared_params, declared_results);
+        // A constant's hidden parameter is a scalar of the float type.
+        let mut declared = declared_params.into_iter();
+        let params = g
+            .function
+            .param_names
+            .iter()
+            .filter_map(|n| match is_const_param(n) {
+                true => Some(RustTy::Scalar(dtype)),
+                false => declared.next(),
+            })
+            .collect();
+        return (params, declared_results);
     }
     // An integer scalar parameter keeps its declared Rust type (a `usize`
     // stays a `usize`) in every function generated from the original.

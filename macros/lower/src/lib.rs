@@ -20,6 +20,7 @@ pub mod aot;
 pub mod attr;
 pub mod codegen;
 mod constructors;
+pub mod consts;
 mod control;
 mod elementwise;
 pub mod errors;
@@ -189,7 +190,7 @@ pub(crate) fn expand_with(
     // to is unknown).
     let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
     if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
-        let gens = stack::apply_stack(&item, attrs, f, Vec::new()).0;
+        let gens = stack::apply_stack(&item, attrs, f, Vec::new(), Vec::new()).0;
         codegen::generate_stubs(&item, &gens, &markers)
     }) {
         return quote!(#stubs #errs);

@@ -4,6 +4,7 @@
 //! is supported instead; lowering carries on past errors (a failed expression
 //! lowers to `None`) so that one expansion reports all of them.
 
+use crate::consts::ConstParam;
 use crate::control::Want;
 use crate::errors::Errors;
 use crate::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
@@ -97,11 +98,20 @@ pub struct IndexCheck {
 
 /// `lower_fn`, with the index checks the call must make.
 pub fn lower_fn_checked(item: &syn::ItemFn) -> Result<(Function, Vec<IndexCheck>), Errors> {
+    lower_fn_full(item).map(|(f, checks, _)| (f, checks))
+}
+
+/// `lower_fn_checked`, with the constants the function reads (its hidden
+/// parameters, see `consts`).
+pub fn lower_fn_full(
+    item: &syn::ItemFn,
+) -> Result<(Function, Vec<IndexCheck>, Vec<ConstParam>), Errors> {
     let mut errors = Errors::new();
     let mut checks = Vec::new();
-    let f = lower_into(item, &mut errors, &mut checks);
+    let mut consts = Vec::new();
+    let f = lower_into(item, &mut errors, &mut checks, &mut consts);
     match (f, errors.is_empty()) {
-        (Some(f), true) => Ok((f, checks)),
+        (Some(f), true) => Ok((f, checks, consts)),
         _ => {
             if errors.is_empty() {
                 errors.spanned(
@@ -123,6 +133,7 @@ fn lower_into(
     item: &syn::ItemFn,
     errors: &mut Errors,
     checks: &mut Vec<IndexCheck>,
+    consts: &mut Vec<ConstParam>,
 ) -> Option<Function> {
     let sig = &item.sig;
     if let Some(c) = &sig.constness {
@@ -250,6 +261,7 @@ fn lower_into(
         closures: Vec::new(),
         errors,
         takes: Vec::new(),
+        consts: Vec::new(),
         spans: std::collections::HashMap::new(),
     };
     for (name, t, _) in &params {
@@ -274,6 +286,7 @@ fn lower_into(
             }
         }
     }
+    *consts = std::mem::take(&mut lw.consts);
     let mut f = lw.f;
     let (Some(outs), Some((rets, _))) = (outs, returns) else {
         return None;
@@ -345,6 +358,8 @@ pub(crate) struct Lowerer<'e> {
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
     pub(crate) takes: Vec<(Var, Var, usize)>,
+    /// The constants read so far (see `consts`).
+    pub(crate) consts: Vec<ConstParam>,
     /// The span of each binary expression lowered so far, by address, built
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
@@ -615,7 +630,12 @@ impl Lowerer<'_> {
                     }
                     return Some(self.literal(value));
                 }
-                let Some(id) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
+                let local = p.path.get_ident().filter(|_| p.qself.is_none());
+                let bound = local.is_some_and(|id| self.lookup(&ident_name(id)).is_some());
+                if !bound && crate::consts::looks_like_const(p) {
+                    return self.const_param(p);
+                }
+                let Some(id) = local else {
                     let shown = p.path.to_token_stream().to_string().replace(' ', "");
                     self.errors.spanned(p, format!("unsupported path `{shown}`: only parameters and `let` variables can be used; {SUPPORTED_EXPRS}"));
                     return None;

@@ -476,3 +476,74 @@ fn an_integer_compares_with_an_integer_literal() {
     });
     assert!(crate::is_straight_line(&g), "{}", dump(&g));
 }
+
+// ---- constants -----------------------------------------------------------------
+
+#[test]
+fn constants_become_hidden_scalar_parameters() {
+    let item: syn::ItemFn = syn::parse2(quote! {
+        fn f(x: f64) -> f64 { x * A + consts::G * A - Self::K + std::f64::consts::PI }
+    })
+    .unwrap();
+    let (f, _, consts) = crate::lower::lower_fn_full(&item).unwrap();
+    // One parameter per distinct path, after the declared ones; `PI` stays
+    // a literal.
+    assert_eq!(
+        f.param_names,
+        ["x", "__oxla_const_0", "__oxla_const_1", "__oxla_const_2"]
+    );
+    let paths: Vec<String> = consts
+        .iter()
+        .map(|c| {
+            quote::ToTokens::to_token_stream(&c.path)
+                .to_string()
+                .replace(' ', "")
+        })
+        .collect();
+    assert_eq!(paths, ["A", "consts::G", "Self::K"]);
+    assert!(
+        dump(&f).contains(&format!("literal[{}]", std::f64::consts::PI)),
+        "{}",
+        dump(&f)
+    );
+    assert_eq!(
+        eval(&f, &[vec![2.0], vec![3.0], vec![10.0], vec![0.5]]),
+        vec![vec![2.0 * 3.0 + 10.0 * 3.0 - 0.5 + std::f64::consts::PI]]
+    );
+}
+
+#[test]
+fn generated_code_reads_constants_and_keeps_the_signatures() {
+    use crate::attr::TransformKind;
+    use crate::codegen::CodegenOptions;
+    let out = crate::expand_attribute_with(
+        TransformKind::Grad,
+        quote!(df),
+        quote! { fn f(x: f64, k: i64) -> f64 { x * x * A } },
+        &CodegenOptions::default(),
+    );
+    let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
+    let sigs: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Fn(f) => Some(quote!(#f).to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sigs.len(), 2, "{out}");
+    for s in &sigs {
+        assert!(s.contains("let __oxla_const_0 : :: core :: primitive :: f64 = (A) as :: core :: primitive :: f64 ;"), "{s}");
+    }
+    assert!(sigs[1].contains("fn df (x : :: core :: primitive :: f64 , k : :: core :: primitive :: i64) -> :: core :: primitive :: f64"), "{}", sigs[1]);
+}
+
+#[test]
+fn errors_of_constants() {
+    let m = errors(quote! { fn f(x: half::f16) -> half::f16 { x * A } });
+    assert_one(&m, "a constant (`A`) in a f16 function is not supported");
+    // A lower-case unknown name is still a missing variable.
+    let m = errors(quote! { fn f(x: f64) -> f64 { x * a + m::b } });
+    assert_one(&m, "cannot find `a` in this oxla function");
+    assert_one(&m, "unsupported path `m::b`");
+}
