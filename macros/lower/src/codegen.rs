@@ -619,9 +619,27 @@ fn const_lets(g: &GeneratedFn, idents: &[syn::Ident], dtype: DType) -> TokenStre
             .segments
             .last()
             .map_or(Span::call_site(), |s| s.ident.span());
+        // The cast's type too: an invalid cast is reported at the use.
+        let ty = respan(ty.clone(), span);
         Some(quote_spanned!(span=> let #id: #ty = (#path) as #ty;))
     });
     quote!(#(#lets)*)
+}
+
+/// `ts` with every token at `span`.
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = proc_macro2::TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
 }
 
 /// Parameter names from the IR, made into valid, distinct identifiers.

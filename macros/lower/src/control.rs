@@ -421,7 +421,10 @@ impl Lowerer<'_> {
                     "match guards (`pattern if cond =>`) are not supported: use literal patterns, `a | b`, ranges `a..=b` and `_`, and an `if` inside the arm",
                 );
             }
-            let pats = self.match_pattern(&arm.pat, int.unwrap_or(DType::I64));
+            let pats = match &arm.guard {
+                Some(_) => None,
+                None => self.match_pattern(&arm.pat, int.unwrap_or(DType::I64)),
+            };
             self.scopes.push(Vec::new());
             let values = self.lower_value(&arm.body, want);
             self.scopes.pop();
@@ -536,12 +539,12 @@ impl Lowerer<'_> {
         };
         if int(self, l) && !int(self, r) && int_lit(&b.right) {
             let d = self.f.dtype(l);
-            self.pattern_int(&b.right, d)?;
+            self.pattern_int(&b.right, d, false)?;
             return Some((self.as_float(l, span)?, r));
         }
         if int(self, r) && !int(self, l) && int_lit(&b.left) {
             let d = self.f.dtype(r);
-            self.pattern_int(&b.left, d)?;
+            self.pattern_int(&b.left, d, false)?;
             return Some((l, self.as_float(r, span)?));
         }
         Some((l, r))
@@ -581,17 +584,19 @@ impl Lowerer<'_> {
                 out
             }
             syn::Pat::Lit(l) => {
-                let k = self.pattern_int(&Expr::Lit(l.clone()), int)?;
+                let k = self.pattern_int(&Expr::Lit(l.clone()), int, false)?;
                 Some(vec![(k, k)])
             }
             syn::Pat::Range(r) => {
                 let lo = match &r.start {
-                    Some(e) => self.pattern_int(e, int)?,
+                    Some(e) => self.pattern_int(e, int, true)?,
                     None => min,
                 };
                 let hi = match (&r.end, &r.limits) {
-                    (Some(e), syn::RangeLimits::Closed(_)) => self.pattern_int(e, int)?,
-                    (Some(e), syn::RangeLimits::HalfOpen(_)) => self.pattern_int(e, int)? - 1,
+                    (Some(e), syn::RangeLimits::Closed(_)) => self.pattern_int(e, int, true)?,
+                    (Some(e), syn::RangeLimits::HalfOpen(_)) => {
+                        self.pattern_int(e, int, false)? - 1
+                    }
                     (None, _) => max,
                 };
                 if lo > hi {
@@ -610,9 +615,11 @@ impl Lowerer<'_> {
         }
     }
 
-    /// An integer literal of a pattern, which must fit `int` and compare
-    /// exactly in the function's float type.
-    fn pattern_int(&mut self, e: &Expr, int: DType) -> Option<i128> {
+    /// An integer literal of a pattern (or `i32::MIN`, `i64::MAX`, …),
+    /// which must fit `int` and compare exactly in the function's float
+    /// type; a range's bound may be the type's least or greatest value,
+    /// which is never compared (`bound`).
+    fn pattern_int(&mut self, e: &Expr, int: DType, bound: bool) -> Option<i128> {
         let (neg, lit) = match strip_parens(e) {
             Expr::Unary(syn::ExprUnary {
                 op: syn::UnOp::Neg(_),
@@ -629,12 +636,32 @@ impl Lowerer<'_> {
                 .base10_parse::<i128>()
                 .ok()
                 .map(|v| if neg { -v } else { v }),
+            Expr::Path(p) if !neg => {
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                match segs
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .as_slice()
+                {
+                    ["i32", "MIN"] => Some(i32::MIN as i128),
+                    ["i32", "MAX"] => Some(i32::MAX as i128),
+                    ["i64", "MIN"] => Some(i64::MIN as i128),
+                    ["i64", "MAX"] => Some(i64::MAX as i128),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let Some(v) = v else {
             self.errors.spanned(
                 e,
-                "a pattern here is an integer literal (or a range of them)",
+                "a pattern here is an integer literal, `i32::MIN`, `i64::MAX`, … (or a range of them)",
             );
             return None;
         };
@@ -645,7 +672,7 @@ impl Lowerer<'_> {
             return None;
         }
         let exact: i128 = 1 << mantissa_bits(self.dtype);
-        if v.abs() >= exact {
+        if v.abs() >= exact && !(bound && (v == min || v == max)) {
             self.errors.spanned(
                 e,
                 format!(

@@ -63,7 +63,11 @@ impl Lowerer<'_> {
             );
             return Some(None);
         }
-        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        // A failed argument or body is reported where it failed; `None`
+        // here would mean "not a helper".
+        let Some(args) = args.into_iter().collect::<Option<Vec<Var>>>() else {
+            return Some(None);
+        };
         let mut bound = Vec::new();
         for ((param, arg), expr) in params.iter().zip(&args).zip(&c.args) {
             let syn::Pat::Ident(pi) = &*param.pat else {
@@ -117,7 +121,9 @@ impl Lowerer<'_> {
         helpers::swap_current(outer);
         self.scopes = scopes;
         self.assign_floor = floor;
-        let (outs, _) = results?;
+        let Some((outs, _)) = results else {
+            return Some(None);
+        };
         let declared = match &item.sig.output {
             syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
             syn::ReturnType::Default => None,

@@ -289,6 +289,20 @@ fn match_on_an_integer_is_a_select_chain() {
         let got = eval(&f, &[vec![1.5], vec![k as f64]])[0][0];
         assert_eq!(got, reference(1.5, k), "k = {k}\n{d}");
     }
+    // The type's bounds are never compared, so they need not be exact in
+    // f32; without `_`, a gap is named.
+    let m = errors(quote! {
+        fn g(x: f32, k: i32) -> f32 { match k { i32::MIN..=0 => x, 1..=9 => 2.0 } }
+    });
+    assert_eq!(
+        m,
+        ["non-exhaustive patterns: `10` (of type i32) is not covered; add a `_ => …` arm"]
+    );
+    let h = lower(quote! {
+        fn h(x: f32, k: i64) -> f32 { match k { i64::MIN..=-1 => -x, 0..=i64::MAX => x } }
+    });
+    assert_eq!(eval(&h, &[vec![2.0], vec![-3.0]]), vec![vec![-2.0]]);
+    assert_eq!(eval(&h, &[vec![2.0], vec![0.0]]), vec![vec![2.0]]);
     // Exhaustive without `_`: the ranges cover every i32.
     let g = lower(quote! {
         fn g(x: f32, k: i32) -> f32 {
@@ -376,6 +390,14 @@ fn errors_of_match() {
     });
     assert_one(&m, "non-exhaustive patterns: `i32::MIN`");
     assert_one(&m, "match guards (`pattern if cond =>`) are not supported");
+    // The guard's arm is reported once (its binding pattern is not).
+    assert_eq!(
+        m.iter()
+            .filter(|e| e.contains("unsupported pattern"))
+            .count(),
+        1,
+        "{m:#?}"
+    );
     assert_one(&m, "`match` takes an integer scalar");
     assert_one(&m, "a pattern here is an integer literal");
     assert_one(&m, "literal `3000000000` out of range for i32");
