@@ -162,6 +162,12 @@
 //! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
 //! | `let sq = \|v\| v * v;` then `sq(x)` | the closure's body, inlined at each call, capturing as Rust does | through the body |
 //! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
+//! | `A`, `consts::G`, `Self::K` (a crate `const` or `static`, SCREAMING_CASE) | read at each call as `(A) as T` (T the function's float type; rustc checks it exists and is a number); not inside a helper | none (never differentiated, never batched) |
+//! | `let mut y = x;` then `y = e;`, `y += e;` (`-=`, `*=`, `/=`) | a new value for `y` (SSA); it keeps `y`'s dtype and shape | through the new value |
+//! | `if c { y = a; } else if d { y *= b; }` (any branch may assign; `else` optional when it only assigns) | each assigned variable is merged after the `if`: `select(c, then, else)` (an array `c` picks elementwise) | through the chosen branch |
+//! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
+//! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects; arms may assign | through the chosen arm |
+//! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
 //!
 //! # Helpers: functions calling functions
 //!
