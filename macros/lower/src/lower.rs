@@ -19,9 +19,9 @@ use syn::{BinOp, Expr, Stmt};
 pub(crate) const SUPPORTED_METHODS: &str =
     "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
      min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
-pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
-pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
-     `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
+pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `return` inside `if`, and a final expression";
+pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters, \
+     `let` variables and constants, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
      cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
@@ -190,7 +190,7 @@ fn lower_into(
                 let name = match &*pt.pat {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                         if let Some(m) = &pi.mutability {
-                            errors.spanned(m, "`mut` parameters are not supported: values are immutable; bind a new value with `let` instead");
+                            errors.spanned(m, "`mut` parameters are not supported: declare a mutable copy in the body, `let mut x = x;`");
                         }
                         Some(ident_name(&pi.ident))
                     }
@@ -823,7 +823,10 @@ impl Lowerer<'_> {
                 return self.push(Op::Cmp(cmp_op(&op)?), &vs, span);
             }
             op if is_compound_assign(&op) => {
-                self.errors.spanned(op, "assignments are not supported: values are immutable; bind a new value with `let`");
+                self.errors.spanned(
+                    op,
+                    "an assignment is a statement (`x += e;`), not a value: assign, then use `x`",
+                );
                 return None;
             }
             op => {
@@ -1457,11 +1460,10 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
             "loops are not supported: oxla functions are straight-line code; use array arithmetic, `sum` and `dot`".into()
         }
-        Expr::Assign(_) => "assignments are not supported: values are immutable; bind a new value with `let`".into(),
+        Expr::Assign(_) => "an assignment is a statement (`x = e;`), not a value: assign, then use `x`".into(),
         Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
         Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),
         Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
         Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),
         Expr::Return(_) => EARLY_RETURN.into(),
         Expr::Field(_) => format!("field access is not supported; {SUPPORTED_EXPRS}"),

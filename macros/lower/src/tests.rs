@@ -279,7 +279,7 @@ fn error_unsupported_statement() {
     assert_one(&m, "unsupported statement: loops are not supported");
     assert_one(
         &m,
-        "only `let` bindings and a final expression are supported",
+        "supported statements are `let` and `let mut` bindings, assignments",
     );
     let m = lower_errors(quote! { fn f(x: f32) -> f32 { let y = x; y = y + 1.0; x = y; y } });
     assert_one(

@@ -569,3 +569,12 @@ fn errors_of_constants() {
     assert_one(&m, "cannot find `a` in this oxla function");
     assert_one(&m, "unsupported path `m::b`");
 }
+
+#[test]
+fn an_assignment_is_not_a_value() {
+    let m = errors(quote! {
+        fn f(x: f64) -> f64 { let mut y = x; let z = (y = 2.0); let w = (y += 1.0); y }
+    });
+    assert_one(&m, "an assignment is a statement (`x = e;`), not a value");
+    assert_one(&m, "an assignment is a statement (`x += e;`), not a value");
+}
