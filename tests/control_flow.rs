@@ -306,3 +306,48 @@ fn constants_are_read_at_the_call_and_signatures_are_unchanged() {
         }
     }
 }
+
+// ---- helpers returning tuples ---------------------------------------------------
+
+/// Polar coordinates, with an early return for the origin's half-plane.
+#[oxla::func]
+fn polar(x: f64, y: f64) -> (f64, f64) {
+    let r = (x * x + y * y).sqrt();
+    if x < 0.0 {
+        return (r, (y / r).sin());
+    }
+    (r, (y / r).cos())
+}
+
+#[grad(through_polar_grad)]
+fn through_polar(x: f64, y: f64) -> f64 {
+    let (r, mut s) = polar(x, y);
+    s *= r;
+    r * r + s
+}
+
+fn through_polar_ref(x: f64, y: f64) -> f64 {
+    let r = (x * x + y * y).sqrt();
+    let mut s = if x < 0.0 {
+        (y / r).sin()
+    } else {
+        (y / r).cos()
+    };
+    s *= r;
+    r * r + s
+}
+
+#[test]
+fn a_helper_returning_a_tuple_is_bound_by_a_tuple_let() {
+    for &(x, y) in &[(0.6, -1.2), (-0.8, 0.4), (2.0, 1.5)] {
+        let (dx, dy) = through_polar_grad(x, y);
+        let fx = central(|x| through_polar_ref(x, y), x);
+        let fy = central(|y| through_polar_ref(x, y), y);
+        assert!(
+            close(dx, fx, 1e-6) && close(dy, fy, 1e-6),
+            "{dx} {fx} {dy} {fy}"
+        );
+        let (r, t) = polar(x, y);
+        assert!(close(r * r + t * r, through_polar_ref(x, y), 1e-12));
+    }
+}

@@ -6,7 +6,6 @@ use crate::lower::{ident_name, return_tys, BindKind, Lowerer, Scope};
 use crate::types::param_ty;
 use oxla_core::Var;
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::Expr;
 
 impl Lowerer<'_> {
@@ -14,6 +13,35 @@ impl Lowerer<'_> {
     /// the helper is known, else `None` after noting the call (the expansion
     /// then asks the helper's macro for it) and reporting it as unknown.
     pub(crate) fn lower_helper_call(&mut self, c: &syn::ExprCall) -> Option<Option<Var>> {
+        let outs = self.lower_helper_values(c)?;
+        let Some(outs) = outs else {
+            return Some(None);
+        };
+        if outs.len() != 1 {
+            let shown = c.func.to_token_stream().to_string().replace(' ', "");
+            self.errors.spanned(
+                c,
+                format!(
+                    "`{shown}` returns {} values: bind them with `let (a, b) = {shown}(…);`, or return them as the function's result",
+                    outs.len()
+                ),
+            );
+            return Some(None);
+        }
+        Some(Some(outs[0]))
+    }
+
+    /// Whether `c` calls a helper known now (its results can be bound by a
+    /// tuple pattern).
+    pub(crate) fn is_known_helper_call(&self, c: &syn::ExprCall) -> bool {
+        matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+            && may_be_helper(&p.path)
+            && helpers::current().get(&p.path).is_some())
+    }
+
+    /// A helper call's results (one per element of a tuple result), as
+    /// `lower_helper_call`.
+    pub(crate) fn lower_helper_values(&mut self, c: &syn::ExprCall) -> Option<Option<Vec<Var>>> {
         let Expr::Path(p) = &*c.func else { return None };
         if p.qself.is_some() || !may_be_helper(&p.path) {
             return None;
@@ -128,18 +156,18 @@ impl Lowerer<'_> {
             syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
             syn::ReturnType::Default => None,
         };
-        if outs.len() != 1 || declared != Some(1) {
+        if declared != Some(outs.len()) {
             self.errors.spanned(
                 c,
                 format!(
-                    "`{shown}` returns {} values: a helper used in an expression returns one value",
-                    outs.len()
+                    "`{shown}` gives {} values but declares {} results",
+                    outs.len(),
+                    declared.unwrap_or(0)
                 ),
             );
             return Some(None);
         }
-        let _ = c.span();
-        Some(Some(outs[0]))
+        Some(Some(outs))
     }
 }
 

@@ -454,6 +454,10 @@ impl Lowerer<'_> {
                     .map(|v| (v, e.span()))
             }
             Expr::Paren(p) => self.lower_results(&p.expr),
+            // A helper may return a tuple.
+            Expr::Call(c) if self.is_known_helper_call(c) => {
+                self.lower_helper_values(c).flatten().map(|v| (v, e.span()))
+            }
             // Branches (and blocks) may give the tuple of results.
             Expr::If(i) => self.lower_if_as(i, Want::Many).map(|v| (v, e.span())),
             Expr::Match(m) => self.lower_match(m, Want::Many).map(|v| (v, e.span())),
@@ -521,6 +525,9 @@ impl Lowerer<'_> {
         if self.bind_closure(local) {
             return;
         }
+        if let syn::Pat::Tuple(t) = &local.pat {
+            return self.lower_let_tuple(t, local);
+        }
         let (pat, ann) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
@@ -532,7 +539,7 @@ impl Lowerer<'_> {
             other => {
                 self.errors.spanned(
                     other,
-                    "unsupported `let` pattern: only a plain name is supported, like `let y = …;`",
+                    "unsupported `let` pattern: a plain name (`let y = …;`, `let mut y = …;`) or a tuple of them (`let (a, b) = f(x);`)",
                 );
                 None
             }
@@ -583,6 +590,57 @@ impl Lowerer<'_> {
                 BindKind::Let
             };
             self.bind_as(name, v, kind);
+        }
+    }
+
+    /// `let (a, mut b, _) = e;` where `e` gives that many values: a helper
+    /// returning a tuple, a tuple, or branches giving tuples.
+    fn lower_let_tuple(&mut self, t: &syn::PatTuple, local: &syn::Local) {
+        let mut names = Vec::new();
+        for p in &t.elems {
+            match p {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    let kind = match pi.mutability {
+                        Some(_) => BindKind::Mut,
+                        None => BindKind::Let,
+                    };
+                    names.push(Some((ident_name(&pi.ident), kind)));
+                }
+                syn::Pat::Wild(_) => names.push(None),
+                other => {
+                    self.errors.spanned(
+                        other,
+                        "unsupported pattern in a tuple `let`: each element is a name, `mut name` or `_`",
+                    );
+                    return;
+                }
+            }
+        }
+        let Some(init) = &local.init else {
+            self.errors
+                .spanned(local, "`let` without a value is not supported");
+            return;
+        };
+        let values = self.lower_results(&init.expr);
+        if let Some((vs, span)) = &values {
+            if vs.len() != names.len() {
+                self.errors.at(
+                    *span,
+                    format!(
+                        "this gives {} values but the pattern binds {}",
+                        vs.len(),
+                        names.len()
+                    ),
+                );
+            }
+        }
+        let values = values.filter(|(vs, _)| vs.len() == names.len());
+        for (i, n) in names.into_iter().enumerate() {
+            if let Some((name, kind)) = n {
+                self.closures.retain(|c| c.name != name);
+                let v = values.as_ref().map(|(vs, _)| vs[i]);
+                self.bind_as(name, v, kind);
+            }
         }
     }
 

@@ -578,3 +578,69 @@ fn an_assignment_is_not_a_value() {
     assert_one(&m, "an assignment is a statement (`x = e;`), not a value");
     assert_one(&m, "an assignment is a statement (`x += e;`), not a value");
 }
+
+// ---- tuple lets and helpers returning tuples --------------------------------------
+
+#[test]
+fn tuple_let_binds_the_values_of_a_helper_a_tuple_or_branches() {
+    let helper: syn::ItemFn = syn::parse2(quote! {
+        fn split(x: f64, y: f64) -> (f64, f64) {
+            let mut s = x + y;
+            if s < 0.0 { return (-s, x * y); }
+            s *= 2.0;
+            (s, x - y)
+        }
+    })
+    .unwrap();
+    let table = crate::helpers::HelperTable::by_name(vec![helper]);
+    let (f, unknown) = crate::helpers::with_helpers(&table, || {
+        lower(quote! {
+            fn f(x: f64, y: f64) -> f64 {
+                let (a, mut b) = split(x, y);
+                b += 1.0;
+                let (c, _) = if a > 3.0 { (a, b) } else { (b, a) };
+                let (p, q) = (c * 2.0, a);
+                p + q + b
+            }
+        })
+    });
+    assert!(unknown.is_empty());
+    let reference = |x: f64, y: f64| {
+        let split = |x: f64, y: f64| {
+            let mut s = x + y;
+            if s < 0.0 {
+                return (-s, x * y);
+            }
+            s *= 2.0;
+            (s, x - y)
+        };
+        let (a, mut b) = split(x, y);
+        b += 1.0;
+        let (c, _) = if a > 3.0 { (a, b) } else { (b, a) };
+        let (p, q) = (c * 2.0, a);
+        p + q + b
+    };
+    for (x, y) in [(1.0, 0.5), (3.0, 2.0), (-2.0, 0.5)] {
+        assert_eq!(
+            eval(&f, &[vec![x], vec![y]])[0][0],
+            reference(x, y),
+            "({x}, {y})"
+        );
+    }
+    let (m, _) = crate::helpers::with_helpers(&table, || {
+        errors(quote! {
+            fn f(x: f64, y: f64) -> f64 {
+                let (a, b, c) = split(x, y);
+                let d = split(x, y);
+                let (e, [g]) = (x, y);
+                x
+            }
+        })
+    });
+    assert_one(&m, "this gives 2 values but the pattern binds 3");
+    assert_one(
+        &m,
+        "`split` returns 2 values: bind them with `let (a, b) = split(…);`",
+    );
+    assert_one(&m, "unsupported pattern in a tuple `let`");
+}
