@@ -351,3 +351,27 @@ fn a_helper_returning_a_tuple_is_bound_by_a_tuple_let() {
         assert!(close(r * r + t * r, through_polar_ref(x, y), 1e-12));
     }
 }
+
+/// An array result with a constant: the function, its `_into` sibling and
+/// its vmap all read it.
+#[oxla::vmap(shifted_rows, in_axes = (0, None))]
+fn shifted(x: &[f64], s: f64) -> Vec<f64> {
+    let mut y = x * SCALE;
+    y += s + OFFSET;
+    y
+}
+
+#[test]
+fn constants_reach_the_into_sibling_and_vmap() {
+    let x = [1.0, -2.0, 0.5];
+    let want: Vec<f64> = x.iter().map(|v| v * SCALE + (0.1 + OFFSET)).collect();
+    assert_eq!(shifted(&x, 0.1), want);
+    let mut out = [0.0; 3];
+    shifted_into(&x, 0.1, &mut out);
+    assert_eq!(out.to_vec(), want);
+    let rows = oxla::ndarray::Array2::from_shape_vec((2, 3), [x, x].concat()).unwrap();
+    let batched = shifted_rows(&rows, 0.1);
+    for row in batched.rows() {
+        assert_eq!(row.to_vec(), want);
+    }
+}
