@@ -159,9 +159,15 @@
 //! | `x.powf(y)`, `powf(x, y)`, `power(x, y)` (`y` an array or a scalar, numpy broadcasting) | `x^y` as Rust's `powf` on every special value (`x^0 = 1` even for NaN, `1^y = 1`, a negative `x` to a non-integer `y` is NaN, to an integer `y` signed); within an ulp of the correctly rounded result (f32 and f64), exact where an integer power is representable | `y·x^(y−1)` in `x`, 0 where `y = 0`; `ln(x)·x^y` in `y`, 0 at `x = 0` (NaN for a negative `x`) |
 //! | `sign(x)` | `jnp.sign`: -1, 1, or `x` itself at ±0 and NaN | 0 in every order |
 //!
-//! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
+//! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate); `let (a, b) = f(x);` when it returns a tuple | `f`'s body, inlined with its parameters bound to the arguments | through the body |
 //! | `let sq = \|v\| v * v;` then `sq(x)` | the closure's body, inlined at each call, capturing as Rust does | through the body |
 //! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
+//! | `A`, `consts::G`, `Self::K` (a crate `const` or `static`, SCREAMING_CASE) | read at each call as `(A) as T` (T the function's float type; rustc checks it exists and is a number); not inside a helper | none (never differentiated, never batched) |
+//! | `let mut y = x;` then `y = e;`, `y += e;` (`-=`, `*=`, `/=`) | a new value for `y` (SSA); it keeps `y`'s dtype and shape | through the new value |
+//! | `if c { y = a; } else if d { y *= b; }` (any branch may assign; `else` optional when it only assigns) | each assigned variable is merged after the `if`: `select(c, then, else)` (an array `c` picks elementwise) | through the chosen branch |
+//! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
+//! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects; arms may assign | through the chosen arm |
+//! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
 //!
 //! # Helpers: functions calling functions
 //!

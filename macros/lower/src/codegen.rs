@@ -3,6 +3,7 @@
 //! (scalar-only functions) or as a call of a `CompiledFn` (array functions).
 
 use crate::aot::{aot_symbols, is_straight_line, live_eqns};
+use crate::consts::is_const_param;
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys, IndexCheck};
 use crate::paths;
@@ -12,7 +13,7 @@ use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::BTreeSet;
 
 /// The environment variable naming the manifest of AOT-compiled kernels.
@@ -202,20 +203,26 @@ fn generate_one(
         .find(|d| d.is_float())
         .unwrap_or(DType::F32);
     let param_idents: Vec<syn::Ident> = match g.origin {
-        Origin::Original => item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
+        Origin::Original => {
+            // The declared parameters, then the constants' hidden ones.
+            let mut declared = item.sig.inputs.iter().filter_map(|a| match a {
                 syn::FnArg::Typed(pt) => match &*pt.pat {
                     syn::Pat::Ident(pi) => Some(pi.ident.clone()),
                     _ => None,
                 },
                 syn::FnArg::Receiver(_) => None,
-            })
-            .collect(),
+            });
+            f.param_names
+                .iter()
+                .filter_map(|n| match is_const_param(n) {
+                    true => Some(syn::Ident::new(n, Span::call_site())),
+                    false => declared.next(),
+                })
+                .collect()
+        }
         Origin::Transform { .. } => ir_param_idents(f),
     };
+    let const_lets = const_lets(g, &param_idents, dtype);
     if param_idents.len() != f.params.len() {
         return Err(syn::Error::new(
             span,
@@ -280,6 +287,7 @@ fn generate_one(
             &param_tys,
             &result_tys,
             (!stub).then_some((&compiled_ident, &compiled_static)),
+            &const_lets,
             cfgs,
         )
     };
@@ -289,10 +297,12 @@ fn generate_one(
         Origin::Original => prelude.clone(),
         Origin::Transform { .. } => TokenStream::new(),
     };
+    let const_lets = if stub { quote!() } else { const_lets };
     let body = quote! {
         #prelude
         #missing_kernels
         #compiled_static
+        #const_lets
         #body
     };
     // A stub's parameters are unused.
@@ -316,12 +326,11 @@ fn generate_one(
             }
         }
         Origin::Transform { kind, input } => {
-            let params = f
-                .params
+            let params = param_idents
                 .iter()
-                .zip(&param_idents)
                 .zip(&param_tys)
-                .map(|((_, id), t)| {
+                .filter(|(id, _)| !is_const_param(&id.to_string()))
+                .map(|(id, t)| {
                     let t = param_type_tokens(t);
                     quote!(#id: #t)
                 });
@@ -414,6 +423,7 @@ fn into_function(
     result_tys: &[RustTy],
     // The compiled program's name and `static`; `None` for a stub.
     program: Option<(&syn::Ident, &TokenStream)>,
+    const_lets: &TokenStream,
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let stub = program.is_none();
@@ -522,6 +532,7 @@ fn into_function(
     let call = if let Some((compiled_ident, compiled_static)) = program {
         quote! {
         #compiled_static
+        #const_lets
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(
@@ -572,10 +583,14 @@ fn into_function(
             }
         }
         Origin::Transform { .. } => {
-            let params = param_idents.iter().zip(param_tys).map(|(id, t)| {
-                let t = param_type_tokens(t);
-                quote!(#id: #t)
-            });
+            let params = param_idents
+                .iter()
+                .zip(param_tys)
+                .filter(|(id, _)| !is_const_param(&id.to_string()))
+                .map(|(id, t)| {
+                    let t = param_type_tokens(t);
+                    quote!(#id: #t)
+                });
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
@@ -590,6 +605,42 @@ fn into_function(
             }
         }
     }
+}
+
+/// `let __oxla_const_0: f64 = (A) as f64;` for each constant the function
+/// reads (a hidden parameter, see `consts`), spanned at its use in the
+/// body so that rustc's errors (no such constant, not a number) point there.
+fn const_lets(g: &GeneratedFn, idents: &[syn::Ident], dtype: DType) -> TokenStream {
+    let ty = paths::float(dtype);
+    let lets = idents.iter().filter_map(|id| {
+        let c = g.consts.iter().find(|c| *id == c.param)?;
+        let path = &c.path;
+        let span = path
+            .path
+            .segments
+            .last()
+            .map_or(Span::call_site(), |s| s.ident.span());
+        // The cast's type too: an invalid cast is reported at the use.
+        let ty = respan(ty.clone(), span);
+        Some(quote_spanned!(span=> let #id: #ty = (#path) as #ty;))
+    });
+    quote!(#(#lets)*)
+}
+
+/// `ts` with every token at `span`.
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = proc_macro2::TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
 }
 
 /// Parameter names from the IR, made into valid, distinct identifiers.
@@ -865,7 +916,18 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
         syn::ReturnType::Default => Vec::new(),
     };
     if g.origin == Origin::Original {
-        return (declared_params, declared_results);
+        // A constant's hidden parameter is a scalar of the float type.
+        let mut declared = declared_params.into_iter();
+        let params = g
+            .function
+            .param_names
+            .iter()
+            .filter_map(|n| match is_const_param(n) {
+                true => Some(RustTy::Scalar(dtype)),
+                false => declared.next(),
+            })
+            .collect();
+        return (params, declared_results);
     }
     // An integer scalar parameter keeps its declared Rust type (a `usize`
     // stays a `usize`) in every function generated from the original.

@@ -2,11 +2,10 @@
 //! its parameters bound to the argument values, in a scope of its own.
 
 use crate::helpers::{self, may_be_helper};
-use crate::lower::{ident_name, return_tys, Lowerer};
+use crate::lower::{ident_name, return_tys, BindKind, Lowerer, Scope};
 use crate::types::param_ty;
 use oxla_core::Var;
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::Expr;
 
 impl Lowerer<'_> {
@@ -14,6 +13,35 @@ impl Lowerer<'_> {
     /// the helper is known, else `None` after noting the call (the expansion
     /// then asks the helper's macro for it) and reporting it as unknown.
     pub(crate) fn lower_helper_call(&mut self, c: &syn::ExprCall) -> Option<Option<Var>> {
+        let outs = self.lower_helper_values(c)?;
+        let Some(outs) = outs else {
+            return Some(None);
+        };
+        if outs.len() != 1 {
+            let shown = c.func.to_token_stream().to_string().replace(' ', "");
+            self.errors.spanned(
+                c,
+                format!(
+                    "`{shown}` returns {} values: bind them with `let (a, b) = {shown}(…);`, or return them as the function's result",
+                    outs.len()
+                ),
+            );
+            return Some(None);
+        }
+        Some(Some(outs[0]))
+    }
+
+    /// Whether `c` calls a helper known now (its results can be bound by a
+    /// tuple pattern).
+    pub(crate) fn is_known_helper_call(&self, c: &syn::ExprCall) -> bool {
+        matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+            && may_be_helper(&p.path)
+            && helpers::current().get(&p.path).is_some())
+    }
+
+    /// A helper call's results (one per element of a tuple result), as
+    /// `lower_helper_call`.
+    pub(crate) fn lower_helper_values(&mut self, c: &syn::ExprCall) -> Option<Option<Vec<Var>>> {
         let Expr::Path(p) = &*c.func else { return None };
         if p.qself.is_some() || !may_be_helper(&p.path) {
             return None;
@@ -63,7 +91,11 @@ impl Lowerer<'_> {
             );
             return Some(None);
         }
-        let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
+        // A failed argument or body is reported where it failed; `None`
+        // here would mean "not a helper".
+        let Some(args) = args.into_iter().collect::<Option<Vec<Var>>>() else {
+            return Some(None);
+        };
         let mut bound = Vec::new();
         for ((param, arg), expr) in params.iter().zip(&args).zip(&c.args) {
             let syn::Pat::Ident(pi) = &*param.pat else {
@@ -104,8 +136,9 @@ impl Lowerer<'_> {
         }
         // The helper's body sees its parameters only, and its own helpers.
         let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let floor = std::mem::replace(&mut self.assign_floor, 0);
         for (n, v) in bound {
-            self.bind(n, Some(v));
+            self.bind_as(n, Some(v), BindKind::Param);
         }
         let outer = helpers::swap_current(callees);
         let closures = std::mem::take(&mut self.closures);
@@ -115,23 +148,26 @@ impl Lowerer<'_> {
         self.closures = closures;
         helpers::swap_current(outer);
         self.scopes = scopes;
-        let (outs, _) = results?;
+        self.assign_floor = floor;
+        let Some((outs, _)) = results else {
+            return Some(None);
+        };
         let declared = match &item.sig.output {
             syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
             syn::ReturnType::Default => None,
         };
-        if outs.len() != 1 || declared != Some(1) {
+        if declared != Some(outs.len()) {
             self.errors.spanned(
                 c,
                 format!(
-                    "`{shown}` returns {} values: a helper used in an expression returns one value",
-                    outs.len()
+                    "`{shown}` gives {} values but declares {} results",
+                    outs.len(),
+                    declared.unwrap_or(0)
                 ),
             );
             return Some(None);
         }
-        let _ = c.span();
-        Some(Some(outs[0]))
+        Some(Some(outs))
     }
 }
 
@@ -142,7 +178,7 @@ pub(crate) struct Closure {
     pub(crate) name: String,
     params: Vec<String>,
     body: Expr,
-    captured: Vec<Vec<(String, Option<Var>)>>,
+    captured: Vec<Scope>,
 }
 
 impl Lowerer<'_> {
@@ -211,9 +247,11 @@ impl Lowerer<'_> {
         }
         let args: Vec<Var> = args.into_iter().collect::<Option<_>>()?;
         let scopes = std::mem::replace(&mut self.scopes, closure.captured.clone());
+        // The body may not assign to what it captured.
+        let floor = std::mem::replace(&mut self.assign_floor, self.scopes.len());
         self.scopes.push(Vec::new());
         for (n, v) in closure.params.iter().zip(args) {
-            self.bind(n.clone(), Some(v));
+            self.bind_as(n.clone(), Some(v), BindKind::Param);
         }
         // Closures bound after this one are not visible in its body.
         let position = self
@@ -225,6 +263,7 @@ impl Lowerer<'_> {
         let v = self.lower_expr(&closure.body);
         self.closures.extend(later);
         self.scopes = scopes;
+        self.assign_floor = floor;
         Some(v)
     }
 }

@@ -20,6 +20,8 @@ pub mod aot;
 pub mod attr;
 pub mod codegen;
 mod constructors;
+pub mod consts;
+mod control;
 mod elementwise;
 pub mod errors;
 pub mod helpers;
@@ -28,6 +30,7 @@ pub mod lower;
 mod paths;
 mod placeholder;
 mod scalar_loop;
+mod sizes;
 mod slicing;
 pub mod stack;
 pub mod types;
@@ -35,6 +38,8 @@ mod vocab;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_control;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]
@@ -186,7 +191,7 @@ pub(crate) fn expand_with(
     // to is unknown).
     let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
     if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
-        let gens = stack::apply_stack(&item, attrs, f, Vec::new()).0;
+        let gens = stack::apply_stack(&item, attrs, f, Vec::new(), Vec::new()).0;
         codegen::generate_stubs(&item, &gens, &markers)
     }) {
         return quote!(#stubs #errs);

@@ -4,6 +4,8 @@
 //! is supported instead; lowering carries on past errors (a failed expression
 //! lowers to `None`) so that one expansion reports all of them.
 
+use crate::consts::ConstParam;
+use crate::control::Want;
 use crate::errors::Errors;
 use crate::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
 pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
@@ -17,9 +19,9 @@ use syn::{BinOp, Expr, Stmt};
 pub(crate) const SUPPORTED_METHODS: &str =
     "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
      min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
-pub(crate) const SUPPORTED_STMTS: &str = "only `let` bindings and a final expression are supported";
-pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters and \
-     `let` variables, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, the methods exp, ln, sin, \
+pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `return` inside `if`, and a final expression";
+pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters, \
+     `let` variables and constants, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
      cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
@@ -96,11 +98,20 @@ pub struct IndexCheck {
 
 /// `lower_fn`, with the index checks the call must make.
 pub fn lower_fn_checked(item: &syn::ItemFn) -> Result<(Function, Vec<IndexCheck>), Errors> {
+    lower_fn_full(item).map(|(f, checks, _)| (f, checks))
+}
+
+/// `lower_fn_checked`, with the constants the function reads (its hidden
+/// parameters, see `consts`).
+pub fn lower_fn_full(
+    item: &syn::ItemFn,
+) -> Result<(Function, Vec<IndexCheck>, Vec<ConstParam>), Errors> {
     let mut errors = Errors::new();
     let mut checks = Vec::new();
-    let f = lower_into(item, &mut errors, &mut checks);
+    let mut consts = Vec::new();
+    let f = lower_into(item, &mut errors, &mut checks, &mut consts);
     match (f, errors.is_empty()) {
-        (Some(f), true) => Ok((f, checks)),
+        (Some(f), true) => Ok((f, checks, consts)),
         _ => {
             if errors.is_empty() {
                 errors.spanned(
@@ -122,6 +133,7 @@ fn lower_into(
     item: &syn::ItemFn,
     errors: &mut Errors,
     checks: &mut Vec<IndexCheck>,
+    consts: &mut Vec<ConstParam>,
 ) -> Option<Function> {
     let sig = &item.sig;
     if let Some(c) = &sig.constness {
@@ -178,7 +190,7 @@ fn lower_into(
                 let name = match &*pt.pat {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                         if let Some(m) = &pi.mutability {
-                            errors.spanned(m, "`mut` parameters are not supported: values are immutable; bind a new value with `let` instead");
+                            errors.spanned(m, "`mut` parameters are not supported: declare a mutable copy in the body, `let mut x = x;`");
                         }
                         Some(ident_name(&pi.ident))
                     }
@@ -244,18 +256,20 @@ fn lower_into(
         f: Function::new(&ident_name(&sig.ident)),
         dtype,
         scopes: vec![Vec::new()],
+        assign_floor: 0,
         inlining: Vec::new(),
         closures: Vec::new(),
         errors,
         takes: Vec::new(),
+        consts: Vec::new(),
         spans: std::collections::HashMap::new(),
     };
     for (name, t, _) in &params {
         let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
-        lw.bind(name.clone(), Some(v));
+        lw.bind_as(name.clone(), Some(v), BindKind::Param);
     }
     for name in unbound {
-        lw.bind(name, None);
+        lw.bind_as(name, None, BindKind::Param);
     }
     let outs = lw.lower_body(&item.block);
     // Resolved now, after every unification renamed its symbols. An index
@@ -272,6 +286,7 @@ fn lower_into(
             }
         }
     }
+    *consts = std::mem::take(&mut lw.consts);
     let mut f = lw.f;
     let (Some(outs), Some((rets, _))) = (outs, returns) else {
         return None;
@@ -328,9 +343,12 @@ pub(crate) struct Lowerer<'e> {
     pub(crate) f: Function,
     pub(crate) dtype: DType,
     /// Innermost last; each scope lists its bindings in order (later shadow
-    /// earlier). `None` marks a `let` whose value had errors: its uses are
-    /// not reported again.
-    pub(crate) scopes: Vec<Vec<(String, Option<Var>)>>,
+    /// earlier). An assignment to a `let mut` variable replaces its value
+    /// in the scope that owns it (SSA underneath).
+    pub(crate) scopes: Vec<Scope>,
+    /// Scopes below this index belong outside the closure being inlined:
+    /// its body may read them but not assign to them.
+    pub(crate) assign_floor: usize,
     /// The helpers being inlined, outermost first (against recursion).
     pub(crate) inlining: Vec<String>,
     /// The closures bound by `let` so far, each with the bindings it
@@ -340,6 +358,8 @@ pub(crate) struct Lowerer<'e> {
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
     pub(crate) takes: Vec<(Var, Var, usize)>,
+    /// The constants read so far (see `consts`).
+    pub(crate) consts: Vec<ConstParam>,
     /// The span of each binary expression lowered so far, by address, built
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
@@ -349,29 +369,57 @@ pub(crate) struct Lowerer<'e> {
 /// The tuple result of a block: its values and the span of the expression.
 pub(crate) type Results = (Vec<Var>, Span);
 
+/// What a name is bound to: its current value (`None` when the value had
+/// errors: its uses are not reported again) and how it was bound.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Binding {
+    pub(crate) name: String,
+    pub(crate) var: Option<Var>,
+    pub(crate) kind: BindKind,
+}
+
+/// How a name was bound, which decides whether it may be assigned to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BindKind {
+    /// A parameter (of the function, a helper or a closure).
+    Param,
+    /// `let x = …`.
+    Let,
+    /// `let mut x = …`.
+    Mut,
+}
+
+pub(crate) type Scope = Vec<Binding>;
+
 impl Lowerer<'_> {
-    pub(crate) fn bind(&mut self, name: String, v: Option<Var>) {
+    pub(crate) fn bind_as(&mut self, name: String, var: Option<Var>, kind: BindKind) {
         if let Some(s) = self.scopes.last_mut() {
-            s.push((name, v));
+            s.push(Binding { name, var, kind });
         }
     }
 
     /// `None` if unbound, `Some(None)` if bound to a value that had errors.
     fn lookup(&self, name: &str) -> Option<Option<Var>> {
+        self.binding_at(name).map(|(s, b)| self.scopes[s][b].var)
+    }
+
+    /// Where `name` is bound: its scope's index and its index there.
+    pub(crate) fn binding_at(&self, name: &str) -> Option<(usize, usize)> {
         self.scopes
             .iter()
+            .enumerate()
             .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| *v)
+            .find_map(|(si, s)| s.iter().rposition(|b| b.name == name).map(|bi| (si, bi)))
     }
 
     /// The function body: statements, then the result (a tail expression or
     /// a final `return e;`), which may be a tuple.
     pub(crate) fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
-        let n = block.stmts.len();
+        // `if c { return a; } rest` becomes `if c { a } else { rest }`.
+        let stmts = crate::control::rewrite_returns(&block.stmts);
+        let n = stmts.len();
         let mut result = None;
-        for (i, stmt) in block.stmts.iter().enumerate() {
+        for (i, stmt) in stmts.iter().enumerate() {
             let last = i + 1 == n;
             match stmt {
                 Stmt::Expr(Expr::Return(r), _) if last => match &r.expr {
@@ -397,7 +445,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lower_results(&mut self, e: &Expr) -> Option<Results> {
+    pub(crate) fn lower_results(&mut self, e: &Expr) -> Option<Results> {
         match e {
             Expr::Tuple(t) => {
                 let vs: Vec<Option<Var>> = t.elems.iter().map(|e| self.lower_expr(e)).collect();
@@ -406,11 +454,21 @@ impl Lowerer<'_> {
                     .map(|v| (v, e.span()))
             }
             Expr::Paren(p) => self.lower_results(&p.expr),
+            // A helper may return a tuple.
+            Expr::Call(c) if self.is_known_helper_call(c) => {
+                self.lower_helper_values(c).flatten().map(|v| (v, e.span()))
+            }
+            // Branches (and blocks) may give the tuple of results.
+            Expr::If(i) => self.lower_if_as(i, Want::Many).map(|v| (v, e.span())),
+            Expr::Match(m) => self.lower_match(m, Want::Many).map(|v| (v, e.span())),
+            Expr::Block(b) if b.label.is_none() => self
+                .lower_block_as(&b.block, Want::Many)
+                .map(|v| (v, e.span())),
             e => self.lower_expr(e).map(|v| (vec![v], e.span())),
         }
     }
 
-    fn lower_stmt(&mut self, stmt: &Stmt) {
+    pub(crate) fn lower_stmt(&mut self, stmt: &Stmt) {
         match stmt {
             Stmt::Local(local) => self.lower_let(local),
             Stmt::Macro(m) => self.errors.spanned(
@@ -421,31 +479,44 @@ impl Lowerer<'_> {
                 item,
                 format!("unsupported statement: items cannot be declared inside an oxla function; {SUPPORTED_STMTS}"),
             ),
-            Stmt::Expr(Expr::Return(r), _) => self.errors.spanned(
-                r.return_token,
-                format!("`return` is only supported as the final statement; {SUPPORTED_STMTS}"),
-            ),
-            Stmt::Expr(e, _) if early_return(e).is_some() => {
+            Stmt::Expr(e, _) => self.lower_expr_stmt(e),
+        }
+    }
+
+    /// An expression statement: an assignment, an `if` or `match` that
+    /// assigns, a block; anything else is an error.
+    pub(crate) fn lower_expr_stmt(&mut self, e: &Expr) {
+        match e {
+            Expr::Assign(a) => self.lower_assign(&a.left, None, &a.right),
+            Expr::Binary(b) if is_compound_assign(&b.op) => {
+                self.lower_assign(&b.left, Some(&b.op), &b.right)
+            }
+            Expr::If(i) => {
+                self.lower_if_as(i, Want::Unit);
+            }
+            Expr::Match(m) => {
+                self.lower_match(m, Want::Unit);
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                self.lower_block_as(&b.block, Want::Unit);
+            }
+            Expr::Paren(p) => self.lower_expr_stmt(&p.expr),
+            Expr::Return(r) => self.errors.spanned(r.return_token, EARLY_RETURN),
+            e if early_return(e).is_some() => {
                 let r = early_return(e).map(|r| r.return_token);
                 self.errors.spanned(r, EARLY_RETURN);
             }
-            Stmt::Expr(e, _) => {
+            Expr::Macro(_) => {
+                // Reported by `lower_expr` with the macro's name.
+                self.lower_expr(e);
+            }
+            e => {
                 let what = match e {
                     Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "loops are not supported (oxla functions are straight-line code: use array arithmetic, `sum` and `dot`)",
-                    Expr::Assign(_) => "assignments are not supported (values are immutable: bind a new value with `let`)",
-                    Expr::Binary(b) if is_compound_assign(&b.op) => "assignments are not supported (values are immutable: bind a new value with `let`)",
-                    Expr::Macro(_) => {
-                        // Reported by `lower_expr` with the macro's name.
-                        self.lower_expr(e);
-                        return;
-                    }
                     _ => "this expression's value is unused",
                 };
                 let msg = format!("unsupported statement: {what}; {SUPPORTED_STMTS}");
-                match e {
-                    Expr::Binary(b) => self.errors.spanned(b.op, msg),
-                    e => self.error_at(e, msg),
-                }
+                self.error_at(e, msg);
             }
         }
     }
@@ -454,24 +525,21 @@ impl Lowerer<'_> {
         if self.bind_closure(local) {
             return;
         }
+        if let syn::Pat::Tuple(t) = &local.pat {
+            return self.lower_let_tuple(t, local);
+        }
         let (pat, ann) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
         };
         let name = match pat {
             syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                if let Some(m) = &pi.mutability {
-                    self.errors.spanned(
-                        m,
-                        "`let mut` is not supported: values are immutable; bind a new value with `let` instead",
-                    );
-                }
-                Some(ident_name(&pi.ident))
+                Some((ident_name(&pi.ident), pi.mutability.is_some()))
             }
             other => {
                 self.errors.spanned(
                     other,
-                    "unsupported `let` pattern: only a plain name is supported, like `let y = …;`",
+                    "unsupported `let` pattern: a plain name (`let y = …;`, `let mut y = …;`) or a tuple of them (`let (a, b) = f(x);`)",
                 );
                 None
             }
@@ -514,15 +582,71 @@ impl Lowerer<'_> {
                 }
             }
         }
-        if let Some(name) = name {
+        if let Some((name, mutable)) = name {
             self.closures.retain(|c| c.name != name);
-            self.bind(name, v);
+            let kind = if mutable {
+                BindKind::Mut
+            } else {
+                BindKind::Let
+            };
+            self.bind_as(name, v, kind);
+        }
+    }
+
+    /// `let (a, mut b, _) = e;` where `e` gives that many values: a helper
+    /// returning a tuple, a tuple, or branches giving tuples.
+    fn lower_let_tuple(&mut self, t: &syn::PatTuple, local: &syn::Local) {
+        let mut names = Vec::new();
+        for p in &t.elems {
+            match p {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    let kind = match pi.mutability {
+                        Some(_) => BindKind::Mut,
+                        None => BindKind::Let,
+                    };
+                    names.push(Some((ident_name(&pi.ident), kind)));
+                }
+                syn::Pat::Wild(_) => names.push(None),
+                other => {
+                    self.errors.spanned(
+                        other,
+                        "unsupported pattern in a tuple `let`: each element is a name, `mut name` or `_`",
+                    );
+                    return;
+                }
+            }
+        }
+        let Some(init) = &local.init else {
+            self.errors
+                .spanned(local, "`let` without a value is not supported");
+            return;
+        };
+        let values = self.lower_results(&init.expr);
+        if let Some((vs, span)) = &values {
+            if vs.len() != names.len() {
+                self.errors.at(
+                    *span,
+                    format!(
+                        "this gives {} values but the pattern binds {}",
+                        vs.len(),
+                        names.len()
+                    ),
+                );
+            }
+        }
+        let values = values.filter(|(vs, _)| vs.len() == names.len());
+        for (i, n) in names.into_iter().enumerate() {
+            if let Some((name, kind)) = n {
+                self.closures.retain(|c| c.name != name);
+                let v = values.as_ref().map(|(vs, _)| vs[i]);
+                self.bind_as(name, v, kind);
+            }
         }
     }
 
     /// An error at `e`'s leading keyword (`for`, `unsafe`, …) if it has one,
     /// else spanning all of `e`.
-    fn error_at(&mut self, e: &Expr, msg: String) {
+    pub(crate) fn error_at(&mut self, e: &Expr, msg: String) {
         match leading_span(e) {
             Some(span) => self.errors.at(span, msg),
             None => self.errors.spanned(e, msg),
@@ -547,7 +671,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn literal(&mut self, value: f64) -> Var {
+    pub(crate) fn literal(&mut self, value: f64) -> Var {
         self.f.literal(value, self.dtype)
     }
 
@@ -564,7 +688,12 @@ impl Lowerer<'_> {
                     }
                     return Some(self.literal(value));
                 }
-                let Some(id) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
+                let local = p.path.get_ident().filter(|_| p.qself.is_none());
+                let bound = local.is_some_and(|id| self.lookup(&ident_name(id)).is_some());
+                if !bound && crate::consts::looks_like_const(p) {
+                    return self.const_param(p);
+                }
+                let Some(id) = local else {
                     let shown = p.path.to_token_stream().to_string().replace(' ', "");
                     self.errors.spanned(p, format!("unsupported path `{shown}`: only parameters and `let` variables can be used; {SUPPORTED_EXPRS}"));
                     return None;
@@ -618,14 +747,20 @@ impl Lowerer<'_> {
                 }
                 self.lower_cast(x, &c.ty, c)
             }
-            Expr::If(i) => self.lower_if(i),
-            Expr::Block(b) if b.label.is_none() => self.lower_block(&b.block),
+            Expr::If(i) => self.lower_if_as(i, Want::One).map(|v| v[0]),
+            Expr::Match(m) => self.lower_match(m, Want::One).map(|v| v[0]),
+            Expr::Block(b) if b.label.is_none() => {
+                self.lower_block_as(&b.block, Want::One).map(|v| v[0])
+            }
             Expr::MethodCall(m) => self.lower_method(m),
             // `&x` (as in `x.dot(&w)`): values are immutable, so a shared
             // reference is the value itself.
             Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr),
             Expr::Call(c) => self.lower_call(c),
-            Expr::Index(i) => self.lower_index(i),
+            Expr::Index(i) => match self.lower_shape_index(i) {
+                Some(v) => v,
+                None => self.lower_index(i),
+            },
             Expr::Macro(m) => {
                 if let Some(v) = self.lower_slicing_macro(m) {
                     return v;
@@ -709,29 +844,6 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lower_block(&mut self, block: &syn::Block) -> Option<Var> {
-        self.scopes.push(Vec::new());
-        let n = block.stmts.len();
-        let mut result = None;
-        for (i, stmt) in block.stmts.iter().enumerate() {
-            match stmt {
-                Stmt::Expr(e, None) if i + 1 == n => result = Some(self.lower_expr(e)),
-                s => self.lower_stmt(s),
-            }
-        }
-        self.scopes.pop();
-        match result {
-            Some(r) => r,
-            None => {
-                self.errors.at(
-                    block.brace_token.span.close(),
-                    "this block needs a value: end it with an expression (without `;`)",
-                );
-                None
-            }
-        }
-    }
-
     /// `e.span()` (its first token joined with its last, where the compiler
     /// can join spans), in time linear in the size of the whole expression.
     fn span_of(&mut self, e: &Expr) -> Span {
@@ -763,12 +875,16 @@ impl Lowerer<'_> {
                 let l = self.lower_expr(&b.left);
                 let r = self.lower_expr(&b.right);
                 let span = self.binary_span(b);
-                let mut vs = [l?, r?];
+                let (l, r) = self.int_against_literal(b, l?, r?, span)?;
+                let mut vs = [l, r];
                 self.coerce(&mut vs, span)?;
                 return self.push(Op::Cmp(cmp_op(&op)?), &vs, span);
             }
             op if is_compound_assign(&op) => {
-                self.errors.spanned(op, "assignments are not supported: values are immutable; bind a new value with `let`");
+                self.errors.spanned(
+                    op,
+                    "an assignment is a statement (`x += e;`), not a value: assign, then use `x`",
+                );
                 return None;
             }
             op => {
@@ -790,71 +906,6 @@ impl Lowerer<'_> {
         l.join(r).unwrap_or(l)
     }
 
-    fn lower_if(&mut self, i: &syn::ExprIf) -> Option<Var> {
-        let cond = strip_parens(&i.cond);
-        let cmp = match cond {
-            Expr::Binary(b) => cmp_op(&b.op).map(|op| (op, b)),
-            _ => None,
-        };
-        let (pred_parts, cond_ok) = match cmp {
-            Some((op, b)) => {
-                let l = self.lower_expr(&b.left);
-                let r = self.lower_expr(&b.right);
-                (Some((op, l, r)), true)
-            }
-            // A bool value (a parameter, or a comparison bound by `let`).
-            None => match self.lower_expr(cond) {
-                Some(c) if self.f.dtype(c) == DType::Bool => {
-                    return self.lower_select_on(c, i);
-                }
-                Some(c) => {
-                    let ty = self.f.ty(c).to_string();
-                    self.errors.spanned(
-                        &i.cond,
-                        format!("an `if` condition is a comparison (`<`, `<=`, `>`, `>=`, `==`, `!=`) or a bool, not {ty}"),
-                    );
-                    (None, false)
-                }
-                None => (None, false),
-            },
-        };
-        let (then, other) = self.lower_branches(i);
-        if !cond_ok {
-            return None;
-        }
-        let (op, l, r) = pred_parts?;
-        // Both branches are evaluated; the comparison picks elementwise.
-        let mut vs = [l?, r?, then?, other?];
-        self.coerce(&mut vs, i.span())?;
-        let p = self.push(Op::Cmp(op), &vs[..2], i.cond.span())?;
-        self.push(Op::Select, &[p, vs[2], vs[3]], i.span())
-    }
-
-    /// Both branches of an `if` (each `None` when it failed to lower); an
-    /// `if` without `else` is an error, since both give a value.
-    fn lower_branches(&mut self, i: &syn::ExprIf) -> (Option<Var>, Option<Var>) {
-        let then = self.lower_block(&i.then_branch);
-        let other = match &i.else_branch {
-            Some((_, e)) => self.lower_expr(e),
-            None => {
-                self.errors.spanned(
-                    i.if_token,
-                    "`if` without `else` is not supported: both branches give a value (`if c { a } else { b }`)",
-                );
-                None
-            }
-        };
-        (then, other)
-    }
-
-    /// `if c { a } else { b }` on a bool value `c`: an elementwise select.
-    fn lower_select_on(&mut self, c: Var, i: &syn::ExprIf) -> Option<Var> {
-        let (then, other) = self.lower_branches(i);
-        let mut vs = [c, then?, other?];
-        self.coerce(&mut vs, i.span())?;
-        self.push(Op::Select, &vs, i.span())
-    }
-
     fn lower_method(&mut self, m: &syn::ExprMethodCall) -> Option<Var> {
         let name = m.method.to_string();
         if let Some(t) = &m.turbofish {
@@ -863,6 +914,9 @@ impl Lowerer<'_> {
             return None;
         }
         if let Some(v) = self.lower_slicing_method(m) {
+            return v;
+        }
+        if let Some(v) = self.lower_size_method(m) {
             return v;
         }
         if name == "mapv" {
@@ -1013,6 +1067,10 @@ impl Lowerer<'_> {
         let from = self.f.dtype(x);
         if from == to {
             return Some(x);
+        }
+        // `x.len() as f64`: the size, already held as a float.
+        if let Some(n) = self.size_source(x).filter(|_| to == self.dtype) {
+            return Some(n);
         }
         if from == DType::Bool && to.is_float() {
             self.errors.spanned(
@@ -1219,7 +1277,7 @@ impl Lowerer<'_> {
 
     /// Bring `vs` to one shape, broadcasting as numpy does (see
     /// `vocab::broadcast_all`).
-    fn coerce(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
+    pub(crate) fn coerce(&mut self, vs: &mut [Var], span: Span) -> Option<()> {
         self.broadcast_all(vs, span)
     }
 
@@ -1304,7 +1362,7 @@ pub(crate) fn cmp_op(op: &BinOp) -> Option<CmpOp> {
     })
 }
 
-fn is_compound_assign(op: &BinOp) -> bool {
+pub(crate) fn is_compound_assign(op: &BinOp) -> bool {
     matches!(
         op,
         BinOp::AddAssign(_)
@@ -1320,7 +1378,7 @@ fn is_compound_assign(op: &BinOp) -> bool {
     )
 }
 
-fn strip_parens(e: &Expr) -> &Expr {
+pub(crate) fn strip_parens(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_parens(&p.expr),
         Expr::Group(g) => strip_parens(&g.expr),
@@ -1328,10 +1386,10 @@ fn strip_parens(e: &Expr) -> &Expr {
     }
 }
 
-pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet: an oxla function has one result, its final expression (or a final `return e;`); write the choice as the result, `if c { a } else { b }`";
+pub(crate) const EARLY_RETURN: &str = "`return` is supported as the function body's last statement and inside `if`/`else` branches that are statements of the body (`if c { return a; } rest`), where it becomes `if c { a } else { rest }`; this `return` (inside a closure, a nested block or an expression) cannot be rewritten: write the choice as the result, `if c { a } else { b }`";
 
 /// The first `return` inside `e` (not inside a closure).
-fn early_return(e: &Expr) -> Option<&syn::ExprReturn> {
+pub(crate) fn early_return(e: &Expr) -> Option<&syn::ExprReturn> {
     struct Find<'a>(Option<&'a syn::ExprReturn>);
     impl<'a> syn::visit::Visit<'a> for Find<'a> {
         fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
@@ -1460,11 +1518,10 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
             "loops are not supported: oxla functions are straight-line code; use array arithmetic, `sum` and `dot`".into()
         }
-        Expr::Assign(_) => "assignments are not supported: values are immutable; bind a new value with `let`".into(),
+        Expr::Assign(_) => "an assignment is a statement (`x = e;`), not a value: assign, then use `x`".into(),
         Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
         Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),
         Expr::Reference(_) => format!("references are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Match(_) => "`match` is not supported: use `if a < b { … } else { … }`".into(),
         Expr::Closure(_) => format!("closures are not supported; {SUPPORTED_EXPRS}"),
         Expr::Return(_) => EARLY_RETURN.into(),
         Expr::Field(_) => format!("field access is not supported; {SUPPORTED_EXPRS}"),

@@ -32,7 +32,7 @@ fn lower_errors(ts: TokenStream) -> Vec<String> {
 }
 
 /// A compact text of `f` for tests (independent of `oxla_core::text`).
-fn dump(f: &Function) -> String {
+pub(crate) fn dump(f: &Function) -> String {
     let mut s = String::new();
     let params: Vec<String> = f
         .params
@@ -279,11 +279,14 @@ fn error_unsupported_statement() {
     assert_one(&m, "unsupported statement: loops are not supported");
     assert_one(
         &m,
-        "only `let` bindings and a final expression are supported",
+        "supported statements are `let` and `let mut` bindings, assignments",
     );
-    let m = lower_errors(quote! { fn f(x: f32) -> f32 { let mut y = x; y = y + 1.0; y } });
-    assert_one(&m, "`let mut` is not supported");
-    assert_one(&m, "assignments are not supported");
+    let m = lower_errors(quote! { fn f(x: f32) -> f32 { let y = x; y = y + 1.0; x = y; y } });
+    assert_one(
+        &m,
+        "cannot assign twice to immutable variable `y`: declare it `let mut y`",
+    );
+    assert_one(&m, "cannot assign to immutable argument `x`");
     let m = lower_errors(quote! { fn f(x: f32) -> f32 { fn g() {} x } });
     assert_one(&m, "unsupported statement: items cannot be declared");
     let m = lower_errors(quote! { fn f(x: f32) -> f32 { x; } });
@@ -394,7 +397,7 @@ fn error_other_expressions() {
         &m,
         "an `if` condition is a comparison (`<`, `<=`, `>`, `>=`, `==`, `!=`) or a bool, not f32[]",
     );
-    assert_one(&m, "`if` without `else` is not supported");
+    assert_one(&m, "`if` without `else` gives no value");
     assert_one(&m, "`as` casts a number, but this is an array of shape [n_x]: cast its elements with `x.mapv(|v| v as T)`");
     assert_one(&m, "cannot find `z` in this oxla function");
     assert_one(&m, "unsupported path `f32::consts::GOLDEN`");
@@ -668,19 +671,19 @@ fn straight_line_rust_for_scalar_functions() {
         "{s}"
     );
     assert!(
-        s.contains("let v6 : :: core :: primitive :: bool = v0 > v2 ;"),
+        s.contains("let v3 : :: core :: primitive :: bool = v0 > v2 ;"),
         "{s}"
     );
     // `max` propagates NaN from either operand, like the IR.
     assert!(
-        s.contains("if v0 > v3 || v0 . is_nan () { v0 } else { v3 }"),
+        s.contains("if v0 > v4 || v0 . is_nan () { v0 } else { v4 }"),
         "{s}"
     );
     assert!(
-        s.contains("let v5 : :: core :: primitive :: f32 = - v0 ;"),
+        s.contains("let v6 : :: core :: primitive :: f32 = - v0 ;"),
         "{s}"
     );
-    assert!(s.contains("if v6 { v4 } else { v5 }"), "{s}");
+    assert!(s.contains("if v3 { v5 } else { v6 }"), "{s}");
     assert!(s.contains(". powi (2)"), "{s}");
     // It is valid Rust.
     let body: syn::Block = syn::parse2(quote!({ #ts })).expect("generated body parses");

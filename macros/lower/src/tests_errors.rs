@@ -318,31 +318,31 @@ fn float_path_calls_lower_like_methods() {
 }
 
 #[test]
-fn early_return_inside_if_is_a_clear_error() {
-    let item: syn::ItemFn = syn::parse2(quote! {
-        fn f(x: f64) -> f64 {
-            if x < 0.0 { return -x; }
-            x
-        }
-    })
-    .unwrap();
-    let e = lower_fn(&item).unwrap_err().messages();
-    assert_eq!(e.len(), 1, "{e:?}");
-    assert!(
-        e[0].starts_with("early `return` is not supported yet"),
-        "{e:?}"
-    );
-    // Also inside the final expression.
-    let item: syn::ItemFn = syn::parse2(quote! {
-        fn f(x: f64) -> f64 { if x < 0.0 { return -x } else { x } }
-    })
-    .unwrap();
-    let e = lower_fn(&item).unwrap_err().messages();
-    assert!(
-        e.iter()
-            .any(|m| m.starts_with("early `return` is not supported yet")),
-        "{e:?}"
-    );
+fn early_return_is_rewritten_where_it_can_be_and_a_clear_error_elsewhere() {
+    // Inside `if` at the top of the body: the rest becomes the `else`.
+    for body in [
+        quote! { if x < 0.0 { return -x; } x },
+        quote! { if x < 0.0 { return -x } else { x } },
+    ] {
+        let item: syn::ItemFn = syn::parse2(quote! { fn f(x: f64) -> f64 { #body } }).unwrap();
+        let f = lower_fn(&item).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(crate::tests::eval(&f, &[vec![-2.0]]), vec![vec![2.0]]);
+        assert_eq!(crate::tests::eval(&f, &[vec![3.0]]), vec![vec![3.0]]);
+    }
+    // Where it cannot be rewritten: inside an expression, a nested block, a
+    // closure.
+    for body in [
+        quote! { let y = if x < 0.0 { return -x } else { x }; y },
+        quote! { { if x < 0.0 { return -x; } } x },
+        quote! { let g = |v| { return v; }; g(x) },
+    ] {
+        let item: syn::ItemFn = syn::parse2(quote! { fn f(x: f64) -> f64 { #body } }).unwrap();
+        let e = lower_fn(&item).unwrap_err().messages();
+        assert!(
+            e.iter().any(|m| m.contains("this `return` (inside a closure, a nested block or an expression) cannot be rewritten")),
+            "{body}: {e:?}"
+        );
+    }
 }
 
 /// Expansion time against expression size (a printed measurement, not an

@@ -141,6 +141,12 @@ fn choose<'a>(all: &'a [&'a str], supported: usize, wild: bool) -> &'a [&'a str]
 
 impl Gen {
     fn name(&mut self) -> String {
+        if self.rng.chance(3) {
+            return self
+                .rng
+                .pick(&["A", "consts::G", "Self::K", "(x.len() as f64)"])
+                .to_string();
+        }
         if self.names.is_empty() || (self.wild && self.rng.chance(5)) {
             if !self.wild {
                 return "1.5".to_string();
@@ -152,6 +158,60 @@ impl Gen {
         }
         let i = self.rng.below(self.names.len());
         self.names[i].clone()
+    }
+
+    /// A statement that assigns `m` (a `let mut` variable): an assignment,
+    /// an `if`/`else if` that assigns, a `match` that assigns, or an early
+    /// `return` inside an `if`.
+    fn control_stmt(&mut self, m: &str, e: String) -> String {
+        let op = self.rng.pick(&["=", "+=", "-=", "*=", "/="]);
+        let c = format!(
+            "{} {} {}",
+            self.expr(1),
+            self.rng.pick(&["<", ">", "=="]),
+            self.expr(1)
+        );
+        match self.rng.below(6) {
+            0 | 1 => format!("{m} {op} {e};"),
+            2 => format!("if {c} {{ {m} {op} {e}; }}"),
+            3 => format!(
+                "if {c} {{ {m} {op} {e}; }} else if {} < 0.0 {{ {m} = {}; }} else {{ let t = {m}; {m} = t * 2.0; }}",
+                self.expr(1),
+                self.expr(2)
+            ),
+            4 => {
+                let k = self.rng.pick(&["n", "x.len()", "y.len()", "x", "3"]);
+                format!(
+                    "match {k} {{ 0 => {m} {op} {e}, 1 | 2 => {{ {m} = {}; }} 3..=5 => {{}} _ => {m} *= 2.0 }}",
+                    self.expr(1)
+                )
+            }
+            _ => format!("if {c} {{ return {m}; }}"),
+        }
+    }
+
+    /// Assignments and control flow that are errors (or odd), for wild
+    /// cases.
+    fn wild_assignment(&mut self, name: &str) -> String {
+        let e = self.expr(2);
+        let forms = [
+            format!("{name} = {e};"),
+            format!("x = {e};"),
+            format!("x[0] = {e};"),
+            format!("{name} %= {e};"),
+            format!("let mut {name} = {e}; {name} = x;"),
+            format!("let q = match n {{ k if k > 1 => {e}, _ => 1.0 }};"),
+            format!("let q = match n {{ 0 => {e}, 1 => 2.0 }};"),
+            format!("let q = match n {{ 0.5 => {e}, _ => 2.0 }};"),
+            format!("let q = match n {{ 1..1 => {e}, _ => 2.0 }};"),
+            format!("let g = |v: f64| {{ return v; }};"),
+            format!("{{ if {e} > 0.0 {{ return 1.0; }} }}"),
+            format!("let q = if {e} > 0.0 {{ return 1.0 }} else {{ 2.0 }};"),
+            format!("if {e} > 0.0 {{ 1.0 }} else {{ 2.0 }};"),
+            format!("let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;"),
+            format!("let mut {name} = x.len(); {name} += 1;"),
+        ];
+        forms[self.rng.below(forms.len())].clone()
     }
 
     fn expr(&mut self, depth: usize) -> String {
@@ -292,14 +352,23 @@ impl Gen {
             self.names.push(name);
         }
         let mut body = String::new();
-        for _ in 0..self.rng.below(3) {
+        let mut mutable: Vec<String> = Vec::new();
+        for _ in 0..self.rng.below(6) {
             let name = self.rng.pick(&["a", "b", "c"]).to_string();
             let e = self.expr(3);
-            let stmt = match self.rng.below(10) + if w { 0 } else { 4 } {
-                0 => format!("let mut {name} = {e};"),
-                1 => format!("{e};"),
-                2 => format!("let {name}: {float} = {e};"),
-                3 => format!("let ({name}, _) = ({e}, 1.0);"),
+            let stmt = match self.rng.below(18) + if w { 0 } else { 4 } {
+                0 => format!("{e};"),
+                1 => format!("let {name}: {float} = {e};"),
+                2 => format!("let ({name}, _) = ({e}, 1.0);"),
+                3 => self.wild_assignment(&name),
+                4..=6 => {
+                    mutable.push(name.clone());
+                    format!("let mut {name} = {e};")
+                }
+                7..=13 if !mutable.is_empty() => {
+                    let m = mutable[self.rng.below(mutable.len())].clone();
+                    self.control_stmt(&m, e)
+                }
                 _ => format!("let {name} = {e};"),
             };
             body.push_str(&stmt);
@@ -374,6 +443,18 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         wild: true,
     };
     let (mut expanded, mut rejected, mut unparsed) = (0, 0, 0);
+    // Expanded functions with each control-flow form (the generator must
+    // reach them, not only their errors).
+    let forms = [
+        "let mut",
+        "+=",
+        "if",
+        "match",
+        "return",
+        "consts::G",
+        "len()",
+    ];
+    let mut with_form = [0usize; 7];
     // The generator nests deeply; the default test thread's stack is small.
     let run = move || {
         for case in 0..3000 {
@@ -412,10 +493,17 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
                 }
             } else {
                 expanded += 1;
+                for (n, form) in with_form.iter_mut().zip(forms) {
+                    *n += usize::from(item.contains(form));
+                }
             }
         }
-        println!("fuzz: {expanded} expanded, {rejected} rejected, {unparsed} not Rust");
+        println!("fuzz: {expanded} expanded, {rejected} rejected, {unparsed} not Rust; expanded with {forms:?}: {with_form:?}");
         assert!(expanded > 100 && rejected > 1000, "{expanded} {rejected}");
+        assert!(
+            with_form.iter().all(|n| *n >= 5),
+            "{forms:?}: {with_form:?}"
+        );
     };
     std::thread::Builder::new()
         .stack_size(64 << 20)

@@ -2,8 +2,9 @@
 
 #[oxla::grad(df)]
 fn f(x: f32) -> f32 {
-    let mut y = x;
+    let y = x;
     y += 1.0;
+    x = 2.0;
     y
 }
 

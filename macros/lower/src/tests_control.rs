@@ -1,0 +1,646 @@
+//! Control flow: `let mut`, assignment, `if` that assigns, early `return`,
+//! `match` on integers. Each form's IR, its values (with the reference op
+//! rules, against the same function in plain Rust) and its errors.
+
+use crate::lower_fn;
+use crate::tests::{dump, eval};
+use oxla_core::{DType, Function, Tensor};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn lower(ts: TokenStream) -> Function {
+    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
+    lower_fn(&item).unwrap_or_else(|e| panic!("unexpected errors: {e}"))
+}
+
+fn errors(ts: TokenStream) -> Vec<String> {
+    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
+    match lower_fn(&item) {
+        Ok(f) => panic!("expected errors, lowered\n{}", dump(&f)),
+        Err(e) => e.messages(),
+    }
+}
+
+fn assert_one(msgs: &[String], needle: &str) {
+    assert!(
+        msgs.iter().any(|m| m.contains(needle)),
+        "no error containing {needle:?} in {msgs:#?}"
+    );
+}
+
+/// `f` at each of `xs` against `reference`.
+fn check_scalar(f: &Function, xs: &[f64], reference: impl Fn(f64) -> f64) {
+    for &x in xs {
+        let got = eval(f, &[vec![x]])[0][0];
+        let want = reference(x);
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "at {x}: {got} vs {want}\n{}",
+            dump(f)
+        );
+    }
+}
+
+#[test]
+fn let_mut_and_compound_assignment_rebind_in_ssa() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            y += 1.0;
+            y *= x;
+            y -= 2.0;
+            y /= 4.0;
+            y = y * y;
+            y
+        }
+    });
+    assert_eq!(
+        dump(&f),
+        "fn f(x=%0: f64[])
+  %1 = literal[1.0] : f64[]
+  %2 = add %0 %1 : f64[]
+  %3 = mul %2 %0 : f64[]
+  %4 = literal[2.0] : f64[]
+  %5 = sub %3 %4 : f64[]
+  %6 = literal[4.0] : f64[]
+  %7 = div %5 %6 : f64[]
+  %8 = mul %7 %7 : f64[]
+  -> %8"
+    );
+    check_scalar(&f, &[-1.5, 0.0, 2.0], |x| {
+        let mut y = x;
+        y += 1.0;
+        y *= x;
+        y -= 2.0;
+        y /= 4.0;
+        y = y * y;
+        y
+    });
+}
+
+#[test]
+fn assignment_on_arrays_broadcasts_the_right_side_and_unifies_lengths() {
+    let f = lower(quote! {
+        fn f(x: &[f64], w: &[f64]) -> Vec<f64> {
+            let mut acc = x * 2.0;
+            acc += 1.0;
+            acc = acc * w;
+            acc
+        }
+    });
+    // The assignment unified `n_w` with `n_x`.
+    assert_eq!(
+        f.symbols().into_iter().collect::<Vec<_>>(),
+        vec!["n_x".to_string()]
+    );
+    assert_eq!(
+        eval(&f, &[vec![1.0, 2.0], vec![3.0, -1.0]]),
+        vec![vec![9.0, -5.0]]
+    );
+}
+
+#[test]
+fn an_inner_let_shadows_and_assignment_reaches_the_owning_scope() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            {
+                let y = 100.0;
+                let unused = y + 1.0;
+            }
+            {
+                y += 1.0;
+                let mut z = y;
+                z *= 3.0;
+                y = z;
+            }
+            y
+        }
+    });
+    check_scalar(&f, &[0.5, -2.0], |x| (x + 1.0) * 3.0);
+}
+
+#[test]
+fn if_that_assigns_merges_with_select_after_the_branch() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x;
+            let mut z = 1.0;
+            if x > 0.0 {
+                y = x * 2.0;
+            } else if x < -1.0 {
+                y *= -1.0;
+                z = 5.0;
+            }
+            if x > 3.0 { z += x; }
+            y + z
+        }
+    });
+    let d = dump(&f);
+    // y and z after the `else if`, both again after the outer `if`, z
+    // after the last.
+    assert_eq!(d.matches("select").count(), 5, "{d}");
+    check_scalar(&f, &[-3.0, -0.5, 0.0, 1.0, 4.0], |x| {
+        let mut y = x;
+        let mut z = 1.0;
+        if x > 0.0 {
+            y = x * 2.0;
+        } else if x < -1.0 {
+            y *= -1.0;
+            z = 5.0;
+        }
+        if x > 3.0 {
+            z += x;
+        }
+        y + z
+    });
+}
+
+#[test]
+fn if_with_values_and_assignments_and_nested_ifs() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut a = 0.0;
+            let v = if x < 1.0 {
+                a = 2.0;
+                if x < 0.0 { a -= x; }
+                x * a
+            } else {
+                x
+            };
+            v + a
+        }
+    });
+    check_scalar(&f, &[-2.0, 0.5, 3.0], |x| {
+        let mut a = 0.0;
+        let v = if x < 1.0 {
+            a = 2.0;
+            if x < 0.0 {
+                a -= x;
+            }
+            x * a
+        } else {
+            x
+        };
+        v + a
+    });
+}
+
+#[test]
+fn an_array_condition_assigns_arrays_elementwise() {
+    let f = lower(quote! {
+        fn f(x: &[f64]) -> Vec<f64> {
+            let mut y = x * 1.0;
+            if x > 0.0 { y = x * 3.0; } else { y -= 1.0; }
+            y
+        }
+    });
+    assert_eq!(eval(&f, &[vec![-1.0, 2.0]]), vec![vec![-2.0, 6.0]]);
+    let m = errors(quote! {
+        fn f(x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            if x > 0.0 { s = 1.0; }
+            s
+        }
+    });
+    assert_one(&m, "`s` is f64[], but this `if` on an array condition picks elementwise, which would make it f64[n_x]");
+}
+
+#[test]
+fn early_return_inside_if_becomes_the_else() {
+    let f = lower(quote! {
+        fn f(x: f64) -> f64 {
+            let mut y = x * x;
+            if x < -1.0 {
+                return y;
+            }
+            y += 1.0;
+            if x > 2.0 {
+                if x > 5.0 { return 0.5; }
+                y *= 2.0;
+            } else {
+                return y - x;
+            }
+            y
+        }
+    });
+    check_scalar(&f, &[-3.0, 0.0, 1.5, 3.0, 6.0], |x| {
+        let mut y = x * x;
+        if x < -1.0 {
+            return y;
+        }
+        y += 1.0;
+        if x > 2.0 {
+            if x > 5.0 {
+                return 0.5;
+            }
+            y *= 2.0;
+        } else {
+            return y - x;
+        }
+        y
+    });
+}
+
+#[test]
+fn early_return_of_a_tuple() {
+    let f = lower(quote! {
+        fn f(x: f64) -> (f64, f64) {
+            if x < 0.0 { return (x, -x); }
+            (x * 2.0, x)
+        }
+    });
+    assert_eq!(eval(&f, &[vec![-1.0]]), vec![vec![-1.0], vec![1.0]]);
+    assert_eq!(eval(&f, &[vec![2.0]]), vec![vec![4.0], vec![2.0]]);
+}
+
+#[test]
+fn match_on_an_integer_is_a_select_chain() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i64) -> f64 {
+            let mut y = x;
+            let s = match k {
+                0 => x,
+                1 | 2 => { y = 2.0; x * 2.0 }
+                -5..=-3 => x * 3.0,
+                10.. => -x,
+                _ => 0.5,
+            };
+            s + y
+        }
+    });
+    let d = dump(&f);
+    assert!(d.contains("convert"), "{d}");
+    let reference = |x: f64, k: i64| {
+        let mut y = x;
+        let s = match k {
+            0 => x,
+            1 | 2 => {
+                y = 2.0;
+                x * 2.0
+            }
+            -5..=-3 => x * 3.0,
+            10.. => -x,
+            _ => 0.5,
+        };
+        s + y
+    };
+    for k in -7..14 {
+        let got = eval(&f, &[vec![1.5], vec![k as f64]])[0][0];
+        assert_eq!(got, reference(1.5, k), "k = {k}\n{d}");
+    }
+    // The type's bounds are never compared, so they need not be exact in
+    // f32; without `_`, a gap is named.
+    let m = errors(quote! {
+        fn g(x: f32, k: i32) -> f32 { match k { i32::MIN..=0 => x, 1..=9 => 2.0 } }
+    });
+    assert_eq!(
+        m,
+        ["non-exhaustive patterns: `10` (of type i32) is not covered; add a `_ => …` arm"]
+    );
+    let h = lower(quote! {
+        fn h(x: f32, k: i64) -> f32 { match k { i64::MIN..=-1 => -x, 0..=i64::MAX => x } }
+    });
+    assert_eq!(eval(&h, &[vec![2.0], vec![-3.0]]), vec![vec![-2.0]]);
+    assert_eq!(eval(&h, &[vec![2.0], vec![0.0]]), vec![vec![2.0]]);
+    // Exhaustive without `_`: the ranges cover every i32.
+    let g = lower(quote! {
+        fn g(x: f32, k: i32) -> f32 {
+            match k { ..=0 => x, 1 => 2.0, 2.. => 3.0 }
+        }
+    });
+    assert_eq!(eval(&g, &[vec![4.0], vec![-9.0]]), vec![vec![4.0]]);
+    assert_eq!(eval(&g, &[vec![4.0], vec![1.0]]), vec![vec![2.0]]);
+    assert_eq!(eval(&g, &[vec![4.0], vec![7.0]]), vec![vec![3.0]]);
+}
+
+#[test]
+fn match_as_a_statement_assigns() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i32) -> f64 {
+            let mut y = x;
+            match k {
+                0 => y += 1.0,
+                1 => { y *= 3.0; }
+                _ => {}
+            }
+            y
+        }
+    });
+    for (k, want) in [(0, 3.0), (1, 6.0), (5, 2.0)] {
+        assert_eq!(eval(&f, &[vec![2.0], vec![k as f64]]), vec![vec![want]]);
+    }
+}
+
+#[test]
+fn errors_of_assignment() {
+    let m = errors(quote! {
+        fn f(x: f64, v: &[f64]) -> f64 {
+            let mut y = x;
+            y = v * 2.0;
+            let mut k = x;
+            k += v;
+            let a = 1.0;
+            a += 1.0;
+            x = 2.0;
+            let g = |t| { y = t; t };
+            let mut w = v * 1.0;
+            w[0] = 1.0;
+            y %= 2.0;
+            q = 1.0;
+            y + k + g(x)
+        }
+    });
+    assert_one(&m, "mismatched types: `y` is f64[] but this assigns f64[n_v]; an assignment keeps the variable's type");
+    assert_one(
+        &m,
+        "mismatched types: `k` is f64[] but this assigns f64[n_v]",
+    );
+    assert_one(
+        &m,
+        "cannot assign twice to immutable variable `a`: declare it `let mut a`",
+    );
+    assert_one(&m, "cannot assign to immutable argument `x`");
+    assert_one(&m, "cannot assign to `y` inside a closure");
+    assert_one(&m, "assigning to an element (`x[i] = …`) is not supported");
+    assert_one(
+        &m,
+        "unsupported compound assignment `%=` (oxla has no exact float remainder)",
+    );
+    assert_one(&m, "cannot find `q` in this oxla function");
+    // Integer and float do not mix either.
+    let m = errors(quote! {
+        fn f(x: f64, k: i64) -> f64 { let mut y = x; y = k; y }
+    });
+    assert_one(&m, "mismatched types: `y` is f64[] but this assigns i64[]");
+}
+
+#[test]
+fn errors_of_match() {
+    let m = errors(quote! {
+        fn f(x: f64, k: i32) -> f64 {
+            let a = match k { 0 => x, 1 => 2.0 };
+            let b = match k { n if n > 2 => x, _ => 1.0 };
+            let c = match x { _ => 1.0 };
+            let d = match k { 0.5 => x, _ => 1.0 };
+            let e = match k { 3_000_000_000 => x, _ => 1.0 };
+            let g = match k { n => x };
+            a + b + c + d + e + g
+        }
+    });
+    assert_one(&m, "non-exhaustive patterns: `i32::MIN`");
+    assert_one(&m, "match guards (`pattern if cond =>`) are not supported");
+    // The guard's arm is reported once (its binding pattern is not).
+    assert_eq!(
+        m.iter()
+            .filter(|e| e.contains("unsupported pattern"))
+            .count(),
+        1,
+        "{m:#?}"
+    );
+    assert_one(&m, "`match` takes an integer scalar");
+    assert_one(&m, "a pattern here is an integer literal");
+    assert_one(&m, "literal `3000000000` out of range for i32");
+    assert_one(
+        &m,
+        "unsupported pattern: a `match` arm takes integer literals",
+    );
+    let m = errors(quote! {
+        fn f(x: f32, k: i64) -> f32 { match k { 20000000 => x, _ => 1.0 } }
+    });
+    assert_one(
+        &m,
+        "`20000000` is too large: an integer is compared (in a `match`, or with a literal) in the function's float type f32",
+    );
+}
+
+// ---- sizes ---------------------------------------------------------------------
+
+#[test]
+fn len_as_float_is_the_dim_size_itself() {
+    let f = lower(quote! {
+        fn mean(x: &[f64]) -> f64 { sum(x) / x.len() as f64 }
+    });
+    assert_eq!(
+        dump(&f),
+        "fn mean(x=%0: f64[n_x])
+  %1 = reduce_sum[0] %0 : f64[]
+  %2 = dim_size[n_x] : f64[]
+  %3 = convert %2 : i64[]
+  %4 = div %1 %2 : f64[]
+  -> %4"
+    );
+    let x = Tensor::new(DType::F64, vec![3], vec![1.0, 2.0, 6.0]);
+    assert_eq!(
+        oxla_core::interp::eval(&f, &[x]).unwrap()[0].data,
+        vec![3.0]
+    );
+}
+
+#[test]
+fn sizes_of_axes_and_match_on_a_length() {
+    let f = lower(quote! {
+        fn f(a: ndarray::ArrayView2<f64>, v: &[f64]) -> f64 {
+            let r = a.nrows() as f64;
+            let c = a.ncols() as f64;
+            let s = a.shape()[1] as f64 + a.len_of(Axis(0)) as f64;
+            let k = match v.len() { 0 => 0.0, 1..=2 => 10.0, _ => 100.0 };
+            r * 1000.0 + c * 100.0 + s + k
+        }
+    });
+    let d = dump(&f);
+    assert!(
+        !d.contains("convert[f64]"),
+        "a size is used as a float without a round trip:\n{d}"
+    );
+    for (n, k) in [(0, 0.0), (1, 10.0), (2, 10.0), (3, 100.0)] {
+        let a = Tensor::new(DType::F64, vec![2, 3], vec![0.0; 6]);
+        let v = Tensor::new(DType::F64, vec![n], vec![1.0; n]);
+        let got = oxla_core::interp::eval(&f, &[a, v]).unwrap()[0].data[0];
+        assert_eq!(got, 2000.0 + 300.0 + 5.0 + k, "{d}");
+    }
+    let m = errors(quote! {
+        fn f(a: ndarray::ArrayView2<f64>, v: &[f64]) -> f64 {
+            let n = a.len() as f64;
+            let r = v.nrows() as f64;
+            let s = v.shape()[1] as f64;
+            n + r + s
+        }
+    });
+    assert_one(&m, "`len` takes a 1-d array");
+    assert_one(&m, "`nrows` takes a 2-d array, but this has shape [n_v]");
+    assert_one(&m, "axis 1 of an array of shape [n_v]");
+}
+
+#[test]
+fn an_integer_compares_with_an_integer_literal() {
+    let f = lower(quote! {
+        fn f(x: f64, k: i32, v: &[f64]) -> f64 {
+            let mut y = x;
+            if k < 0 { y = -x; }
+            if v.len() >= 3 { y *= 2.0; }
+            if -2 == k { y += 100.0; }
+            y
+        }
+    });
+    for (k, n, want) in [(1, 2, 1.5), (-1, 2, -1.5), (1, 3, 3.0), (-2, 4, 97.0)] {
+        let args = [
+            Tensor::scalar(DType::F64, 1.5),
+            Tensor::scalar(DType::I32, k as f64),
+            Tensor::new(DType::F64, vec![n], vec![0.0; n]),
+        ];
+        let got = oxla_core::interp::eval(&f, &args).unwrap()[0].data[0];
+        assert_eq!(got, want, "k = {k}, n = {n}");
+    }
+    // A scalar function with an integer parameter stays straight-line Rust.
+    let g = lower(quote! {
+        fn g(x: f64, k: i64) -> f64 { match k { 0 => x, _ => if k > 5 { -x } else { x * x } } }
+    });
+    assert!(crate::is_straight_line(&g), "{}", dump(&g));
+}
+
+// ---- constants -----------------------------------------------------------------
+
+#[test]
+fn constants_become_hidden_scalar_parameters() {
+    let item: syn::ItemFn = syn::parse2(quote! {
+        fn f(x: f64) -> f64 { x * A + consts::G * A - Self::K + std::f64::consts::PI }
+    })
+    .unwrap();
+    let (f, _, consts) = crate::lower::lower_fn_full(&item).unwrap();
+    // One parameter per distinct path, after the declared ones; `PI` stays
+    // a literal.
+    assert_eq!(
+        f.param_names,
+        ["x", "__oxla_const_0", "__oxla_const_1", "__oxla_const_2"]
+    );
+    let paths: Vec<String> = consts
+        .iter()
+        .map(|c| {
+            quote::ToTokens::to_token_stream(&c.path)
+                .to_string()
+                .replace(' ', "")
+        })
+        .collect();
+    assert_eq!(paths, ["A", "consts::G", "Self::K"]);
+    assert!(
+        dump(&f).contains(&format!("literal[{}]", std::f64::consts::PI)),
+        "{}",
+        dump(&f)
+    );
+    assert_eq!(
+        eval(&f, &[vec![2.0], vec![3.0], vec![10.0], vec![0.5]]),
+        vec![vec![2.0 * 3.0 + 10.0 * 3.0 - 0.5 + std::f64::consts::PI]]
+    );
+}
+
+#[test]
+fn generated_code_reads_constants_and_keeps_the_signatures() {
+    use crate::attr::TransformKind;
+    use crate::codegen::CodegenOptions;
+    let out = crate::expand_attribute_with(
+        TransformKind::Grad,
+        quote!(df),
+        quote! { fn f(x: f64, k: i64) -> f64 { x * x * A } },
+        &CodegenOptions::default(),
+    );
+    let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
+    let sigs: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Fn(f) => Some(quote!(#f).to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sigs.len(), 2, "{out}");
+    for s in &sigs {
+        assert!(s.contains("let __oxla_const_0 : :: core :: primitive :: f64 = (A) as :: core :: primitive :: f64 ;"), "{s}");
+    }
+    assert!(sigs[1].contains("fn df (x : :: core :: primitive :: f64 , k : :: core :: primitive :: i64) -> :: core :: primitive :: f64"), "{}", sigs[1]);
+}
+
+#[test]
+fn errors_of_constants() {
+    let m = errors(quote! { fn f(x: half::f16) -> half::f16 { x * A } });
+    assert_one(&m, "a constant (`A`) in a f16 function is not supported");
+    // A lower-case unknown name is still a missing variable.
+    let m = errors(quote! { fn f(x: f64) -> f64 { x * a + m::b } });
+    assert_one(&m, "cannot find `a` in this oxla function");
+    assert_one(&m, "unsupported path `m::b`");
+}
+
+#[test]
+fn an_assignment_is_not_a_value() {
+    let m = errors(quote! {
+        fn f(x: f64) -> f64 { let mut y = x; let z = (y = 2.0); let w = (y += 1.0); y }
+    });
+    assert_one(&m, "an assignment is a statement (`x = e;`), not a value");
+    assert_one(&m, "an assignment is a statement (`x += e;`), not a value");
+}
+
+// ---- tuple lets and helpers returning tuples --------------------------------------
+
+#[test]
+fn tuple_let_binds_the_values_of_a_helper_a_tuple_or_branches() {
+    let helper: syn::ItemFn = syn::parse2(quote! {
+        fn split(x: f64, y: f64) -> (f64, f64) {
+            let mut s = x + y;
+            if s < 0.0 { return (-s, x * y); }
+            s *= 2.0;
+            (s, x - y)
+        }
+    })
+    .unwrap();
+    let table = crate::helpers::HelperTable::by_name(vec![helper]);
+    let (f, unknown) = crate::helpers::with_helpers(&table, || {
+        lower(quote! {
+            fn f(x: f64, y: f64) -> f64 {
+                let (a, mut b) = split(x, y);
+                b += 1.0;
+                let (c, _) = if a > 3.0 { (a, b) } else { (b, a) };
+                let (p, q) = (c * 2.0, a);
+                p + q + b
+            }
+        })
+    });
+    assert!(unknown.is_empty());
+    let reference = |x: f64, y: f64| {
+        let split = |x: f64, y: f64| {
+            let mut s = x + y;
+            if s < 0.0 {
+                return (-s, x * y);
+            }
+            s *= 2.0;
+            (s, x - y)
+        };
+        let (a, mut b) = split(x, y);
+        b += 1.0;
+        let (c, _) = if a > 3.0 { (a, b) } else { (b, a) };
+        let (p, q) = (c * 2.0, a);
+        p + q + b
+    };
+    for (x, y) in [(1.0, 0.5), (3.0, 2.0), (-2.0, 0.5)] {
+        assert_eq!(
+            eval(&f, &[vec![x], vec![y]])[0][0],
+            reference(x, y),
+            "({x}, {y})"
+        );
+    }
+    let (m, _) = crate::helpers::with_helpers(&table, || {
+        errors(quote! {
+            fn f(x: f64, y: f64) -> f64 {
+                let (a, b, c) = split(x, y);
+                let d = split(x, y);
+                let (e, [g]) = (x, y);
+                x
+            }
+        })
+    });
+    assert_one(&m, "this gives 2 values but the pattern binds 3");
+    assert_one(
+        &m,
+        "`split` returns 2 values: bind them with `let (a, b) = split(…);`",
+    );
+    assert_one(&m, "unsupported pattern in a tuple `let`");
+}
