@@ -687,6 +687,15 @@ fn float_lit(value: f64, dtype: DType) -> TokenStream {
     }
     let lit = match dtype {
         DType::F64 => Literal::f64_suffixed(value.abs()),
+        DType::I64 => Literal::i64_suffixed(value.abs() as i64),
+        DType::I32 => Literal::i32_suffixed(value.abs() as i32),
+        DType::Bool => {
+            return if value != 0.0 {
+                quote!(true)
+            } else {
+                quote!(false)
+            }
+        }
         _ => Literal::f32_suffixed((value as f32).abs()),
     };
     if value.is_sign_negative() {

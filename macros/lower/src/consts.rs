@@ -62,6 +62,9 @@ pub(crate) fn looks_like_const(p: &syn::ExprPath) -> bool {
 impl Lowerer<'_> {
     /// The hidden parameter of the constant `p` (one per distinct path).
     pub(crate) fn const_param(&mut self, p: &syn::ExprPath) -> Option<Var> {
+        if !self.frames.is_empty() {
+            return self.const_in_loop(p);
+        }
         let shown = p.to_token_stream().to_string().replace(' ', "");
         if !self.inlining.is_empty() {
             self.errors.spanned(

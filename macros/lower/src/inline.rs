@@ -181,6 +181,20 @@ pub(crate) struct Closure {
     captured: Vec<Scope>,
 }
 
+impl Closure {
+    /// Replace each value the closure captured by `f(value, name)` (a loop
+    /// body sees the enclosing function's values through its params).
+    pub(crate) fn map_captured(&mut self, mut f: impl FnMut(Var, &str) -> Var) {
+        for s in self.captured.iter_mut() {
+            for b in s.iter_mut() {
+                if let Some(v) = b.var {
+                    b.var = Some(f(v, &b.name));
+                }
+            }
+        }
+    }
+}
+
 impl Lowerer<'_> {
     /// `let name = |params| body;`: recorded, not lowered (each call lowers
     /// the body). `false` when `local` binds something else.

@@ -26,6 +26,7 @@ mod elementwise;
 pub mod errors;
 pub mod helpers;
 mod inline;
+mod loops;
 pub mod lower;
 mod paths;
 mod placeholder;
@@ -44,6 +45,8 @@ mod tests_control;
 mod tests_errors;
 #[cfg(test)]
 mod tests_fuzz;
+#[cfg(test)]
+mod tests_loops;
 #[cfg(test)]
 mod tests_nd;
 #[cfg(test)]

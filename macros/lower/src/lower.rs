@@ -19,7 +19,7 @@ use syn::{BinOp, Expr, Stmt};
 pub(crate) const SUPPORTED_METHODS: &str =
     "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
      min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
-pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `return` inside `if`, and a final expression";
+pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `for i in a..b` and `while cond` loops, `return` inside `if`, and a final expression";
 pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters, \
      `let` variables and constants, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
      cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
@@ -257,6 +257,7 @@ fn lower_into(
         dtype,
         scopes: vec![Vec::new()],
         assign_floor: 0,
+        frames: Vec::new(),
         inlining: Vec::new(),
         closures: Vec::new(),
         errors,
@@ -360,6 +361,8 @@ pub(crate) struct Lowerer<'e> {
     pub(crate) takes: Vec<(Var, Var, usize)>,
     /// The constants read so far (see `consts`).
     pub(crate) consts: Vec<ConstParam>,
+    /// The loops whose bodies are being lowered, outermost first (see `loops`).
+    pub(crate) frames: Vec<crate::loops::LoopFrame>,
     /// The span of each binary expression lowered so far, by address, built
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
@@ -501,6 +504,8 @@ impl Lowerer<'_> {
                 self.lower_block_as(&b.block, Want::Unit);
             }
             Expr::Paren(p) => self.lower_expr_stmt(&p.expr),
+            Expr::ForLoop(fl) => self.lower_for(fl),
+            Expr::While(w) => self.lower_while(w),
             Expr::Return(r) => self.errors.spanned(r.return_token, EARLY_RETURN),
             e if early_return(e).is_some() => {
                 let r = early_return(e).map(|r| r.return_token);
@@ -512,7 +517,7 @@ impl Lowerer<'_> {
             }
             e => {
                 let what = match e {
-                    Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "loops are not supported (oxla functions are straight-line code: use array arithmetic, `sum` and `dot`)",
+                    Expr::Loop(_) => "`loop` is not supported: write `while cond { … }` (a loop ends through its condition)",
                     _ => "this expression's value is unused",
                 };
                 let msg = format!("unsupported statement: {what}; {SUPPORTED_STMTS}");
@@ -1309,6 +1314,7 @@ impl Lowerer<'_> {
             _ => return false,
         };
         substitute(&mut self.f, &from, &to);
+        self.substitute_in_frames(&from, &to);
         true
     }
 
@@ -1345,8 +1351,23 @@ pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
                 }
             }
             Op::DimSize { dim, .. } => *dim = rename(dim, from, to),
+            Op::Loop(l) => substitute_in_loop(l, from, to),
+            Op::LoopReverse(l) => {
+                substitute_in_loop(&mut l.fwd, from, to);
+                substitute(&mut l.back, from, to);
+            }
             _ => {}
         }
+    }
+}
+
+fn substitute_in_loop(l: &mut oxla_core::ops::control::Loop, from: &str, to: &Dim) {
+    substitute(&mut l.body, from, to);
+    if let Some(c) = l.cond.as_mut() {
+        substitute(c, from, to);
+    }
+    if let Some(t) = l.tangent_of.as_mut() {
+        substitute_in_loop(&mut t.primal, from, to);
     }
 }
 

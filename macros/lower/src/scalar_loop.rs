@@ -52,18 +52,20 @@ fn holds(l: &Loop, consts: &[TokenStream], c: &syn::Ident) -> TokenStream {
 fn forward(l: &Loop, ins: &[TokenStream], visit: TokenStream) -> TokenStream {
     let nb = l.n_bounds();
     let consts = &ins[nb..nb + l.n_consts];
-    let init = &ins[nb + l.n_consts..];
+    let init = &ins[nb + l.n_consts..l.n_operands()];
     let c = format_ident!("__oxla_c");
     let i64_ty = paths::float(DType::I64);
     let u64_ty = quote!(::core::primitive::u64);
     let tys = carry_types(l);
     match l.kind {
         LoopKind::For => {
+            // Integer parameters keep their Rust type (`usize`, `i32`, …).
             let (lo, hi) = (&ins[0], &ins[1]);
             let next = step(l, consts, &quote!((__oxla_lo + __oxla_k as #i64_ty)), &c);
             quote! {
-                let __oxla_lo: #i64_ty = #lo;
-                let __oxla_n: #u64_ty = if #hi > __oxla_lo { (#hi - __oxla_lo) as #u64_ty } else { 0 };
+                let __oxla_lo: #i64_ty = #lo as #i64_ty;
+                let __oxla_hi: #i64_ty = #hi as #i64_ty;
+                let __oxla_n: #u64_ty = if __oxla_hi > __oxla_lo { (__oxla_hi - __oxla_lo) as #u64_ty } else { 0 };
                 let mut #c: (#(#tys,)*) = (#(#init,)*);
                 let mut __oxla_k: #u64_ty = 0;
                 while __oxla_k < __oxla_n {
@@ -125,7 +127,8 @@ pub(crate) fn reverse_expr(lr: &LoopReverse, ins: &[TokenStream]) -> TokenStream
         (Checkpoint::Sqrt, LoopKind::For) => {
             let (lo, hi) = (&ins[0], &ins[1]);
             quote!({
-                let __oxla_n: #u64_ty = if #hi > #lo { (#hi - #lo) as #u64_ty } else { 0 };
+                let (__oxla_lo, __oxla_hi) = (#lo as #i64_ty, #hi as #i64_ty);
+                let __oxla_n: #u64_ty = if __oxla_hi > __oxla_lo { (__oxla_hi - __oxla_lo) as #u64_ty } else { 0 };
                 ((__oxla_n as ::core::primitive::f64).sqrt().ceil() as #u64_ty).max(1)
             })
         }

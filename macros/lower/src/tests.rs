@@ -272,11 +272,15 @@ fn assert_one(msgs: &[String], needle: &str) {
 fn error_unsupported_statement() {
     let m = lower_errors(quote! {
         fn f(x: f32) -> f32 {
-            for i in 0..3 {}
-            x
+            let mut y = x;
+            loop { y = y * 0.5; }
+            y
         }
     });
-    assert_one(&m, "unsupported statement: loops are not supported");
+    assert_one(
+        &m,
+        "unsupported statement: `loop` is not supported: write `while cond",
+    );
     assert_one(
         &m,
         "supported statements are `let` and `let mut` bindings, assignments",
