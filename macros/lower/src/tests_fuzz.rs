@@ -171,8 +171,15 @@ impl Gen {
             self.rng.pick(&["<", ">", "=="]),
             self.expr(1)
         );
-        match self.rng.below(6) {
+        match self.rng.below(12) {
             0 | 1 => format!("{m} {op} {e};"),
+            6 | 9 | 10 => {
+                let k = self.rng.pick(&["0..3", "0..n", "1..=n", "0..x.len()", "0..y.len()", "oxla::checkpoint(0..n)"]);
+                format!("for i in {k} {{ {m} {op} {e} * (i as f64); }}")
+            }
+            7 => format!("while {m} < 10.0 {{ {m} {op} {e}; }}"),
+            11 => format!("while (n as f64) < {} {{ {m} {op} {e}; }}", self.expr(1)),
+            8 => format!("for _ in 0..2 {{ for j in 0..=1 {{ if {c} {{ {m} {op} {e}; }} }} }}"),
             2 => format!("if {c} {{ {m} {op} {e}; }}"),
             3 => format!(
                 "if {c} {{ {m} {op} {e}; }} else if {} < 0.0 {{ {m} = {}; }} else {{ let t = {m}; {m} = t * 2.0; }}",
@@ -210,6 +217,12 @@ impl Gen {
             format!("if {e} > 0.0 {{ 1.0 }} else {{ 2.0 }};"),
             format!("let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;"),
             format!("let mut {name} = x.len(); {name} += 1;"),
+            format!("for v in x {{ {name} = {e}; }}"),
+            format!("loop {{ {name} = {e}; }}"),
+            format!("for i in 0..n {{ if {e} > 0.0 {{ break; }} }}"),
+            format!("for i in 0.. {{ {name} = {e}; }}"),
+            format!("'a: while {e} > 0.0 {{ continue 'a; }}"),
+            format!("for i in 0..{e} {{ {name} = {e}; }}"),
         ];
         forms[self.rng.below(forms.len())].clone()
     }
@@ -453,11 +466,13 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         "return",
         "consts::G",
         "len()",
+        "for ",
+        "while ",
     ];
-    let mut with_form = [0usize; 7];
+    let mut with_form = [0usize; 9];
     // The generator nests deeply; the default test thread's stack is small.
     let run = move || {
-        for case in 0..3000 {
+        for case in 0..6000 {
             let (kind, args, item) = gen.function();
             // rustc hands an attribute only items that parse.
             let Ok(parsed) = syn::parse_str::<syn::ItemFn>(&item) else {
