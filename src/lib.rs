@@ -214,6 +214,11 @@ pub use oxla_macros::__resolve;
 pub use oxla_macros::{
     func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
 };
+/// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
+pub use oxla_macros::Tree;
+
+mod tree;
+pub use tree::Tree;
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;
