@@ -281,3 +281,50 @@ fn tree_helpers() {
     let want: Vec<f64> = flat_a.iter().zip(&flat_b).map(|(x, y)| x + 0.5 * y).collect();
     assert_eq!(d.flatten(), want);
 }
+
+// A struct in another module, named by paths; scalar leaves only (the
+// functions are straight-line Rust); two structs in, a tuple with a struct
+// out.
+
+mod shapes {
+    #[derive(oxla::Tree, Clone, Copy, Debug, PartialEq)]
+    pub struct Point {
+        pub x: f64,
+        pub y: f64,
+    }
+}
+
+#[oxla::transforms(grad(dist_grad, wrt = (a, b)), jvp(dist_jvp, wrt = a))]
+fn dist(a: &crate::shapes::Point, b: &shapes::Point, scale: f64) -> f64 {
+    scale * ((a.x - b.x).powi(2) + (a.y - b.y).powi(2)).sqrt()
+}
+
+#[oxla::jit]
+fn midpoint_and_gap(a: &shapes::Point, b: &shapes::Point) -> (shapes::Point, f64) {
+    (
+        shapes::Point {
+            x: (a.x + b.x) * 0.5,
+            y: (a.y + b.y) * 0.5,
+        },
+        b.x - a.x,
+    )
+}
+
+#[test]
+fn structs_of_scalars_by_path_two_in_and_a_tuple_out() {
+    use shapes::Point;
+    let (a, b) = (Point { x: 1.0, y: 2.0 }, Point { x: 4.0, y: 6.0 });
+    assert_eq!(dist(&a, &b, 2.0), 10.0);
+    let close = |p: Point, x: f64, y: f64| (p.x - x).abs() < 1e-15 && (p.y - y).abs() < 1e-15;
+    // d/da of 2·|a − b| is 2·(a − b)/|a − b| = (−0.6, −0.8)·2.
+    let (ga, gb): (Point, Point) = dist_grad(&a, &b, 2.0);
+    assert!(close(ga, -1.2, -1.6), "{ga:?}");
+    assert!(close(gb, 1.2, 1.6), "{gb:?}");
+    let (d, dd) = dist_jvp(&a, &b, 2.0, &Point { x: 1.0, y: 0.0 });
+    assert_eq!(d, 10.0);
+    assert!((dd - ga.x).abs() < 1e-15, "{dd}");
+    assert_eq!(
+        midpoint_and_gap(&a, &b),
+        (Point { x: 2.5, y: 4.0 }, 3.0)
+    );
+}
