@@ -497,6 +497,11 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
     let mut errors = Errors::new();
     let mut unknown = false;
     let mut params = Vec::new();
+    // The function's own type parameters name no struct (the lowering
+    // reports them).
+    let generic = |p: &syn::Path| {
+        item.sig.generics.type_params().any(|t| p.is_ident(&t.ident))
+    };
     for input in &item.sig.inputs {
         let syn::FnArg::Typed(pt) = input else {
             return Flattened::None;
@@ -506,7 +511,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         };
         let plain = param_ty(&pt.ty);
         let slot = match (&plain, param_tree_path(&pt.ty)) {
-            (Err(_), Some((ty, path))) => match resolve(path, &table) {
+            (Err(_), Some((ty, path))) if !generic(path) => match resolve(path, &table) {
                 Ok(Some(def)) => Slot::Tree(ty.clone(), def),
                 Ok(None) => {
                     unknown = true;
@@ -535,7 +540,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         };
         for t in tys {
             let slot = match (result_ty(t), tree_path(t)) {
-                (Err(_), Some(path)) => match resolve(path, &table) {
+                (Err(_), Some(path)) if !generic(path) => match resolve(path, &table) {
                     Ok(Some(def)) => Slot::Tree(t.clone(), def),
                     Ok(None) => {
                         unknown = true;
