@@ -554,7 +554,7 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
 /// Whether `name` is a function of oxla's vocabulary (`sum`, `softplus`,
 /// …): a bare call of it lowers to the op, so a helper of that name could
 /// never be called by its name.
-fn is_vocabulary_function(name: &str) -> bool {
+pub(crate) fn is_vocabulary_function(name: &str) -> bool {
     [
         crate::vocab::ARRAY_FUNCTIONS,
         crate::elementwise::ELEMENTWISE_FUNCTIONS,

@@ -45,6 +45,8 @@ mod tests_nd;
 mod tests_of;
 #[cfg(test)]
 mod tests_slicing;
+#[cfg(test)]
+mod tests_tree;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, Input, TransformAttr, TransformKind};

@@ -859,6 +859,14 @@ impl Rewrite {
     }
 }
 
+/// Whether a call of `func` may be a helper's (so a struct argument
+/// passes its leaves), not one of oxla's own functions.
+fn calls_helper(func: &Expr) -> bool {
+    let Expr::Path(p) = func else { return false };
+    let vocabulary = p.path.get_ident().is_some_and(|id| helpers::is_vocabulary_function(&ident_name(id)));
+    p.qself.is_none() && helpers::may_be_helper(&p.path) && !vocabulary
+}
+
 fn strip_paren(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_paren(&p.expr),
@@ -885,7 +893,7 @@ impl VisitMut for Rewrite {
         }
         match e {
             // A struct argument of a call passes its leaves.
-            Expr::Call(c) => {
+            Expr::Call(c) if calls_helper(&c.func) => {
                 self.visit_expr_mut(&mut c.func);
                 let args = std::mem::take(&mut c.args);
                 for mut a in args {
