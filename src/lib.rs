@@ -20,6 +20,8 @@
 //! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
 //!   independent transforms of one definition.
 //! - `#[func]`: a helper the others may call (see "Helpers" below).
+//! - `#[derive(Tree)]`: a parameter struct, taken, returned and
+//!   differentiated as a whole (see "Parameter structs" below).
 //!
 //! Stacked attributes compose bottom-up; `of = f` (or `of = grad(..)`) on
 //! any of them transforms `f` (or that transform of the function) instead of
@@ -162,6 +164,59 @@
 //! | `f(a, b)`, `path::f(a, b)` where `f` is marked `#[oxla::func]` (any module or crate) | `f`'s body, inlined with its parameters bound to the arguments | through the body |
 //! | `let sq = \|v\| v * v;` then `sq(x)` | the closure's body, inlined at each call, capturing as Rust does | through the body |
 //! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
+//! | `p.w1`, `p.layer.w` where `p: &Mlp` and `Mlp` has `#[derive(oxla::Tree)]`; `f(&p.layer, x)` to a helper taking `&Layer`; a result `Mlp { w1: …, … }` | a leaf of a parameter struct (each leaf is one parameter of the IR, `p__w1`); a struct argument passes its leaves | the gradient with respect to `p` is an `Mlp` |
+//!
+//! # Parameter structs (pytrees)
+//!
+//! `#[derive(oxla::Tree)]` on a struct of arrays (`Array1<F>`…`Array6<F>`)
+//! and scalars of one float type (f32 or f64), or of other such structs,
+//! makes it a parameter: an oxla function takes it (`p: &Mlp`, `p.w1` in the
+//! body, `layer(&p.l1, x)` passing it on to a helper that takes a `&Layer`),
+//! returns it (a struct literal `Mlp { w1: …, … }`), and `grad`,
+//! `value_and_grad`, `vjp` with respect to it (`wrt = p`, or by default)
+//! return the same struct type holding the gradients; `jvp` takes a tangent
+//! of that type (`t_p: &Mlp`). The [`Tree`](trait@Tree) trait gives an
+//! optimizer step its operations (`axpy`, `scale`, `map`, `zip_map`,
+//! `zeros_like`, `dot`, `norm2`, `flatten`, `for_each_leaf_mut`):
+//!
+//! ```
+//! use oxla::ndarray::{array, Array1, Array2, ArrayView1, ArrayView2};
+//! use oxla::Tree;
+//!
+//! #[derive(oxla::Tree, Clone, Debug)]
+//! struct Mlp { w1: Array2<f64>, b1: Array1<f64>, w2: Array1<f64>, b2: f64 }
+//!
+//! #[oxla::func]
+//! fn layer(w: &Array2<f64>, b: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+//!     (x.dot(w) + b).tanh()
+//! }
+//!
+//! #[oxla::value_and_grad(loss_vg, wrt = p)]
+//! fn loss(p: &Mlp, x: ArrayView2<f64>, y: ArrayView1<f64>) -> f64 {
+//!     let r = layer(&p.w1, &p.b1, x).dot(&p.w2) + p.b2 - y;
+//!     (&r * &r).mean()
+//! }
+//!
+//! let (x, y) = (array![[0.0, 1.0], [1.0, 0.5], [-1.0, 2.0]], array![0.5, -0.2, 0.3]);
+//! let mut p = Mlp {
+//!     w1: array![[0.1, -0.2, 0.3], [0.2, 0.1, -0.1]],
+//!     b1: Array1::zeros(3),
+//!     w2: array![0.3, -0.2, 0.1],
+//!     b2: 0.0,
+//! };
+//! let first = loss(&p, x.view(), y.view());
+//! for _ in 0..20 {
+//!     let (_loss, g): (f64, Mlp) = loss_vg(&p, x.view(), y.view());
+//!     p.axpy(-0.1, &g); // p ← p − 0.1·g
+//! }
+//! assert!(loss(&p, x.view(), y.view()) < first);
+//! ```
+//!
+//! The struct may be named by any path (`crate::model::Mlp`, another
+//! crate's). Not yet: `vmap`, the Jacobians and `hessian` of a function
+//! taking a struct, a transform stacked on another transform of one (each
+//! entry of `#[transforms(…)]` works), struct results of helpers, `ArrayD`
+//! and f16/bf16 fields, tuples and fixed-size arrays of structs.
 //!
 //! # Helpers: functions calling functions
 //!
@@ -211,11 +266,11 @@
 
 #[doc(hidden)]
 pub use oxla_macros::__resolve;
+/// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
+pub use oxla_macros::Tree;
 pub use oxla_macros::{
     func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
 };
-/// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
-pub use oxla_macros::Tree;
 
 mod tree;
 pub use tree::Tree;

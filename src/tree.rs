@@ -79,7 +79,11 @@ pub trait Tree: Clone {
 
     /// The tree of `f(a, b)` for corresponding elements of `self` and
     /// `other`. Panics if a leaf's shapes differ.
-    fn zip_map(&self, other: &Self, mut f: impl FnMut(Self::Elem, Self::Elem) -> Self::Elem) -> Self {
+    fn zip_map(
+        &self,
+        other: &Self,
+        mut f: impl FnMut(Self::Elem, Self::Elem) -> Self::Elem,
+    ) -> Self {
         let mut out = self.clone();
         out.zip_leaves_mut(other, &mut |a, b| {
             Zip::from(a).and(&b).for_each(|a, &b| *a = f(*a, b))

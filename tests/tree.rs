@@ -107,7 +107,10 @@ fn check_against_central_differences<T: Tree<Elem = f64>>(f: impl Fn(&T) -> f64,
     let h = 1e-6;
     for (k, gk) in g.iter().enumerate() {
         let fd = (f(&nudged(at, k, h)) - f(&nudged(at, k, -h))) / (2.0 * h);
-        assert!((gk - fd).abs() < 1e-7 * (1.0 + fd.abs()), "element {k}: {gk} vs {fd}");
+        assert!(
+            (gk - fd).abs() < 1e-7 * (1.0 + fd.abs()),
+            "element {k}: {gk} vs {fd}"
+        );
     }
 }
 
@@ -132,9 +135,21 @@ fn a_struct_parameter_is_its_arrays() {
     let (l, g) = loss_vg(&p, x.view(), y.view());
     let (lf, g1, g2, g3, g4) = loss_flat_vg(&p.w1, &p.b1, &p.w2, &p.b2, x.view(), y.view());
     assert_eq!(l, lf);
-    assert_eq!(g, Mlp { w1: g1, b1: g2, w2: g3, b2: g4 });
     assert_eq!(
-        LOSS_VG_IR.replace("p__", "").lines().skip(1).collect::<Vec<_>>(),
+        g,
+        Mlp {
+            w1: g1,
+            b1: g2,
+            w2: g3,
+            b2: g4
+        }
+    );
+    assert_eq!(
+        LOSS_VG_IR
+            .replace("p__", "")
+            .lines()
+            .skip(1)
+            .collect::<Vec<_>>(),
         LOSS_FLAT_VG_IR.lines().skip(1).collect::<Vec<_>>(),
         "the same IR but for the parameters' names"
     );
@@ -271,14 +286,25 @@ fn tree_helpers() {
     let z = a.zeros_like();
     assert!(z.flatten().iter().all(|&v| v == 0.0));
     let s = a.zip_map(&b, |x, y| x - 2.0 * y);
-    let want: Vec<f64> = flat_a.iter().zip(&flat_b).map(|(x, y)| x - 2.0 * y).collect();
+    let want: Vec<f64> = flat_a
+        .iter()
+        .zip(&flat_b)
+        .map(|(x, y)| x - 2.0 * y)
+        .collect();
     assert_eq!(s.flatten(), want);
     let mut c = a.clone();
     c.scale(3.0);
-    assert_eq!(c.flatten(), flat_a.iter().map(|x| 3.0 * x).collect::<Vec<_>>());
+    assert_eq!(
+        c.flatten(),
+        flat_a.iter().map(|x| 3.0 * x).collect::<Vec<_>>()
+    );
     let mut d = a.clone();
     d.axpy(0.5, &b);
-    let want: Vec<f64> = flat_a.iter().zip(&flat_b).map(|(x, y)| x + 0.5 * y).collect();
+    let want: Vec<f64> = flat_a
+        .iter()
+        .zip(&flat_b)
+        .map(|(x, y)| x + 0.5 * y)
+        .collect();
     assert_eq!(d.flatten(), want);
 }
 
@@ -323,8 +349,5 @@ fn structs_of_scalars_by_path_two_in_and_a_tuple_out() {
     let (d, dd) = dist_jvp(&a, &b, 2.0, &Point { x: 1.0, y: 0.0 });
     assert_eq!(d, 10.0);
     assert!((dd - ga.x).abs() < 1e-15, "{dd}");
-    assert_eq!(
-        midpoint_and_gap(&a, &b),
-        (Point { x: 2.5, y: 4.0 }, 3.0)
-    );
+    assert_eq!(midpoint_and_gap(&a, &b), (Point { x: 2.5, y: 4.0 }, 3.0));
 }

@@ -57,7 +57,10 @@ fn grad_wrt_a_struct_of_another_crate_matches_central_differences() {
         let up = net_loss(&nudged(&net, k, h), x.view()) as f64;
         let down = net_loss(&nudged(&net, k, -h), x.view()) as f64;
         let fd = (up - down) / (2.0 * h as f64);
-        assert!((*gk as f64 - fd).abs() < 2e-3 * (1.0 + fd.abs()), "element {k}: {gk} vs {fd}");
+        assert!(
+            (*gk as f64 - fd).abs() < 2e-3 * (1.0 + fd.abs()),
+            "element {k}: {gk} vs {fd}"
+        );
     }
     // A helper of the other crate, taking its struct, differentiated.
     let gl: Dense = dense_grad(&net.hidden, x.view());
@@ -65,6 +68,9 @@ fn grad_wrt_a_struct_of_another_crate_matches_central_differences() {
         let up = dense_sum(&nudged(&net.hidden, k, h), x.view()) as f64;
         let down = dense_sum(&nudged(&net.hidden, k, -h), x.view()) as f64;
         let fd = (up - down) / (2.0 * h as f64);
-        assert!((*gk as f64 - fd).abs() < 2e-3 * (1.0 + fd.abs()), "element {k}: {gk} vs {fd}");
+        assert!(
+            (*gk as f64 - fd).abs() < 2e-3 * (1.0 + fd.abs()),
+            "element {k}: {gk} vs {fd}"
+        );
     }
 }

@@ -195,7 +195,14 @@ pub(crate) fn generate_nested(
     stub: bool,
     prelude: &TokenStream,
 ) -> Result<(TokenStream, TokenStream), syn::Error> {
-    let (ir_const, _, _) = generate_parts(inner_item, g, cfgs, &CodegenOptions::default(), true, &TokenStream::new())?;
+    let (ir_const, _, _) = generate_parts(
+        inner_item,
+        g,
+        cfgs,
+        &CodegenOptions::default(),
+        true,
+        &TokenStream::new(),
+    )?;
     let (_, function, _) = generate_parts(inner_item, inner_g, &[], opts, stub, prelude)?;
     let _ = item;
     Ok((ir_const, function))

@@ -493,7 +493,11 @@ fn derives_tree(attr: &syn::Attribute) -> bool {
 
 /// The `#[oxla::func]` helpers of `items` (also in inline modules), and
 /// the `#[derive(oxla::Tree)]` structs.
-fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>, trees: &mut Vec<syn::ItemStruct>) {
+fn gather_helpers(
+    items: &[syn::Item],
+    out: &mut Vec<syn::ItemFn>,
+    trees: &mut Vec<syn::ItemStruct>,
+) {
     for item in items {
         match item {
             syn::Item::Struct(s) if s.attrs.iter().any(derives_tree) => {

@@ -12,8 +12,19 @@ use quote::quote;
 
 fn structs() -> Vec<syn::ItemStruct> {
     vec![
-        syn::parse_quote!(struct Dense { w: Array2<f32>, b: Array1<f32> }),
-        syn::parse_quote!(struct Net { first: Dense, second: Dense, t: f32 }),
+        syn::parse_quote!(
+            struct Dense {
+                w: Array2<f32>,
+                b: Array1<f32>,
+            }
+        ),
+        syn::parse_quote!(
+            struct Net {
+                first: Dense,
+                second: Dense,
+                t: f32,
+            }
+        ),
     ]
 }
 
@@ -65,7 +76,14 @@ fn each_leaf_is_one_parameter_named_by_its_path() {
     .expect("expands");
     assert_eq!(
         gens[0].function.param_names,
-        ["net__first__w", "net__first__b", "net__second__w", "net__second__b", "net__t", "x"]
+        [
+            "net__first__w",
+            "net__first__b",
+            "net__second__w",
+            "net__second__b",
+            "net__t",
+            "x"
+        ]
     );
     // The value and one gradient per leaf, each shaped as its leaf.
     let vg = &gens[1].function;
@@ -118,7 +136,11 @@ fn wrt_a_struct_names_its_leaves_and_other_parameters_stay() {
     .expect("expands");
     let g = &gens[1].function;
     let ranks: Vec<usize> = g.outs.iter().map(|v| g.shape(*v).rank()).collect();
-    assert_eq!(ranks, [2, 2, 1], "x first, then d's leaves, as `wrt` lists them");
+    assert_eq!(
+        ranks,
+        [2, 2, 1],
+        "x first, then d's leaves, as `wrt` lists them"
+    );
 }
 
 #[test]
@@ -142,13 +164,19 @@ fn errors_name_the_fields_and_what_is_supported() {
         #[vmap(v)]
         fn f(d: &Dense) -> f32 { sum(&d.w) }
     });
-    assert_one(&e, "`#[vmap]` of a function with a parameter struct is not supported yet");
+    assert_one(
+        &e,
+        "`#[vmap]` of a function with a parameter struct is not supported yet",
+    );
     let e = errors_of(quote! {
         #[grad(d2, wrt = d)]
         #[grad(d1, wrt = d)]
         fn f(d: &Dense) -> f32 { sum(&d.w) }
     });
-    assert_one(&e, "transforms another transform of a function with a parameter struct");
+    assert_one(
+        &e,
+        "transforms another transform of a function with a parameter struct",
+    );
     let e = errors_of(quote! {
         #[jit]
         fn f(d: &Dense) -> Dense { Dense { w: &d.w * 2.0 } }
@@ -166,12 +194,19 @@ fn an_unknown_struct_defers_to_its_macro() {
     let out = crate::expand_attribute_with(
         crate::TransformKind::Grad,
         quote!(g),
-        quote!(fn f(p: &crate::m::Params, x: f32) -> f32 { p.a * x }),
+        quote!(
+            fn f(p: &crate::m::Params, x: f32) -> f32 {
+                p.a * x
+            }
+        ),
         &crate::CodegenOptions::default(),
     )
     .to_string()
     .replace(' ', "");
-    assert!(out.starts_with("crate::m::Params!{(::oxla::__resolve){grad(g){"), "{out}");
+    assert!(
+        out.starts_with("crate::m::Params!{(::oxla::__resolve){grad(g){"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -189,10 +224,18 @@ fn the_struct_macro_answer_completes_the_expansion() {
 
 #[test]
 fn the_derive_asks_for_nested_structs_then_emits_its_macro() {
-    let out = expand_derive(quote!(pub struct Net { first: layers::Dense, t: f32 }))
-        .to_string()
-        .replace(' ', "");
-    assert!(out.starts_with("layers::Dense!{(::oxla::__resolve){tree(){"), "{out}");
+    let out = expand_derive(quote!(
+        pub struct Net {
+            first: layers::Dense,
+            t: f32,
+        }
+    ))
+    .to_string()
+    .replace(' ', "");
+    assert!(
+        out.starts_with("layers::Dense!{(::oxla::__resolve){tree(){"),
+        "{out}"
+    );
     // With `Dense` known, the impl, the macro and its re-export.
     let state = quote! {
         tree () { pub struct Net { first: layers::Dense, t: f32 } } {}
@@ -211,7 +254,14 @@ fn the_derive_asks_for_nested_structs_then_emits_its_macro() {
 
 #[test]
 fn the_derive_refuses_a_mixed_struct() {
-    let out = expand_derive(quote!(struct P { a: f32, b: Array1<f64>, n: usize })).to_string();
+    let out = expand_derive(quote!(
+        struct P {
+            a: f32,
+            b: Array1<f64>,
+            n: usize,
+        }
+    ))
+    .to_string();
     assert!(out.contains("mixed float types"), "{out}");
     assert!(out.contains("unsupported field type `usize`"), "{out}");
     assert!(!out.contains("macro_rules"), "{out}");

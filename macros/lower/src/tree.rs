@@ -138,7 +138,10 @@ pub(crate) fn tree_path(ty: &syn::Type) -> Option<&syn::Path> {
 /// The struct `path` names, resolved in `table` (the current helpers when
 /// `None`). `Ok(None)` when unknown: it is noted, for the expansion to ask
 /// its macro.
-pub(crate) fn resolve(path: &syn::Path, table: &HelperTable) -> Result<Option<Rc<TreeDef>>, String> {
+pub(crate) fn resolve(
+    path: &syn::Path,
+    table: &HelperTable,
+) -> Result<Option<Rc<TreeDef>>, String> {
     let Some((entry, callees)) = table.get_tree(path) else {
         helpers::note_unknown(path);
         return Ok(None);
@@ -150,7 +153,9 @@ pub(crate) fn resolve(path: &syn::Path, table: &HelperTable) -> Result<Option<Rc
     let mut fields = Vec::new();
     let mut elem = None;
     for f in &named.named {
-        let Some(name) = f.ident.clone() else { continue };
+        let Some(name) = f.ident.clone() else {
+            continue;
+        };
         let field = match field_ty(&f.ty) {
             FieldTy::Leaf(t) => Field::Leaf(t),
             FieldTy::Tree(p) => match resolve(p, &callees)? {
@@ -256,7 +261,9 @@ pub(crate) fn expand_derive_with(
         if !matches!(d, DType::F32 | DType::F64) {
             errors.spanned(
                 &f.ty,
-                format!("a parameter struct holds f32 or f64 (this field is {d}); {SUPPORTED_FIELDS}"),
+                format!(
+                    "a parameter struct holds f32 or f64 (this field is {d}); {SUPPORTED_FIELDS}"
+                ),
             );
         }
         match elem {
@@ -357,7 +364,9 @@ fn tree_impl(
                 }));
                 each.push(quote!(#tree::for_each_leaf(&self.#id, __oxla_f);));
                 each_mut.push(quote!(#tree::for_each_leaf_mut(&mut self.#id, __oxla_f);));
-                zip.push(quote!(#tree::zip_leaves_mut(&mut self.#id, &__oxla_other.#id, __oxla_f);));
+                zip.push(
+                    quote!(#tree::zip_leaves_mut(&mut self.#id, &__oxla_other.#id, __oxla_f);),
+                );
                 build.push(quote!(#id: <#ty as #tree>::__from_leaves(__oxla_leaves)));
             }
         }
@@ -398,7 +407,7 @@ fn tree_impl(
 pub(crate) enum Slot {
     Plain,
     /// A parameter struct: the type as written (without `&`), its definition.
-    Tree(syn::Type, Rc<TreeDef>),
+    Tree(Box<syn::Type>, Rc<TreeDef>),
 }
 
 impl Slot {
@@ -443,7 +452,9 @@ pub(crate) fn expand_stack_flat(
 ) -> Result<Vec<GeneratedFn>, Errors> {
     match flatten_fn(item, stack) {
         Flattened::None => crate::stack::expand_stack(item, stack),
-        Flattened::Flat(flat, e) if e.is_empty() => crate::stack::expand_stack(&flat.item, &flat.stack),
+        Flattened::Flat(flat, e) if e.is_empty() => {
+            crate::stack::expand_stack(&flat.item, &flat.stack)
+        }
         Flattened::Flat(_, e) | Flattened::Err(e) => Err(e),
         Flattened::Unknown => Err(Errors::new()),
     }
@@ -500,7 +511,10 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
     // The function's own type parameters name no struct (the lowering
     // reports them).
     let generic = |p: &syn::Path| {
-        item.sig.generics.type_params().any(|t| p.is_ident(&t.ident))
+        item.sig
+            .generics
+            .type_params()
+            .any(|t| p.is_ident(&t.ident))
     };
     for input in &item.sig.inputs {
         let syn::FnArg::Typed(pt) = input else {
@@ -512,7 +526,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         let plain = param_ty(&pt.ty);
         let slot = match (&plain, param_tree_path(&pt.ty)) {
             (Err(_), Some((ty, path))) if !generic(path) => match resolve(path, &table) {
-                Ok(Some(def)) => Slot::Tree(ty.clone(), def),
+                Ok(Some(def)) => Slot::Tree(Box::new(ty.clone()), def),
                 Ok(None) => {
                     unknown = true;
                     Slot::Plain
@@ -541,7 +555,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         for t in tys {
             let slot = match (result_ty(t), tree_path(t)) {
                 (Err(_), Some(path)) if !generic(path) => match resolve(path, &table) {
-                    Ok(Some(def)) => Slot::Tree(t.clone(), def),
+                    Ok(Some(def)) => Slot::Tree(Box::new(t.clone()), def),
                     Ok(None) => {
                         unknown = true;
                         Slot::Plain
@@ -749,12 +763,27 @@ impl Rewrite {
         let mut path: Vec<String> = Vec::new();
         for (i, m) in fields.iter().enumerate() {
             let syn::Member::Named(fid) = m else {
-                self.errors.spanned(m, format!("`{}` has no field `{}`: its fields are {}", def.name, m.to_token_stream(), def.field_names()));
+                self.errors.spanned(
+                    m,
+                    format!(
+                        "`{}` has no field `{}`: its fields are {}",
+                        def.name,
+                        m.to_token_stream(),
+                        def.field_names()
+                    ),
+                );
                 return Some(Err(()));
             };
             let fname = ident_name(fid);
             let Some((_, field)) = def.fields.iter().find(|(n, _)| ident_name(n) == fname) else {
-                self.errors.spanned(fid, format!("`{}` has no field `{fname}`: its fields are {}", def.name, def.field_names()));
+                self.errors.spanned(
+                    fid,
+                    format!(
+                        "`{}` has no field `{fname}`: its fields are {}",
+                        def.name,
+                        def.field_names()
+                    ),
+                );
                 return Some(Err(()));
             };
             path.push(fname);
@@ -764,7 +793,14 @@ impl Rewrite {
                 }
                 Field::Leaf(_) => {
                     let next = &fields[i + 1];
-                    self.errors.spanned(next, format!("`{}` is an array or a scalar, not a struct: it has no field `{}`", path.join("."), next.to_token_stream()));
+                    self.errors.spanned(
+                        next,
+                        format!(
+                            "`{}` is an array or a scalar, not a struct: it has no field `{}`",
+                            path.join("."),
+                            next.to_token_stream()
+                        ),
+                    );
                     return Some(Err(()));
                 }
                 Field::Tree(sub) => def = sub.clone(),
@@ -790,7 +826,10 @@ impl Rewrite {
         let mut out: Vec<Expr> = Vec::new();
         if self.result_tuple {
             let Expr::Tuple(t) = strip_paren(e) else {
-                self.errors.spanned(&*e, "this function returns a tuple: write the result as a tuple `(…, …)`");
+                self.errors.spanned(
+                    &*e,
+                    "this function returns a tuple: write the result as a tuple `(…, …)`",
+                );
                 return;
             };
             if t.elems.len() != results.len() {
@@ -817,24 +856,50 @@ impl Rewrite {
     fn leaves_of(&mut self, e: &Expr, def: &Rc<TreeDef>) -> Vec<Expr> {
         match strip_paren(e) {
             Expr::Struct(s) => {
-                let shown = s.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let shown = s
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
                 if shown != def.name {
-                    self.errors.spanned(&s.path, format!("expected a `{}`, found a `{shown}`", def.name));
+                    self.errors.spanned(
+                        &s.path,
+                        format!("expected a `{}`, found a `{shown}`", def.name),
+                    );
                     return Vec::new();
                 }
                 if let Some(rest) = &s.rest {
-                    self.errors.spanned(rest, "`..` in a struct result is not supported: write every field");
+                    self.errors.spanned(
+                        rest,
+                        "`..` in a struct result is not supported: write every field",
+                    );
                 }
                 for fv in &s.fields {
                     let known = matches!(&fv.member, syn::Member::Named(n) if def.fields.iter().any(|(d, _)| d == n));
                     if !known {
-                        self.errors.spanned(&fv.member, format!("`{}` has no field `{}`: its fields are {}", def.name, fv.member.to_token_stream(), def.field_names()));
+                        self.errors.spanned(
+                            &fv.member,
+                            format!(
+                                "`{}` has no field `{}`: its fields are {}",
+                                def.name,
+                                fv.member.to_token_stream(),
+                                def.field_names()
+                            ),
+                        );
                     }
                 }
                 let mut out = Vec::new();
                 for (fname, field) in &def.fields {
-                    let Some(fv) = s.fields.iter().find(|fv| matches!(&fv.member, syn::Member::Named(n) if n == fname)) else {
-                        self.errors.spanned(&s.path, format!("missing field `{fname}` of `{}`", def.name));
+                    let Some(fv) = s
+                        .fields
+                        .iter()
+                        .find(|fv| matches!(&fv.member, syn::Member::Named(n) if n == fname))
+                    else {
+                        self.errors.spanned(
+                            &s.path,
+                            format!("missing field `{fname}` of `{}`", def.name),
+                        );
                         continue;
                     };
                     match field {
@@ -863,7 +928,10 @@ impl Rewrite {
 /// passes its leaves), not one of oxla's own functions.
 fn calls_helper(func: &Expr) -> bool {
     let Expr::Path(p) = func else { return false };
-    let vocabulary = p.path.get_ident().is_some_and(|id| helpers::is_vocabulary_function(&ident_name(id)));
+    let vocabulary = p
+        .path
+        .get_ident()
+        .is_some_and(|id| helpers::is_vocabulary_function(&ident_name(id)));
     p.qself.is_none() && helpers::may_be_helper(&p.path) && !vocabulary
 }
 
@@ -951,14 +1019,28 @@ pub(crate) fn generate(
 ) -> Result<TokenStream, Errors> {
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
-    let cfgs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let inner_name = syn::Ident::new("__oxla_flat", Span::mixed_site());
     let mut inner_item = flat.item.clone();
     inner_item.attrs.clear();
     inner_item.vis = syn::Visibility::Inherited;
     inner_item.sig.ident = inner_name.clone();
     for g in gens {
-        match wrap_one(item, flat, g, &inner_item, &inner_name, &cfgs, opts, prelude, stub) {
+        match wrap_one(
+            item,
+            flat,
+            g,
+            &inner_item,
+            &inner_name,
+            &cfgs,
+            opts,
+            prelude,
+            stub,
+        ) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
@@ -979,7 +1061,12 @@ fn wrap_one(
     stub: bool,
 ) -> Result<TokenStream, syn::Error> {
     let span = g.name.span();
-    let internal = |what: &str| syn::Error::new(span, format!("internal error in oxla (parameter structs): {what}"));
+    let internal = |what: &str| {
+        syn::Error::new(
+            span,
+            format!("internal error in oxla (parameter structs): {what}"),
+        )
+    };
     let mut inner_g = g.clone();
     inner_g.name = inner_name.clone();
     inner_g.vis = syn::Visibility::Inherited;
@@ -987,7 +1074,8 @@ fn wrap_one(
         Origin::Original => prelude.clone(),
         Origin::Transform { .. } => TokenStream::new(),
     };
-    let (ir_const, inner_fn) = crate::codegen::generate_nested(item, g, inner_item, &inner_g, cfgs, opts, stub, &prelude)?;
+    let (ir_const, inner_fn) =
+        crate::codegen::generate_nested(item, g, inner_item, &inner_g, cfgs, opts, stub, &prelude)?;
     let (param_tys, result_tys) = crate::codegen::flat_types(inner_item, &inner_g);
     let f = &g.function;
 
@@ -1016,28 +1104,39 @@ fn wrap_one(
     // Parameters: primals, then tangents (jvp) or cotangents (vjp).
     let mut k = 0;
     let mut params: Vec<WrapParam> = Vec::new();
-    let mut push = |name: syn::Ident, slot: &Slot, params: &mut Vec<WrapParam>| {
-        match slot {
-            Slot::Plain => {
-                let ty = param_tys.get(k).map(crate::codegen::param_type_tokens).unwrap_or_default();
-                params.push(WrapParam { args: vec![quote!(#name)], name, ty, ty_tree: None });
-                k += 1;
-            }
-            Slot::Tree(ty, def) => {
-                let args = def
-                    .leaves()
-                    .iter()
-                    .map(|(path, t)| {
-                        let fields = path.iter().map(|p| format_ident!("{}", p));
-                        match t {
-                            RustTy::NdArray(..) => quote!(&#name #(.#fields)*),
-                            _ => quote!(#name #(.#fields)*),
-                        }
-                    })
-                    .collect::<Vec<_>>();
-                k += args.len();
-                params.push(WrapParam { name, ty: quote!(&#ty), args, ty_tree: Some(ty.clone()) });
-            }
+    let mut push = |name: syn::Ident, slot: &Slot, params: &mut Vec<WrapParam>| match slot {
+        Slot::Plain => {
+            let ty = param_tys
+                .get(k)
+                .map(crate::codegen::param_type_tokens)
+                .unwrap_or_default();
+            params.push(WrapParam {
+                args: vec![quote!(#name)],
+                name,
+                ty,
+                ty_tree: None,
+            });
+            k += 1;
+        }
+        Slot::Tree(ty, def) => {
+            let args = def
+                .leaves()
+                .iter()
+                .map(|(path, t)| {
+                    let fields = path.iter().map(|p| format_ident!("{}", p));
+                    match t {
+                        RustTy::NdArray(..) => quote!(&#name #(.#fields)*),
+                        _ => quote!(#name #(.#fields)*),
+                    }
+                })
+                .collect::<Vec<_>>();
+            k += args.len();
+            params.push(WrapParam {
+                name,
+                ty: quote!(&#ty),
+                args,
+                ty_tree: Some((**ty).clone()),
+            });
         }
     };
     for (name, _, slot) in &flat.params {
@@ -1053,7 +1152,11 @@ fn wrap_one(
         Some(TransformKind::Vjp) => {
             let n = flat.results.len();
             for (i, slot) in flat.results.iter().enumerate() {
-                let name = if n == 1 { format_ident!("ct") } else { format_ident!("ct{}", i) };
+                let name = if n == 1 {
+                    format_ident!("ct")
+                } else {
+                    format_ident!("ct{}", i)
+                };
                 push(name, slot, &mut params);
             }
         }
@@ -1102,20 +1205,29 @@ fn wrap_one(
     for slot in &slots {
         match slot {
             Slot::Plain => {
-                ret_tys.push(result_tys.get(o).map(crate::codegen::result_type_tokens).unwrap_or_default());
+                ret_tys.push(
+                    result_tys
+                        .get(o)
+                        .map(crate::codegen::result_type_tokens)
+                        .unwrap_or_default(),
+                );
                 let v = &outs[o];
                 ret_vals.push(quote!(#v));
                 o += 1;
             }
             Slot::Tree(ty, def) => {
-                let leaves = def.leaves().iter().map(|(_, t)| {
-                    let v = &outs[o];
-                    o += 1;
-                    match t {
-                        RustTy::NdArray(..) => quote!(#v.into_dyn()),
-                        _ => quote!(::oxla::ndarray::arr0(#v).into_dyn()),
-                    }
-                }).collect::<Vec<_>>();
+                let leaves = def
+                    .leaves()
+                    .iter()
+                    .map(|(_, t)| {
+                        let v = &outs[o];
+                        o += 1;
+                        match t {
+                            RustTy::NdArray(..) => quote!(#v.into_dyn()),
+                            _ => quote!(::oxla::ndarray::arr0(#v).into_dyn()),
+                        }
+                    })
+                    .collect::<Vec<_>>();
                 ret_tys.push(quote!(#ty));
                 ret_vals.push(quote!(<#ty as ::oxla::Tree>::__from_leaves(&mut ::std::vec![#(#leaves),*].into_iter())));
             }
@@ -1158,13 +1270,16 @@ fn wrap_one(
             let views = param_tys.iter().any(RustTy::is_ndarray);
             let generics = if views { quote!(<'oxla>) } else { quote!() };
             // The leaves are borrowed as views for as long as those.
-            let ps = params.iter().zip(ps).map(|(p, plain)| match (&p.ty_tree, views) {
-                (Some(ty), true) => {
-                    let n = &p.name;
-                    quote!(#n: &'oxla #ty)
-                }
-                _ => plain,
-            });
+            let ps = params
+                .iter()
+                .zip(ps)
+                .map(|(p, plain)| match (&p.ty_tree, views) {
+                    (Some(ty), true) => {
+                        let n = &p.name;
+                        quote!(#n: &'oxla #ty)
+                    }
+                    _ => plain,
+                });
             let doc = format!(
                 " Generated by oxla: `#[{}]` applied to `{input}`. Its IR (of the flattened parameters) is in `{}`.",
                 kind.name(),
