@@ -351,3 +351,20 @@ fn structs_of_scalars_by_path_two_in_and_a_tuple_out() {
     assert!((dd - ga.x).abs() < 1e-15, "{dd}");
     assert_eq!(midpoint_and_gap(&a, &b), (Point { x: 2.5, y: 4.0 }, 3.0));
 }
+
+// In an `impl` block, as an associated function.
+struct Model;
+
+impl Model {
+    #[oxla::grad(energy_grad)]
+    fn energy(p: &shapes::Point) -> f64 {
+        p.x * p.x + 3.0 * p.y
+    }
+}
+
+#[test]
+fn associated_functions_take_structs_too() {
+    let g = Model::energy_grad(&shapes::Point { x: 2.0, y: 5.0 });
+    assert_eq!(g, shapes::Point { x: 4.0, y: 3.0 });
+    assert_eq!(Model::energy(&shapes::Point { x: 2.0, y: 5.0 }), 19.0);
+}
