@@ -213,10 +213,12 @@
 //! ```
 //!
 //! The struct may be named by any path (`crate::model::Mlp`, another
-//! crate's). Not yet: `vmap`, the Jacobians and `hessian` of a function
-//! taking a struct, a transform stacked on another transform of one (each
-//! entry of `#[transforms(…)]` works), struct results of helpers, `ArrayD`
-//! and f16/bf16 fields, tuples and fixed-size arrays of structs.
+//! crate's). `vmap` shares a struct between examples (`in_axes = (None,
+//! 0)`). Not yet: `vmap` batching a struct (its leaves would gain an axis),
+//! the Jacobians and `hessian` of a function taking a struct, a transform
+//! stacked on another transform of one (each entry of `#[transforms(…)]`
+//! works), struct results of helpers, `ArrayD` and f16/bf16 fields, tuples
+//! and fixed-size arrays of structs.
 //!
 //! # Helpers: functions calling functions
 //!

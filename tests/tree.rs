@@ -368,3 +368,23 @@ fn associated_functions_take_structs_too() {
     assert_eq!(g, shapes::Point { x: 4.0, y: 3.0 });
     assert_eq!(Model::energy(&shapes::Point { x: 2.0, y: 5.0 }), 19.0);
 }
+
+// `vmap` with the struct shared by every example.
+#[oxla::transforms(vmap(predict_batch, in_axes = (None, 0)))]
+fn predict(d: &Dense, x: ArrayView1<f64>) -> Array1<f64> {
+    (x.dot(&d.w) + &d.b).tanh()
+}
+
+#[test]
+fn vmap_shares_a_struct_between_examples() {
+    let n = net(11);
+    let xs = Array2::from_shape_fn((6, 3), |(i, j)| (i * 3 + j) as f64 * 0.1 - 0.8);
+    let batched = predict_batch(&n.first, xs.view());
+    assert_eq!(batched.dim(), (6, 4));
+    for (i, row) in xs.rows().into_iter().enumerate() {
+        let one = predict(&n.first, row);
+        for (a, b) in batched.row(i).iter().zip(&one) {
+            assert!((a - b).abs() < 1e-14, "{a} vs {b}");
+        }
+    }
+}

@@ -93,6 +93,18 @@ fn each_leaf_is_one_parameter_named_by_its_path() {
 }
 
 #[test]
+fn vmap_shares_a_struct_between_examples() {
+    let gens = flat_expand(quote! {
+        #[vmap(v, in_axes = (None, 0))]
+        fn f(d: &Dense, x: ArrayView1<f32>) -> Array1<f32> { x.dot(&d.w) + &d.b }
+    })
+    .expect("expands");
+    let v = &gens[1].function;
+    let ranks: Vec<usize> = v.params.iter().map(|p| v.shape(*p).rank()).collect();
+    assert_eq!(ranks, [2, 1, 2], "the leaves unbatched, x batched");
+}
+
+#[test]
 fn a_struct_result_is_its_leaves_in_field_order() {
     let gens = flat_expand(quote! {
         #[jit]
@@ -161,13 +173,23 @@ fn errors_name_the_fields_and_what_is_supported() {
     });
     assert_one(&e, "this is a `Dense` struct: use its fields (`w`, `b`)");
     let e = errors_of(quote! {
-        #[vmap(v)]
+        #[hessian(h)]
         fn f(d: &Dense) -> f32 { sum(&d.w) }
     });
     assert_one(
         &e,
-        "`#[vmap]` of a function with a parameter struct is not supported yet",
+        "`#[hessian]` of a function with a parameter struct is not supported yet",
     );
+    let e = errors_of(quote! {
+        #[vmap(v, in_axes = (0, None))]
+        fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
+    });
+    assert_one(&e, "batches a struct parameter, which is not supported yet");
+    let e = errors_of(quote! {
+        #[vmap(v)]
+        fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
+    });
+    assert_one(&e, "batches every parameter by default");
     let e = errors_of(quote! {
         #[grad(d2, wrt = d)]
         #[grad(d1, wrt = d)]

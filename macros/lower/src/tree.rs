@@ -18,7 +18,7 @@
 //! one with the user's types, which passes the leaves in and builds the
 //! structs of the results (`Tree::__from_leaves`).
 
-use crate::attr::{Input, TransformAttr, TransformKind};
+use crate::attr::{InAxes, Input, TransformAttr, TransformKind};
 use crate::errors::Errors;
 use crate::helpers::{self, HelperTable};
 use crate::lower::{ident_name, return_tys};
@@ -654,6 +654,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
                 | TransformKind::ValueAndGrad
                 | TransformKind::Jvp
                 | TransformKind::Vjp
+                | TransformKind::Vmap
         );
         let of_original = match &attr.input {
             Input::Below => i == last || stack[i + 1..].iter().all(|a| a.name.is_none()),
@@ -665,7 +666,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
             errors.at(
                 attr.span,
                 format!(
-                    "`#[{}]` of a function with a parameter struct is not supported yet: such a function supports `jit`, `grad`, `value_and_grad`, `jvp` and `vjp`",
+                    "`#[{}]` of a function with a parameter struct is not supported yet: such a function supports `jit`, `grad`, `value_and_grad`, `jvp`, `vjp` and `vmap` (with the struct shared: `None` in `in_axes`)",
                     attr.kind.name()
                 ),
             );
@@ -682,6 +683,15 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
             continue;
         }
         let mut a = attr.clone();
+        if attr.kind == TransformKind::Vmap {
+            match vmap_axes(attr, &params, &results) {
+                Ok(axes) => a.in_axes = axes,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            }
+        }
         if let Some(wrt) = &attr.wrt {
             let mut flat_wrt = Vec::new();
             for id in wrt {
@@ -708,6 +718,43 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         }),
         errors,
     )
+}
+
+/// The `in_axes` of a `vmap` over the flat function: each struct is shared
+/// by every example (`None` for each of its leaves); batched structs and
+/// struct results are not supported yet (their leaves would gain an axis,
+/// so they would not be the same struct type).
+fn vmap_axes(
+    attr: &TransformAttr,
+    params: &[(syn::Ident, bool, Slot)],
+    results: &[Slot],
+) -> Result<Option<(InAxes, Span)>, syn::Error> {
+    let refuse = |what: &str| {
+        syn::Error::new(
+            attr.span,
+            format!("`#[vmap]` of a function with a parameter struct batches {what}, which is not supported yet: give each struct parameter `None` in `in_axes` (shared by every example), e.g. `in_axes = (None, 0)`"),
+        )
+    };
+    if results.iter().any(|s| matches!(s, Slot::Tree(..))) {
+        return Err(refuse("a struct result"));
+    }
+    let each: Vec<Option<usize>> = match &attr.in_axes {
+        None => return Err(refuse("every parameter by default")),
+        Some((InAxes::All(a), _)) => vec![*a; params.len()],
+        // A count mismatch is reported against the flat function below.
+        Some((InAxes::Each(v), _)) if v.len() != params.len() => return Ok(attr.in_axes.clone()),
+        Some((InAxes::Each(v), _)) => v.clone(),
+    };
+    let mut flat = Vec::new();
+    for ((_, _, slot), axis) in params.iter().zip(&each) {
+        match slot {
+            Slot::Plain => flat.push(*axis),
+            Slot::Tree(_, def) if axis.is_none() => flat.extend(def.leaves().iter().map(|_| None)),
+            Slot::Tree(..) => return Err(refuse("a struct parameter")),
+        }
+    }
+    let span = attr.in_axes.as_ref().map(|(_, s)| *s).unwrap_or(attr.span);
+    Ok(Some((InAxes::Each(flat), span)))
 }
 
 /// A helper's item, flattened when it takes parameter structs (its structs
@@ -1170,7 +1217,9 @@ fn wrap_one(
     let mut slots: Vec<Slot> = Vec::new();
     let wrt_result = |i: &usize| flat.params[*i].2.clone();
     match kind {
-        None | Some(TransformKind::Jit) => slots.extend(flat.results.iter().cloned()),
+        None | Some(TransformKind::Jit) | Some(TransformKind::Vmap) => {
+            slots.extend(flat.results.iter().cloned())
+        }
         Some(TransformKind::Grad) => slots.extend(wrt_slots.iter().map(wrt_result)),
         Some(TransformKind::ValueAndGrad) => {
             slots.extend(flat.results.iter().cloned());
