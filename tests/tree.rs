@@ -388,3 +388,23 @@ fn vmap_shares_a_struct_between_examples() {
         }
     }
 }
+
+// A `let` naming a part of a struct, and a `let` shadowing a struct's name.
+#[oxla::grad(aliased_grad, wrt = net)]
+fn aliased(net: &Net, x: ArrayView2<f64>) -> f64 {
+    let first = &net.first;
+    let h = dense(first, x);
+    let w = &first.w;
+    let net = sum(h) * net.temperature + sum(w);
+    net * 2.0
+}
+
+#[test]
+fn let_names_a_part_of_a_struct() {
+    let n = net(12);
+    let (x, _) = data();
+    let g: Net = aliased_grad(&n, x.view());
+    let direct = 2.0 * (dense(&n.first, x.view()).sum() * n.temperature + n.first.w.sum());
+    assert!((aliased(&n, x.view()) - direct).abs() < 1e-12);
+    check_against_central_differences(|q: &Net| aliased(q, x.view()), &n, &g);
+}

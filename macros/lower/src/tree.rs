@@ -626,7 +626,12 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
         params: params
             .iter()
             .filter_map(|(n, _, s)| match s {
-                Slot::Tree(_, def) => Some((ident_name(n), n.clone(), def.clone())),
+                Slot::Tree(_, def) => Some(Bound {
+                    name: ident_name(n),
+                    param: n.clone(),
+                    prefix: Vec::new(),
+                    def: def.clone(),
+                }),
                 Slot::Plain => None,
             })
             .collect(),
@@ -771,11 +776,31 @@ pub(crate) fn flatten_helper(item: &syn::ItemFn, table: &HelperTable) -> Option<
 
 /// The body's rewriting: field paths to leaf parameters.
 struct Rewrite {
-    /// Each struct parameter: its name, ident, definition.
-    params: Vec<(String, syn::Ident, Rc<TreeDef>)>,
+    /// The names bound to structs: the parameters, and `let` bindings of
+    /// a field path (`let l = &p.layer;`), latest last.
+    params: Vec<Bound>,
     results: Vec<Slot>,
     result_tuple: bool,
     errors: Errors,
+}
+
+/// A name bound to a struct: a parameter, or a `let` naming a field path
+/// into one.
+struct Bound {
+    name: String,
+    /// The parameter it is a part of, and the path of fields to it.
+    param: syn::Ident,
+    prefix: Vec<String>,
+    def: Rc<TreeDef>,
+}
+
+/// The name a `let` binds, when it is a plain one.
+fn let_name(pat: &syn::Pat) -> Option<String> {
+    match pat {
+        syn::Pat::Ident(i) if i.subpat.is_none() => Some(ident_name(&i.ident)),
+        syn::Pat::Type(t) => let_name(&t.pat),
+        _ => None,
+    }
 }
 
 /// What a path into a struct parameter names.
@@ -804,10 +829,10 @@ impl Rewrite {
         let Expr::Path(p) = cur else { return None };
         let id = p.path.get_ident()?;
         let name = ident_name(id);
-        let (_, param, def) = self.params.iter().find(|(n, _, _)| *n == name)?.clone();
+        let bound = self.params.iter().rev().find(|b| b.name == name)?;
+        let (param, mut def, mut path) =
+            (bound.param.clone(), bound.def.clone(), bound.prefix.clone());
         fields.reverse();
-        let mut def = def;
-        let mut path: Vec<String> = Vec::new();
         for (i, m) in fields.iter().enumerate() {
             let syn::Member::Named(fid) = m else {
                 self.errors.spanned(
@@ -862,6 +887,25 @@ impl Rewrite {
             })
             .collect();
         Some(Ok(Named::Sub(def, leaves)))
+    }
+
+    /// The parameter and field path a struct-valued expression names.
+    fn path_of(&self, e: &Expr) -> Option<(syn::Ident, Vec<String>)> {
+        let mut fields = Vec::new();
+        let mut cur = strip_paren(e);
+        while let Expr::Field(f) = cur {
+            match &f.member {
+                syn::Member::Named(n) => fields.push(ident_name(n)),
+                syn::Member::Unnamed(_) => return None,
+            }
+            cur = strip_paren(&f.base);
+        }
+        let Expr::Path(p) = cur else { return None };
+        let name = ident_name(p.path.get_ident()?);
+        let bound = self.params.iter().rev().find(|b| b.name == name)?;
+        fields.reverse();
+        let prefix = bound.prefix.iter().cloned().chain(fields).collect();
+        Some((bound.param.clone(), prefix))
     }
 
     /// A result expression: a struct result becomes its leaves.
@@ -991,6 +1035,50 @@ fn strip_paren(e: &Expr) -> &Expr {
 }
 
 impl VisitMut for Rewrite {
+    /// `let l = &p.layer;` names a part of a struct: the binding is
+    /// recorded, not lowered. Any other `let` of a name shadows it.
+    fn visit_block_mut(&mut self, block: &mut syn::Block) {
+        let stmts = std::mem::take(&mut block.stmts);
+        for mut stmt in stmts {
+            if let syn::Stmt::Local(local) = &mut stmt {
+                let name = let_name(&local.pat);
+                let sub = local.init.as_ref().and_then(|init| {
+                    let e = match &*init.expr {
+                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                        e => e,
+                    };
+                    match self.named(e) {
+                        Some(Ok(Named::Sub(def, _))) => Some(def),
+                        _ => None,
+                    }
+                });
+                if let (Some(name), Some(def), Some(init)) = (&name, sub, &local.init) {
+                    let e = match &*init.expr {
+                        Expr::Reference(r) => &*r.expr,
+                        e => e,
+                    };
+                    if let Some((param, prefix)) = self.path_of(e) {
+                        self.params.push(Bound {
+                            name: name.clone(),
+                            param,
+                            prefix,
+                            def,
+                        });
+                        continue;
+                    }
+                }
+                self.visit_local_mut(local);
+                if let Some(name) = name {
+                    self.params.retain(|b| b.name != name);
+                }
+                block.stmts.push(stmt);
+                continue;
+            }
+            self.visit_stmt_mut(&mut stmt);
+            block.stmts.push(stmt);
+        }
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         match self.named(e) {
             Some(Ok(Named::Leaf(id))) => {
