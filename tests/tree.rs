@@ -408,3 +408,72 @@ fn let_names_a_part_of_a_struct() {
     assert!((aliased(&n, x.view()) - direct).abs() < 1e-12);
     check_against_central_differences(|q: &Net| aliased(q, x.view()), &n, &g);
 }
+
+// Arrays of structs (and of scalars) as fields.
+#[derive(oxla::Tree, Clone, Debug, PartialEq)]
+struct Stack {
+    layers: [Dense; 3],
+    gains: [f64; 2],
+}
+
+#[oxla::value_and_grad(stack_vg, wrt = s)]
+fn stack_loss(s: &Stack, x: ArrayView2<f64>) -> f64 {
+    let h = dense(&s.layers[0], x);
+    let last = &s.layers[2];
+    let h = dense(&s.layers[1], h) * s.gains[0];
+    sum(dense(last, h)) * s.gains[1] + sum(&last.w)
+}
+
+#[oxla::jit]
+fn scaled_stack(s: &Stack, k: f64) -> Stack {
+    Stack {
+        layers: [
+            Dense {
+                w: &s.layers[0].w * k,
+                b: &s.layers[0].b * k,
+            },
+            s.layers[1],
+            Dense {
+                w: &s.layers[2].w * k,
+                b: &s.layers[2].b * k,
+            },
+        ],
+        gains: [s.gains[0] * k, s.gains[1]],
+    }
+}
+
+#[test]
+fn arrays_of_structs_as_fields() {
+    let mut next = uniform(13);
+    let mut layer = |i: usize, o: usize| Dense {
+        w: Array2::from_shape_fn((i, o), |_| next()),
+        b: Array1::from_shape_fn(o, |_| next()),
+    };
+    let s = Stack {
+        layers: [layer(3, 4), layer(4, 4), layer(4, 2)],
+        gains: [0.8, 1.3],
+    };
+    let (x, _) = data();
+    let (l, g): (f64, Stack) = stack_vg(&s, x.view());
+    assert_eq!(l, stack_loss(&s, x.view()));
+    check_against_central_differences(|q: &Stack| stack_loss(q, x.view()), &s, &g);
+    assert_eq!(
+        Stack::leaf_names(),
+        [
+            "layers.0.w",
+            "layers.0.b",
+            "layers.1.w",
+            "layers.1.b",
+            "layers.2.w",
+            "layers.2.b",
+            "gains.0",
+            "gains.1"
+        ]
+    );
+    let scaled = scaled_stack(&s, 2.0);
+    assert_eq!(scaled.layers[1], s.layers[1]);
+    assert_eq!(scaled.gains, [1.6, 1.3]);
+    for (a, b) in scaled.layers[2].w.iter().zip(&s.layers[2].w) {
+        assert_eq!(*a, 2.0 * b);
+    }
+}

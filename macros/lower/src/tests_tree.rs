@@ -25,6 +25,12 @@ fn structs() -> Vec<syn::ItemStruct> {
                 t: f32,
             }
         ),
+        syn::parse_quote!(
+            struct Deep {
+                layers: [Dense; 2],
+                gains: [f32; 3],
+            }
+        ),
     ]
 }
 
@@ -40,15 +46,18 @@ fn flat_expand(ts: TokenStream) -> Result<Vec<GeneratedFn>, Vec<String>> {
     let mut errors = Errors::new();
     let stack = take_oxla_attrs(&mut item.attrs, &mut errors);
     assert!(errors.is_empty(), "{errors}");
-    with_helpers(&table(), || match flatten_fn(&item, &stack) {
+    let (r, unknown) = with_helpers(&table(), || match flatten_fn(&item, &stack) {
         Flattened::Flat(flat, e) if e.is_empty() => {
             expand_stack(&flat.item, &flat.stack).map_err(|e| e.messages())
         }
         Flattened::Flat(_, e) | Flattened::Err(e) => Err(e.messages()),
         Flattened::None => panic!("no struct parameter"),
-        Flattened::Unknown => panic!("a struct is unknown"),
-    })
-    .0
+        Flattened::Unknown => Err(vec!["a struct is unknown".to_string()]),
+    });
+    if !unknown.is_empty() {
+        panic!("unknown: {unknown:?}");
+    }
+    r
 }
 
 fn errors_of(ts: TokenStream) -> Vec<String> {
@@ -102,6 +111,46 @@ fn vmap_shares_a_struct_between_examples() {
     let v = &gens[1].function;
     let ranks: Vec<usize> = v.params.iter().map(|p| v.shape(*p).rank()).collect();
     assert_eq!(ranks, [2, 1, 2], "the leaves unbatched, x batched");
+}
+
+#[test]
+fn arrays_of_structs_index_by_literals() {
+    let gens = flat_expand(quote! {
+        #[grad(g, wrt = d)]
+        fn f(d: &Deep, x: ArrayView1<f32>) -> f32 {
+            let second = &d.layers[1];
+            sum(x.dot(&d.layers[0].w) + &second.b) * d.gains[2]
+        }
+    })
+    .expect("expands");
+    assert_eq!(
+        gens[0].function.param_names,
+        [
+            "d__layers__0__w",
+            "d__layers__0__b",
+            "d__layers__1__w",
+            "d__layers__1__b",
+            "d__gains__0",
+            "d__gains__1",
+            "d__gains__2",
+            "x"
+        ]
+    );
+    let e = errors_of(quote! {
+        #[jit]
+        fn f(d: &Deep) -> f32 { d.gains[3] }
+    });
+    assert_one(&e, "index 3 is out of range: `d.gains` has 3 elements");
+    let e = errors_of(quote! {
+        #[jit]
+        fn f(d: &Deep) -> f32 { sum(&d.layers.w) }
+    });
+    assert_one(&e, "`d.layers` is an array of 2 elements, which have the field `w`: index it with a literal, `d.layers[0].w`");
+    let e = errors_of(quote! {
+        #[jit]
+        fn f(d: &Deep) -> f32 { sum(d.layers) }
+    });
+    assert_one(&e, "this is an array of 2 parts of a struct");
 }
 
 #[test]
@@ -166,7 +215,10 @@ fn errors_name_the_fields_and_what_is_supported() {
         #[jit]
         fn f(net: &Net) -> f32 { sum(&net.first.w.x) }
     });
-    assert_one(&e, "`first.w` is an array or a scalar, not a struct");
+    assert_one(
+        &e,
+        "`net.first.w` is an array or a scalar, not a struct: it has no field `x`",
+    );
     let e = errors_of(quote! {
         #[jit]
         fn f(net: &Net) -> f32 { sum(net.first) }

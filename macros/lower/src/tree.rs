@@ -37,7 +37,7 @@ pub(crate) const DERIVE_KIND: &str = "tree";
 
 const SUPPORTED_FIELDS: &str = "supported field types: an array `Array1<F>`…`Array6<F>` \
      (or `Array<F, IxN>`), a scalar `F`, where F is f32 or f64, one float type for the whole struct, \
-     or another struct with `#[derive(oxla::Tree)]`";
+     another struct with `#[derive(oxla::Tree)]`, or a fixed-size array `[T; N]` of these";
 
 /// A parameter struct with its fields resolved.
 #[derive(Debug)]
@@ -47,27 +47,61 @@ pub(crate) struct TreeDef {
     pub(crate) fields: Vec<(syn::Ident, Field)>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Field {
     /// A scalar or an array of the struct's float type.
     Leaf(RustTy),
     Tree(Rc<TreeDef>),
+    /// `[T; N]`.
+    Array(Box<Field>, usize),
+}
+
+/// One step of the path from a struct to one of its leaves.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Step {
+    Name(String),
+    Index(usize),
+}
+
+impl Field {
+    /// The leaves in order: their path below this field and their type.
+    fn leaves(&self) -> Vec<(Vec<Step>, RustTy)> {
+        match self {
+            Field::Leaf(t) => vec![(Vec::new(), t.clone())],
+            Field::Tree(def) => def.leaves(),
+            Field::Array(elem, n) => {
+                let inner = elem.leaves();
+                let mut out = Vec::new();
+                for i in 0..*n {
+                    for (path, t) in &inner {
+                        let mut p = vec![Step::Index(i)];
+                        p.extend(path.iter().cloned());
+                        out.push((p, t.clone()));
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    fn dtype(&self) -> DType {
+        match self {
+            Field::Leaf(t) => t.dtype(),
+            Field::Tree(def) => def.elem,
+            Field::Array(elem, _) => elem.dtype(),
+        }
+    }
 }
 
 impl TreeDef {
     /// The leaves in order: their field path and type.
-    pub(crate) fn leaves(&self) -> Vec<(Vec<String>, RustTy)> {
+    pub(crate) fn leaves(&self) -> Vec<(Vec<Step>, RustTy)> {
         let mut out = Vec::new();
         for (name, f) in &self.fields {
-            let name = ident_name(name);
-            match f {
-                Field::Leaf(t) => out.push((vec![name], t.clone())),
-                Field::Tree(sub) => {
-                    for (mut path, t) in sub.leaves() {
-                        path.insert(0, name.clone());
-                        out.push((path, t));
-                    }
-                }
+            for (path, t) in f.leaves() {
+                let mut p = vec![Step::Name(ident_name(name))];
+                p.extend(path);
+                out.push((p, t));
             }
         }
         out
@@ -86,7 +120,27 @@ impl TreeDef {
 enum FieldTy<'a> {
     Leaf(RustTy),
     Tree(&'a syn::Path),
+    Array(Box<FieldTy<'a>>, usize),
     Bad(String),
+}
+
+impl FieldTy<'_> {
+    /// The field, its structs resolved in `table`; `Ok(None)` when one is
+    /// unknown.
+    fn resolve(&self, table: &HelperTable) -> Result<Option<Field>, String> {
+        Ok(Some(match self {
+            FieldTy::Leaf(t) => Field::Leaf(t.clone()),
+            FieldTy::Tree(p) => match resolve(p, table)? {
+                Some(def) => Field::Tree(def),
+                None => return Ok(None),
+            },
+            FieldTy::Array(e, n) => match e.resolve(table)? {
+                Some(f) => Field::Array(Box::new(f), *n),
+                None => return Ok(None),
+            },
+            FieldTy::Bad(e) => return Err(e.clone()),
+        }))
+    }
 }
 
 fn field_ty(ty: &syn::Type) -> FieldTy<'_> {
@@ -106,6 +160,25 @@ fn field_ty(ty: &syn::Type) -> FieldTy<'_> {
         return FieldTy::Bad(format!(
             "an integer or bool field is not a parameter: {SUPPORTED_FIELDS}"
         ));
+    }
+    if let syn::Type::Array(a) = strip_group(ty) {
+        let len = match &a.len {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse::<usize>().ok(),
+            _ => None,
+        };
+        return match len {
+            Some(n) => match field_ty(&a.elem) {
+                FieldTy::Bad(e) => FieldTy::Bad(e),
+                e => FieldTy::Array(Box::new(e), n),
+            },
+            None => FieldTy::Bad(format!(
+                "the length `{}` of an array field must be an integer literal",
+                a.len.to_token_stream()
+            )),
+        };
     }
     match tree_path(ty) {
         Some(p) => FieldTy::Tree(p),
@@ -135,9 +208,8 @@ pub(crate) fn tree_path(ty: &syn::Type) -> Option<&syn::Path> {
     (last.starts_with(|c: char| c.is_ascii_uppercase()) && !known).then_some(&p.path)
 }
 
-/// The struct `path` names, resolved in `table` (the current helpers when
-/// `None`). `Ok(None)` when unknown: it is noted, for the expansion to ask
-/// its macro.
+/// The struct `path` names, resolved in `table`. `Ok(None)` when unknown:
+/// it is noted, for the expansion to ask its macro.
 pub(crate) fn resolve(
     path: &syn::Path,
     table: &HelperTable,
@@ -156,18 +228,10 @@ pub(crate) fn resolve(
         let Some(name) = f.ident.clone() else {
             continue;
         };
-        let field = match field_ty(&f.ty) {
-            FieldTy::Leaf(t) => Field::Leaf(t),
-            FieldTy::Tree(p) => match resolve(p, &callees)? {
-                Some(def) => Field::Tree(def),
-                None => return Ok(None),
-            },
-            FieldTy::Bad(e) => return Err(e),
+        let Some(field) = field_ty(&f.ty).resolve(&callees)? else {
+            return Ok(None);
         };
-        let d = match &field {
-            Field::Leaf(t) => t.dtype(),
-            Field::Tree(def) => def.elem,
-        };
+        let d = field.dtype();
         if *elem.get_or_insert(d) != d {
             return Err(format!("`{}` mixes float types", item.ident));
         }
@@ -220,27 +284,19 @@ pub(crate) fn expand_derive_with(
         );
         return errors.to_compile_errors();
     };
-    // Each field's kind, the structs it names resolved (or noted unknown).
-    let mut leaves: Vec<(&syn::Field, Option<DType>, Option<RustTy>)> = Vec::new();
+    // Each field, its structs resolved (`None` while one is unknown: noted).
     let (resolved, unknown) = helpers::with_helpers(table, || {
-        let mut out = Vec::new();
-        for f in &named.named {
-            match field_ty(&f.ty) {
-                FieldTy::Leaf(t) => out.push(Ok((f, Some(t.dtype()), Some(t)))),
-                FieldTy::Tree(p) => match resolve(p, table) {
-                    Ok(Some(def)) => out.push(Ok((f, Some(def.elem), None))),
-                    Ok(None) => out.push(Ok((f, None, None))),
-                    Err(e) => out.push(Err((f, e))),
-                },
-                FieldTy::Bad(e) => out.push(Err((f, e))),
-            }
-        }
-        out
+        named
+            .named
+            .iter()
+            .map(|f| (f, field_ty(&f.ty).resolve(table)))
+            .collect::<Vec<_>>()
     });
-    for r in resolved {
+    let mut fields: Vec<(&syn::Field, Option<Field>)> = Vec::new();
+    for (f, r) in resolved {
         match r {
-            Ok(l) => leaves.push(l),
-            Err((f, e)) => errors.spanned(&f.ty, e),
+            Ok(field) => fields.push((f, field)),
+            Err(e) => errors.spanned(&f.ty, e),
         }
     }
     if errors.is_empty() {
@@ -256,8 +312,10 @@ pub(crate) fn expand_derive_with(
         }
     }
     let mut elem: Option<(DType, &syn::Field)> = None;
-    for (f, d, _) in &leaves {
-        let Some(d) = d else { continue };
+    for (f, field) in &fields {
+        let Some(d) = field.as_ref().map(Field::dtype) else {
+            continue;
+        };
         if !matches!(d, DType::F32 | DType::F64) {
             errors.spanned(
                 &f.ty,
@@ -267,8 +325,8 @@ pub(crate) fn expand_derive_with(
             );
         }
         match elem {
-            None => elem = Some((*d, f)),
-            Some((e, first)) if e != *d => errors.spanned(
+            None => elem = Some((d, f)),
+            Some((e, first)) if e != d => errors.spanned(
                 &f.ty,
                 format!(
                     "mixed float types: `{}` is {e} but this field is {d}; a parameter struct has one float type",
@@ -278,14 +336,18 @@ pub(crate) fn expand_derive_with(
             _ => {}
         }
     }
-    if leaves.is_empty() && errors.is_empty() {
+    if fields.is_empty() && errors.is_empty() {
         errors.spanned(&item.ident, "a parameter struct needs at least one field");
     }
+    let fields: Vec<(&syn::Field, Field)> = fields
+        .into_iter()
+        .filter_map(|(f, field)| Some((f, field?)))
+        .collect();
     if !errors.is_empty() {
         return errors.to_compile_errors();
     }
     let elem = elem.map(|(d, _)| d).unwrap_or(DType::F32);
-    let trait_impl = tree_impl(&item, &leaves, elem);
+    let trait_impl = tree_impl(&item, &fields, elem);
     let name = &item.ident;
     let mac = format_ident!(
         "__oxla_tree_{}_{:016x}",
@@ -293,11 +355,14 @@ pub(crate) fn expand_derive_with(
         helpers::unique_hash(&item_tokens, name.span())
     );
     // The payload: the struct's fields only (no attributes, no visibility).
-    let fields = named.named.iter().map(|f| {
+    let field_tokens = named.named.iter().map(|f| {
         let (id, ty) = (&f.ident, &f.ty);
         quote!(#id: #ty)
     });
-    let payload = Group::new(Delimiter::Brace, quote!(struct #name { #(#fields),* }));
+    let payload = Group::new(
+        Delimiter::Brace,
+        quote!(struct #name { #(#field_tokens),* }),
+    );
     let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
     let vis = &item.vis;
     quote! {
@@ -315,62 +380,114 @@ pub(crate) fn expand_derive_with(
     }
 }
 
-/// `impl oxla::Tree for Name`.
-fn tree_impl(
-    item: &syn::ItemStruct,
-    fields: &[(&syn::Field, Option<DType>, Option<RustTy>)],
-    elem: DType,
+/// The code of the `Tree` impl for one field (or an element of an array
+/// field), at the place `at` (`self.w`, `self.layers[1]`) and `other` (the
+/// same place of `__oxla_other`), named `shown`.
+#[derive(Default)]
+struct ImplCode {
+    names: Vec<TokenStream>,
+    each: Vec<TokenStream>,
+    each_mut: Vec<TokenStream>,
+    zip: Vec<TokenStream>,
+}
+
+fn field_impl(
+    field: &Field,
+    ty: &syn::Type,
+    at: &TokenStream,
+    other: &TokenStream,
+    shown: &str,
+    code: &mut ImplCode,
 ) -> TokenStream {
+    let nd = crate::paths::ndarray();
+    let tree = quote!(::oxla::Tree);
+    let slice = quote!(::core::slice);
+    let expect = "oxla: a tree built from the wrong leaves";
+    match field {
+        Field::Leaf(RustTy::NdArray(_, r)) => {
+            let ix = crate::paths::ix(*r);
+            code.names
+                .push(quote!(__oxla_names.push(::std::string::String::from(#shown));));
+            code.each.push(quote!(__oxla_f(#at.view().into_dyn());));
+            code.each_mut
+                .push(quote!(__oxla_f(#at.view_mut().into_dyn());));
+            code.zip
+                .push(quote!(__oxla_f(#at.view_mut().into_dyn(), #other.view().into_dyn());));
+            quote!(__oxla_leaves.next().expect(#expect).into_dimensionality::<#ix>().expect(#expect))
+        }
+        Field::Leaf(_) => {
+            code.names
+                .push(quote!(__oxla_names.push(::std::string::String::from(#shown));));
+            code.each.push(quote!(__oxla_f(#nd::ArrayView::from_shape(#nd::IxDyn(&[]), #slice::from_ref(&#at)).expect(#expect));));
+            code.each_mut.push(quote!(__oxla_f(#nd::ArrayViewMut::from_shape(#nd::IxDyn(&[]), #slice::from_mut(&mut #at)).expect(#expect));));
+            code.zip.push(quote!(__oxla_f(
+                #nd::ArrayViewMut::from_shape(#nd::IxDyn(&[]), #slice::from_mut(&mut #at)).expect(#expect),
+                #nd::ArrayView::from_shape(#nd::IxDyn(&[]), #slice::from_ref(&#other)).expect(#expect),
+            );));
+            quote!(__oxla_leaves.next().expect(#expect).into_dimensionality::<#nd::Ix0>().expect(#expect).into_scalar())
+        }
+        Field::Tree(_) => {
+            let prefix = format!("{shown}.");
+            code.names
+                .push(quote!(for n in <#ty as #tree>::leaf_names() {
+                    __oxla_names.push(::std::format!("{}{}", #prefix, n));
+                }));
+            code.each
+                .push(quote!(#tree::for_each_leaf(&#at, __oxla_f);));
+            code.each_mut
+                .push(quote!(#tree::for_each_leaf_mut(&mut #at, __oxla_f);));
+            code.zip
+                .push(quote!(#tree::zip_leaves_mut(&mut #at, &#other, __oxla_f);));
+            quote!(<#ty as #tree>::__from_leaves(__oxla_leaves))
+        }
+        Field::Array(elem, n) => {
+            let elem_ty = match strip_group(ty) {
+                syn::Type::Array(a) => (*a.elem).clone(),
+                t => t.clone(),
+            };
+            let elems = (0..*n).map(|i| {
+                let i_lit = proc_macro2::Literal::usize_unsuffixed(i);
+                field_impl(
+                    elem,
+                    &elem_ty,
+                    &quote!(#at[#i_lit]),
+                    &quote!(#other[#i_lit]),
+                    &format!("{shown}.{i}"),
+                    code,
+                )
+            });
+            // Array elements are evaluated in order: the leaves stay in order.
+            quote!([#(#elems),*])
+        }
+    }
+}
+
+/// `impl oxla::Tree for Name`.
+fn tree_impl(item: &syn::ItemStruct, fields: &[(&syn::Field, Field)], elem: DType) -> TokenStream {
     let name = &item.ident;
     let nd = crate::paths::ndarray();
     let f = crate::paths::float(elem);
     let tree = quote!(::oxla::Tree);
-    let mut names = Vec::new();
-    let mut each = Vec::new();
-    let mut each_mut = Vec::new();
-    let mut zip = Vec::new();
+    let mut code = ImplCode::default();
     let mut build = Vec::new();
-    let slice = quote!(::core::slice);
-    let expect = "oxla: a tree built from the wrong leaves";
-    for (field, _, leaf) in fields {
+    for (field, resolved) in fields {
         let id = field.ident.as_ref().expect("named field");
-        let ty = &field.ty;
-        let shown = ident_name(id);
-        match leaf {
-            Some(RustTy::Scalar(_)) => {
-                names.push(quote!(__oxla_names.push(::std::string::String::from(#shown));));
-                each.push(quote!(__oxla_f(#nd::ArrayView::from_shape(#nd::IxDyn(&[]), #slice::from_ref(&self.#id)).expect(#expect));));
-                each_mut.push(quote!(__oxla_f(#nd::ArrayViewMut::from_shape(#nd::IxDyn(&[]), #slice::from_mut(&mut self.#id)).expect(#expect));));
-                zip.push(quote!(__oxla_f(
-                    #nd::ArrayViewMut::from_shape(#nd::IxDyn(&[]), #slice::from_mut(&mut self.#id)).expect(#expect),
-                    #nd::ArrayView::from_shape(#nd::IxDyn(&[]), #slice::from_ref(&__oxla_other.#id)).expect(#expect),
-                );));
-                build.push(quote!(#id: __oxla_leaves.next().expect(#expect)
-                    .into_dimensionality::<#nd::Ix0>().expect(#expect).into_scalar()));
-            }
-            Some(RustTy::NdArray(_, r)) => {
-                let ix = crate::paths::ix(*r);
-                names.push(quote!(__oxla_names.push(::std::string::String::from(#shown));));
-                each.push(quote!(__oxla_f(self.#id.view().into_dyn());));
-                each_mut.push(quote!(__oxla_f(self.#id.view_mut().into_dyn());));
-                zip.push(quote!(__oxla_f(self.#id.view_mut().into_dyn(), __oxla_other.#id.view().into_dyn());));
-                build.push(quote!(#id: __oxla_leaves.next().expect(#expect)
-                    .into_dimensionality::<#ix>().expect(#expect)));
-            }
-            _ => {
-                let prefix = format!("{shown}.");
-                names.push(quote!(for n in <#ty as #tree>::leaf_names() {
-                    __oxla_names.push(::std::format!("{}{}", #prefix, n));
-                }));
-                each.push(quote!(#tree::for_each_leaf(&self.#id, __oxla_f);));
-                each_mut.push(quote!(#tree::for_each_leaf_mut(&mut self.#id, __oxla_f);));
-                zip.push(
-                    quote!(#tree::zip_leaves_mut(&mut self.#id, &__oxla_other.#id, __oxla_f);),
-                );
-                build.push(quote!(#id: <#ty as #tree>::__from_leaves(__oxla_leaves)));
-            }
-        }
+        let value = field_impl(
+            resolved,
+            &field.ty,
+            &quote!(self.#id),
+            &quote!(__oxla_other.#id),
+            &ident_name(id),
+            &mut code,
+        );
+        build.push(quote!(#id: #value));
     }
+    let ImplCode {
+        names,
+        each,
+        each_mut,
+        zip,
+    } = code;
     quote! {
         impl #tree for #name {
             type Elem = #f;
@@ -461,11 +578,14 @@ pub(crate) fn expand_stack_flat(
 }
 
 /// The leaf parameter of `param` at `path`.
-fn leaf_ident(param: &syn::Ident, path: &[String], span: Span) -> syn::Ident {
+fn leaf_ident(param: &syn::Ident, path: &[Step], span: Span) -> syn::Ident {
     let mut name = ident_name(param);
     for p in path {
         name.push_str("__");
-        name.push_str(p);
+        match p {
+            Step::Name(n) => name.push_str(n),
+            Step::Index(i) => name.push_str(&i.to_string()),
+        }
     }
     syn::Ident::new(&name, span)
 }
@@ -630,7 +750,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
                     name: ident_name(n),
                     param: n.clone(),
                     prefix: Vec::new(),
-                    def: def.clone(),
+                    pos: Field::Tree(def.clone()),
                 }),
                 Slot::Plain => None,
             })
@@ -790,8 +910,8 @@ struct Bound {
     name: String,
     /// The parameter it is a part of, and the path of fields to it.
     param: syn::Ident,
-    prefix: Vec<String>,
-    def: Rc<TreeDef>,
+    prefix: Vec<Step>,
+    pos: Field,
 }
 
 /// The name a `let` binds, when it is a plain one.
@@ -806,106 +926,111 @@ fn let_name(pat: &syn::Pat) -> Option<String> {
 /// What a path into a struct parameter names.
 enum Named {
     Leaf(syn::Ident),
-    /// A struct: its definition and the leaf parameters it holds.
-    Sub(Rc<TreeDef>, Vec<syn::Ident>),
+    /// A struct or an array of them: what it is, the parameter it is a part
+    /// of and the path to it.
+    Sub {
+        pos: Field,
+        param: syn::Ident,
+        path: Vec<Step>,
+    },
 }
 
 impl Rewrite {
-    /// `Some` when `e` is a struct parameter or a field path into one.
+    /// `Some` when `e` is a struct parameter or a path of fields and
+    /// literal indices into one.
     fn named(&mut self, e: &Expr) -> Option<Result<Named, ()>> {
-        let mut fields = Vec::new();
+        let mut steps: Vec<(Step, Span)> = Vec::new();
         let mut cur = e;
         loop {
             match cur {
                 Expr::Field(f) => {
-                    fields.push(&f.member);
+                    let step = match &f.member {
+                        syn::Member::Named(n) => (Step::Name(ident_name(n)), n.span()),
+                        syn::Member::Unnamed(i) => (Step::Name(i.index.to_string()), i.span),
+                    };
+                    steps.push(step);
                     cur = &f.base;
                 }
+                Expr::Index(ix) => match literal_index(&ix.index) {
+                    Some(i) => {
+                        steps.push((Step::Index(i), ix.index.span()));
+                        cur = &ix.expr;
+                    }
+                    None => break,
+                },
                 Expr::Paren(p) => cur = &p.expr,
                 Expr::Group(g) => cur = &g.expr,
                 _ => break,
             }
         }
         let Expr::Path(p) = cur else { return None };
-        let id = p.path.get_ident()?;
-        let name = ident_name(id);
+        let name = ident_name(p.path.get_ident()?);
         let bound = self.params.iter().rev().find(|b| b.name == name)?;
-        let (param, mut def, mut path) =
-            (bound.param.clone(), bound.def.clone(), bound.prefix.clone());
-        fields.reverse();
-        for (i, m) in fields.iter().enumerate() {
-            let syn::Member::Named(fid) = m else {
-                self.errors.spanned(
-                    m,
-                    format!(
-                        "`{}` has no field `{}`: its fields are {}",
-                        def.name,
-                        m.to_token_stream(),
-                        def.field_names()
-                    ),
-                );
-                return Some(Err(()));
-            };
-            let fname = ident_name(fid);
-            let Some((_, field)) = def.fields.iter().find(|(n, _)| ident_name(n) == fname) else {
-                self.errors.spanned(
-                    fid,
-                    format!(
-                        "`{}` has no field `{fname}`: its fields are {}",
-                        def.name,
-                        def.field_names()
-                    ),
-                );
-                return Some(Err(()));
-            };
-            path.push(fname);
-            match field {
-                Field::Leaf(_) if i + 1 == fields.len() => {
-                    return Some(Ok(Named::Leaf(leaf_ident(&param, &path, e.span()))))
+        let (param, mut pos, mut path) =
+            (bound.param.clone(), bound.pos.clone(), bound.prefix.clone());
+        steps.reverse();
+        for (step, span) in &steps {
+            let shown = show_path(&param, &path);
+            let next = match (&pos, step) {
+                (Field::Tree(def), Step::Name(n)) => {
+                    match def.fields.iter().find(|(f, _)| ident_name(f) == *n) {
+                        Some((_, f)) => f.clone(),
+                        None => {
+                            self.errors.at(
+                                *span,
+                                format!(
+                                    "`{}` has no field `{n}`: its fields are {}",
+                                    def.name,
+                                    def.field_names()
+                                ),
+                            );
+                            return Some(Err(()));
+                        }
+                    }
                 }
-                Field::Leaf(_) => {
-                    let next = &fields[i + 1];
-                    self.errors.spanned(
-                        next,
+                (Field::Array(elem, len), Step::Index(k)) if k < len => (**elem).clone(),
+                (Field::Array(_, len), Step::Index(k)) => {
+                    self.errors.at(
+                        *span,
+                        format!("index {k} is out of range: `{shown}` has {len} elements"),
+                    );
+                    return Some(Err(()));
+                }
+                // An element of an array leaf: lowered as indexing.
+                (Field::Leaf(_), Step::Index(_)) => return None,
+                (Field::Leaf(_), Step::Name(n)) => {
+                    self.errors.at(
+                        *span,
+                        format!("`{shown}` is an array or a scalar, not a struct: it has no field `{n}`"),
+                    );
+                    return Some(Err(()));
+                }
+                (Field::Tree(def), Step::Index(_)) => {
+                    self.errors.at(
+                        *span,
                         format!(
-                            "`{}` is an array or a scalar, not a struct: it has no field `{}`",
-                            path.join("."),
-                            next.to_token_stream()
+                            "`{shown}` is a `{}` struct, not an array: its fields are {}",
+                            def.name,
+                            def.field_names()
                         ),
                     );
                     return Some(Err(()));
                 }
-                Field::Tree(sub) => def = sub.clone(),
-            }
+                (Field::Array(_, len), Step::Name(n)) => {
+                    self.errors.at(
+                        *span,
+                        format!("`{shown}` is an array of {len} elements, which have the field `{n}`: index it with a literal, `{shown}[0].{n}`"),
+                    );
+                    return Some(Err(()));
+                }
+            };
+            path.push(step.clone());
+            pos = next;
         }
-        let leaves = def
-            .leaves()
-            .iter()
-            .map(|(p, _)| {
-                let full: Vec<String> = path.iter().cloned().chain(p.iter().cloned()).collect();
-                leaf_ident(&param, &full, e.span())
-            })
-            .collect();
-        Some(Ok(Named::Sub(def, leaves)))
-    }
-
-    /// The parameter and field path a struct-valued expression names.
-    fn path_of(&self, e: &Expr) -> Option<(syn::Ident, Vec<String>)> {
-        let mut fields = Vec::new();
-        let mut cur = strip_paren(e);
-        while let Expr::Field(f) = cur {
-            match &f.member {
-                syn::Member::Named(n) => fields.push(ident_name(n)),
-                syn::Member::Unnamed(_) => return None,
-            }
-            cur = strip_paren(&f.base);
-        }
-        let Expr::Path(p) = cur else { return None };
-        let name = ident_name(p.path.get_ident()?);
-        let bound = self.params.iter().rev().find(|b| b.name == name)?;
-        fields.reverse();
-        let prefix = bound.prefix.iter().cloned().chain(fields).collect();
-        Some((bound.param.clone(), prefix))
+        Some(Ok(match pos {
+            Field::Leaf(_) => Named::Leaf(leaf_ident(&param, &path, e.span())),
+            pos => Named::Sub { pos, param, path },
+        }))
     }
 
     /// A result expression: a struct result becomes its leaves.
@@ -929,11 +1054,11 @@ impl Rewrite {
             for (el, slot) in t.elems.iter().zip(&results) {
                 match slot {
                     Slot::Plain => out.push(el.clone()),
-                    Slot::Tree(_, def) => out.extend(self.leaves_of(el, def)),
+                    Slot::Tree(_, def) => out.extend(self.leaves_of(el, &Field::Tree(def.clone()))),
                 }
             }
         } else if let Some(Slot::Tree(_, def)) = results.first() {
-            out = self.leaves_of(e, def);
+            out = self.leaves_of(e, &Field::Tree(def.clone()));
         }
         *e = if out.len() == 1 {
             out.pop().expect("one leaf")
@@ -942,11 +1067,14 @@ impl Rewrite {
         };
     }
 
-    /// The leaves of a struct-valued expression: a struct literal, or a
-    /// struct parameter (or a field of one).
-    fn leaves_of(&mut self, e: &Expr, def: &Rc<TreeDef>) -> Vec<Expr> {
-        match strip_paren(e) {
-            Expr::Struct(s) => {
+    /// The leaves of an expression whose value is `field`: a struct literal
+    /// (an array literal for an array of structs), or a struct parameter or
+    /// a part of one.
+    fn leaves_of(&mut self, e: &Expr, field: &Field) -> Vec<Expr> {
+        let e = strip_paren(e);
+        match (field, e) {
+            (Field::Leaf(_), _) => vec![e.clone()],
+            (Field::Tree(def), Expr::Struct(s)) => {
                 let shown = s
                     .path
                     .segments
@@ -981,7 +1109,7 @@ impl Rewrite {
                     }
                 }
                 let mut out = Vec::new();
-                for (fname, field) in &def.fields {
+                for (fname, f) in &def.fields {
                     let Some(fv) = s
                         .fields
                         .iter()
@@ -993,25 +1121,97 @@ impl Rewrite {
                         );
                         continue;
                     };
-                    match field {
-                        Field::Leaf(_) => out.push(fv.expr.clone()),
-                        Field::Tree(sub) => out.extend(self.leaves_of(&fv.expr, sub)),
-                    }
+                    out.extend(self.leaves_of(&fv.expr, f));
                 }
                 out
             }
-            other => match self.named(other) {
-                Some(Ok(Named::Sub(d, leaves))) if d.name == def.name => leaves
-                    .into_iter()
-                    .map(|id| syn::parse_quote!(#id))
-                    .collect(),
-                Some(Err(())) => Vec::new(),
-                _ => {
-                    self.errors.spanned(other, format!("a `{0}` result is a struct literal `{0} {{ … }}` or a parameter of that type", def.name));
-                    Vec::new()
+            (Field::Array(elem, n), Expr::Array(a)) if a.elems.len() == *n => a
+                .elems
+                .iter()
+                .flat_map(|el| self.leaves_of(el, elem))
+                .collect::<Vec<_>>(),
+            (_, other) => {
+                let want = field.leaves().len();
+                match self.named(other) {
+                    Some(Ok(Named::Sub { pos, param, path })) if same_kind(&pos, field) => {
+                        sub_leaves(&pos, &param, &path, other.span())
+                            .into_iter()
+                            .map(|id| syn::parse_quote!(#id))
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .take(want)
+                            .collect()
+                    }
+                    Some(Err(())) => Vec::new(),
+                    _ => {
+                        let what = match field {
+                            Field::Tree(def) => format!("a `{0}` is a struct literal `{0} {{ … }}` or a parameter of that type", def.name),
+                            _ => format!("an array of {} elements is an array literal `[…]` or a parameter's field of that type", field_len(field)),
+                        };
+                        self.errors.spanned(
+                            other,
+                            format!("this result does not match its type: {what}"),
+                        );
+                        Vec::new()
+                    }
                 }
-            },
+            }
         }
+    }
+}
+
+fn field_len(f: &Field) -> usize {
+    match f {
+        Field::Array(_, n) => *n,
+        _ => 1,
+    }
+}
+
+/// Whether two parts of structs have the same type (by struct name and
+/// array length).
+fn same_kind(a: &Field, b: &Field) -> bool {
+    match (a, b) {
+        (Field::Tree(x), Field::Tree(y)) => x.name == y.name,
+        (Field::Array(x, n), Field::Array(y, m)) => n == m && same_kind(x, y),
+        (Field::Leaf(x), Field::Leaf(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The leaf parameters of the part `pos` of `param` at `path`.
+fn sub_leaves(pos: &Field, param: &syn::Ident, path: &[Step], span: Span) -> Vec<syn::Ident> {
+    pos.leaves()
+        .iter()
+        .map(|(p, _)| {
+            let full: Vec<Step> = path.iter().chain(p).cloned().collect();
+            leaf_ident(param, &full, span)
+        })
+        .collect()
+}
+
+/// `p.layers[0].w`, as the user writes it.
+fn show_path(param: &syn::Ident, path: &[Step]) -> String {
+    let mut s = ident_name(param);
+    for step in path {
+        match step {
+            Step::Name(n) => {
+                s.push('.');
+                s.push_str(n);
+            }
+            Step::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// An integer literal index (`[0]`).
+fn literal_index(e: &Expr) -> Option<usize> {
+    match strip_paren(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        _ => None,
     }
 }
 
@@ -1048,24 +1248,18 @@ impl VisitMut for Rewrite {
                         e => e,
                     };
                     match self.named(e) {
-                        Some(Ok(Named::Sub(def, _))) => Some(def),
+                        Some(Ok(Named::Sub { pos, param, path })) => Some((pos, param, path)),
                         _ => None,
                     }
                 });
-                if let (Some(name), Some(def), Some(init)) = (&name, sub, &local.init) {
-                    let e = match &*init.expr {
-                        Expr::Reference(r) => &*r.expr,
-                        e => e,
-                    };
-                    if let Some((param, prefix)) = self.path_of(e) {
-                        self.params.push(Bound {
-                            name: name.clone(),
-                            param,
-                            prefix,
-                            def,
-                        });
-                        continue;
-                    }
+                if let (Some(name), Some((pos, param, prefix))) = (&name, sub) {
+                    self.params.push(Bound {
+                        name: name.clone(),
+                        param,
+                        prefix,
+                        pos,
+                    });
+                    continue;
                 }
                 self.visit_local_mut(local);
                 if let Some(name) = name {
@@ -1085,10 +1279,12 @@ impl VisitMut for Rewrite {
                 *e = syn::parse_quote!(#id);
                 return;
             }
-            Some(Ok(Named::Sub(def, leaves))) => {
-                let shown: Vec<String> = leaves.iter().take(2).map(|l| l.to_string()).collect();
-                let _ = shown;
-                self.errors.spanned(&*e, format!("this is a `{}` struct: use its fields ({}) or pass it to an `#[oxla::func]` helper", def.name, def.field_names()));
+            Some(Ok(Named::Sub { pos, .. })) => {
+                let msg = match &pos {
+                    Field::Tree(def) => format!("this is a `{}` struct: use its fields ({}) or pass it to an `#[oxla::func]` helper", def.name, def.field_names()),
+                    _ => format!("this is an array of {} parts of a struct: index it with a literal (`[0]`)", field_len(&pos)),
+                };
+                self.errors.spanned(&*e, msg);
                 return;
             }
             Some(Err(())) => return,
@@ -1105,8 +1301,8 @@ impl VisitMut for Rewrite {
                         a => a,
                     };
                     match self.named(inner) {
-                        Some(Ok(Named::Sub(_, leaves))) => {
-                            for id in leaves {
+                        Some(Ok(Named::Sub { pos, param, path })) => {
+                            for id in sub_leaves(&pos, &param, &path, inner.span()) {
                                 c.args.push(syn::parse_quote!(#id));
                             }
                         }
@@ -1258,10 +1454,19 @@ fn wrap_one(
                 .leaves()
                 .iter()
                 .map(|(path, t)| {
-                    let fields = path.iter().map(|p| format_ident!("{}", p));
+                    let steps = path.iter().map(|p| match p {
+                        Step::Name(n) => {
+                            let n = format_ident!("{}", n);
+                            quote!(.#n)
+                        }
+                        Step::Index(i) => {
+                            let i = proc_macro2::Literal::usize_unsuffixed(*i);
+                            quote!([#i])
+                        }
+                    });
                     match t {
-                        RustTy::NdArray(..) => quote!(&#name #(.#fields)*),
-                        _ => quote!(#name #(.#fields)*),
+                        RustTy::NdArray(..) => quote!(&#name #(#steps)*),
+                        _ => quote!(#name #(#steps)*),
                     }
                 })
                 .collect::<Vec<_>>();
