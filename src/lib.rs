@@ -169,8 +169,9 @@
 //! # Parameter structs (pytrees)
 //!
 //! `#[derive(oxla::Tree)]` on a struct of arrays (`Array1<F>`…`Array6<F>`)
-//! and scalars of one float type (f32 or f64), or of other such structs,
-//! makes it a parameter: an oxla function takes it (`p: &Mlp`, `p.w1` in the
+//! and scalars of one float type (f32 or f64), of other such structs, and
+//! of fixed-size arrays of these (`layers: [Layer; 3]`, indexed by literals:
+//! `p.layers[0].w`), makes it a parameter: an oxla function takes it (`p: &Mlp`, `p.w1` in the
 //! body, `layer(&p.l1, x)` passing it on to a helper that takes a `&Layer`),
 //! returns it (a struct literal `Mlp { w1: …, … }`), and `grad`,
 //! `value_and_grad`, `vjp` with respect to it (`wrt = p`, or by default)
@@ -217,8 +218,8 @@
 //! 0)`). Not yet: `vmap` batching a struct (its leaves would gain an axis),
 //! the Jacobians and `hessian` of a function taking a struct, a transform
 //! stacked on another transform of one (each entry of `#[transforms(…)]`
-//! works), struct results of helpers, `ArrayD` and f16/bf16 fields, tuples
-//! and fixed-size arrays of structs.
+//! works), struct results of helpers, `ArrayD` and f16/bf16 fields, tuple
+//! fields, structs in tuples or arrays as parameters (`&[Mlp; 2]`).
 //!
 //! # Helpers: functions calling functions
 //!
