@@ -42,6 +42,7 @@ pub trait Tree: Clone {
     fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(ArrayViewMutD<'_, Self::Elem>));
 
     /// Call `f` on each pair of corresponding leaves of `self` and `other`.
+    #[allow(clippy::type_complexity)]
     fn zip_leaves_mut(
         &mut self,
         other: &Self,
