@@ -20,6 +20,8 @@
 //! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
 //!   independent transforms of one definition.
 //! - `#[func]`: a helper the others may call (see "Helpers" below).
+//! - `#[derive(Tree)]`: a parameter struct, taken, returned and
+//!   differentiated as a whole (see "Parameter structs" below).
 //!
 //! Stacked attributes compose bottom-up; `of = f` (or `of = grad(..)`) on
 //! any of them transforms `f` (or that transform of the function) instead of
@@ -168,6 +170,62 @@
 //! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
 //! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects; arms may assign | through the chosen arm |
 //! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
+//! | `p.w1`, `p.layer.w` where `p: &Mlp` and `Mlp` has `#[derive(oxla::Tree)]`; `f(&p.layer, x)` to a helper taking `&Layer`; a result `Mlp { w1: …, … }` | a leaf of a parameter struct (each leaf is one parameter of the IR, `p__w1`); a struct argument passes its leaves | the gradient with respect to `p` is an `Mlp` |
+//!
+//! # Parameter structs (pytrees)
+//!
+//! `#[derive(oxla::Tree)]` on a struct of arrays (`Array1<F>`…`Array6<F>`)
+//! and scalars of one float type (f32 or f64), of other such structs, and
+//! of fixed-size arrays of these (`layers: [Layer; 3]`, indexed by literals:
+//! `p.layers[0].w`), makes it a parameter: an oxla function takes it (`p: &Mlp`, `p.w1` in the
+//! body, `layer(&p.l1, x)` passing it on to a helper that takes a `&Layer`),
+//! returns it (a struct literal `Mlp { w1: …, … }`), and `grad`,
+//! `value_and_grad`, `vjp` with respect to it (`wrt = p`, or by default)
+//! return the same struct type holding the gradients; `jvp` takes a tangent
+//! of that type (`t_p: &Mlp`). The [`Tree`](trait@Tree) trait gives an
+//! optimizer step its operations (`axpy`, `scale`, `map`, `zip_map`,
+//! `zeros_like`, `dot`, `norm2`, `flatten`, `for_each_leaf_mut`):
+//!
+//! ```
+//! use oxla::ndarray::{array, Array1, Array2, ArrayView1, ArrayView2};
+//! use oxla::Tree;
+//!
+//! #[derive(oxla::Tree, Clone, Debug)]
+//! struct Mlp { w1: Array2<f64>, b1: Array1<f64>, w2: Array1<f64>, b2: f64 }
+//!
+//! #[oxla::func]
+//! fn layer(w: &Array2<f64>, b: &Array1<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+//!     (x.dot(w) + b).tanh()
+//! }
+//!
+//! #[oxla::value_and_grad(loss_vg, wrt = p)]
+//! fn loss(p: &Mlp, x: ArrayView2<f64>, y: ArrayView1<f64>) -> f64 {
+//!     let r = layer(&p.w1, &p.b1, x).dot(&p.w2) + p.b2 - y;
+//!     (&r * &r).mean()
+//! }
+//!
+//! let (x, y) = (array![[0.0, 1.0], [1.0, 0.5], [-1.0, 2.0]], array![0.5, -0.2, 0.3]);
+//! let mut p = Mlp {
+//!     w1: array![[0.1, -0.2, 0.3], [0.2, 0.1, -0.1]],
+//!     b1: Array1::zeros(3),
+//!     w2: array![0.3, -0.2, 0.1],
+//!     b2: 0.0,
+//! };
+//! let first = loss(&p, x.view(), y.view());
+//! for _ in 0..20 {
+//!     let (_loss, g): (f64, Mlp) = loss_vg(&p, x.view(), y.view());
+//!     p.axpy(-0.1, &g); // p ← p − 0.1·g
+//! }
+//! assert!(loss(&p, x.view(), y.view()) < first);
+//! ```
+//!
+//! The struct may be named by any path (`crate::model::Mlp`, another
+//! crate's). `vmap` shares a struct between examples (`in_axes = (None,
+//! 0)`). Not yet: `vmap` batching a struct (its leaves would gain an axis),
+//! the Jacobians and `hessian` of a function taking a struct, a transform
+//! stacked on another transform of one (each entry of `#[transforms(…)]`
+//! works), struct results of helpers, `ArrayD` and f16/bf16 fields, tuple
+//! fields, structs in tuples or arrays as parameters (`&[Mlp; 2]`).
 //!
 //! # Helpers: functions calling functions
 //!
@@ -217,9 +275,14 @@
 
 #[doc(hidden)]
 pub use oxla_macros::__resolve;
+/// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
+pub use oxla_macros::Tree;
 pub use oxla_macros::{
     func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
 };
+
+mod tree;
+pub use tree::Tree;
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;

@@ -237,3 +237,23 @@ pub fn log_cosh(x: &[f64]) -> Vec<f64> {
 pub fn helper_loss(x: &[f64], y: &[f64]) -> f64 {
     sum(log_cosh(x - y))
 }
+
+/// A parameter struct (`#[derive(oxla::Tree)]`): the build script flattens
+/// functions taking it as the macro does, so they run on its kernels.
+#[derive(oxla::Tree, Clone, Debug, PartialEq)]
+pub struct Affine {
+    pub w: oxla::ndarray::Array2<f64>,
+    pub b: oxla::ndarray::Array1<f64>,
+}
+
+/// A helper taking the struct.
+#[oxla::func]
+pub fn affine(p: &Affine, x: oxla::ndarray::ArrayView2<f64>) -> oxla::ndarray::Array2<f64> {
+    x.dot(&p.w) + &p.b
+}
+
+/// A loss of the struct, and its gradient with respect to the struct.
+#[oxla::value_and_grad(affine_loss_vg, wrt = p)]
+pub fn affine_loss(p: &Affine, x: oxla::ndarray::ArrayView2<f64>) -> f64 {
+    sum(affine(p, x).tanh().powi(2))
+}

@@ -655,3 +655,42 @@ fn a_helper_runs_on_the_build_scripts_kernels() {
     assert_build_script("helper_loss");
     assert_build_script("log_cosh");
 }
+
+#[test]
+fn a_parameter_struct_runs_on_the_build_scripts_kernels() {
+    use oxla::ndarray::{Array1, Array2};
+    let mut rng = StdRng::seed_from_u64(12);
+    for (n, k, m) in [(1usize, 1usize, 1usize), (5, 3, 4), (33, 7, 2)] {
+        let p = Affine {
+            w: Array2::from_shape_vec((k, m), random(&mut rng, k * m, -1.0, 1.0)).unwrap(),
+            b: Array1::from(random(&mut rng, m, -1.0, 1.0)),
+        };
+        let x = Array2::from_shape_vec((n, k), random(&mut rng, n * k, -1.0, 1.0)).unwrap();
+        let (l, g) = affine_loss_vg(&p, x.view());
+        // The IR takes the struct's leaves, in field order.
+        let want = reference(
+            AFFINE_LOSS_VG_IR,
+            vec![
+                Tensor::new(DType::F64, vec![k, m], p.w.iter().copied().collect()),
+                Tensor::new(DType::F64, vec![m], p.b.to_vec()),
+                Tensor::new(DType::F64, vec![n, k], x.iter().copied().collect()),
+            ],
+        );
+        assert_matches(
+            "affine_loss_vg",
+            &[vec![l], g.w.iter().copied().collect(), g.b.to_vec()],
+            &want,
+            1e-13,
+        );
+        let y = affine(&p, x.view());
+        assert_eq!(y.dim(), (n, m));
+        // d/db of Σ tanh(z)² is Σ over rows of 2·tanh(z)·(1 − tanh(z)²).
+        let t = y.mapv(f64::tanh);
+        let db = (2.0 * &t * (1.0 - &t * &t)).sum_axis(oxla::ndarray::Axis(0));
+        for (a, b) in g.b.iter().zip(&db) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
+    assert_build_script("affine_loss_vg");
+    assert_build_script("affine");
+}

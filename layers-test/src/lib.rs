@@ -33,3 +33,29 @@ pub mod nn {
         (z.exp() + 1.0).ln()
     }
 }
+
+/// A parameter struct (`#[derive(oxla::Tree)]`) and a helper taking it.
+pub mod params {
+    use oxla::ndarray::{Array1, Array2, ArrayView2};
+
+    /// One dense layer.
+    #[derive(oxla::Tree, Clone, Debug, PartialEq)]
+    pub struct Dense {
+        pub w: Array2<f32>,
+        pub b: Array1<f32>,
+    }
+
+    /// Two layers: a struct of structs.
+    #[derive(oxla::Tree, Clone, Debug, PartialEq)]
+    pub struct TwoLayers {
+        pub hidden: Dense,
+        pub out: Dense,
+    }
+
+    /// `smooth_relu(x · w + b)`, rows of `x` as examples.
+    #[oxla::func]
+    pub fn dense(l: &Dense, x: ArrayView2<f32>) -> Array2<f32> {
+        let z = x.dot(&l.w) + &l.b;
+        (z.exp() + 1.0).ln()
+    }
+}

@@ -244,6 +244,16 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     .into()
 }
 
+/// `#[derive(oxla::Tree)]`: a parameter struct whose fields are arrays
+/// (`Array1<F>`…`Array6<F>`) and scalars of one float type `F` (f32 or
+/// f64), or other `Tree` structs. Implements `oxla::Tree`, and lets oxla
+/// functions take it (`p: &Mlp`, `p.w1` in the body), return it, and
+/// differentiate with respect to it.
+#[proc_macro_derive(Tree)]
+pub fn derive_tree(item: TokenStream) -> TokenStream {
+    oxla_lower::expand_tree_derive(item.into()).into()
+}
+
 /// Generated code: one step of resolving the helpers an annotated function
 /// calls (see `#[func]`). Not for direct use.
 #[doc(hidden)]

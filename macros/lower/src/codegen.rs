@@ -179,6 +179,59 @@ fn generate_one(
     stub: bool,
     prelude: &TokenStream,
 ) -> Result<TokenStream, syn::Error> {
+    let (ir_const, function, into_fn) = generate_parts(item, g, cfgs, opts, stub, prelude)?;
+    Ok(quote!(#ir_const #function #into_fn))
+}
+
+/// For a function with parameter structs (see `tree`): the IR constant of
+/// `g` (named as the user's function) and the flat function `inner_g`, as
+/// an item for the wrapper's body.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn generate_nested(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    inner_item: &syn::ItemFn,
+    inner_g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
+) -> Result<(TokenStream, TokenStream), syn::Error> {
+    let (ir_const, _, _) = generate_parts(
+        inner_item,
+        g,
+        cfgs,
+        &CodegenOptions::default(),
+        true,
+        &TokenStream::new(),
+    )?;
+    let (_, function, _) = generate_parts(inner_item, inner_g, &[], opts, stub, prelude)?;
+    let _ = item;
+    Ok((ir_const, function))
+}
+
+/// The Rust parameter and result types code generation gives `g`.
+pub(crate) fn flat_types(item: &syn::ItemFn, g: &GeneratedFn) -> (Vec<RustTy>, Vec<RustTy>) {
+    let f = &g.function;
+    let dtype = f
+        .params
+        .iter()
+        .chain(&f.outs)
+        .map(|v| f.dtype(*v))
+        .find(|d| d.is_float())
+        .unwrap_or(DType::F32);
+    rust_types(item, g, dtype)
+}
+
+/// A function's IR constant, the function, and its `_into` sibling.
+fn generate_parts(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
+) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
     let f = &g.function;
     let span = g.name.span();
     let text = guard("printing the IR", span, || Ok(oxla_core::text::print(f)))?;
@@ -362,7 +415,7 @@ fn generate_one(
             }
         }
     };
-    Ok(quote!(#ir_const #function #into_fn))
+    Ok((ir_const, function, into_fn))
 }
 
 /// The `static` holding a function's compiled program, emitted in the
@@ -990,7 +1043,7 @@ fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>
 }
 
 /// The parameter type of a generated function.
-fn param_type_tokens(t: &RustTy) -> TokenStream {
+pub(crate) fn param_type_tokens(t: &RustTy) -> TokenStream {
     let ty = paths::float(t.dtype());
     match t {
         RustTy::Scalar(_) => ty,
@@ -1005,7 +1058,7 @@ fn param_type_tokens(t: &RustTy) -> TokenStream {
 }
 
 /// The result type of a generated function.
-fn result_type_tokens(t: &RustTy) -> TokenStream {
+pub(crate) fn result_type_tokens(t: &RustTy) -> TokenStream {
     let ty = paths::float(t.dtype());
     match t {
         RustTy::Scalar(_) => ty,

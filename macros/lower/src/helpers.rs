@@ -30,13 +30,23 @@ pub struct Helper {
     pub callees: HelperTable,
 }
 
+/// One parameter struct (`#[derive(oxla::Tree)]`): its definition and the
+/// structs its fields name, each under the path the definition writes.
+#[derive(Clone, Debug)]
+pub struct TreeEntry {
+    pub item: syn::ItemStruct,
+    pub callees: HelperTable,
+}
+
 /// The helpers a body may call, by the path it writes (`relu`,
-/// `nn::relu`). `by_name` looks up by the last segment only: the build
-/// script, which sees the crate's source files but not rustc's name
-/// resolution, finds helpers that way.
+/// `nn::relu`), and the parameter structs its signature names. `by_name`
+/// looks up by the last segment only: the build script, which sees the
+/// crate's source files but not rustc's name resolution, finds helpers that
+/// way.
 #[derive(Clone, Debug, Default)]
 pub struct HelperTable {
     entries: Vec<(String, Rc<Helper>)>,
+    trees: Vec<(String, Rc<TreeEntry>)>,
     by_name: bool,
 }
 
@@ -46,6 +56,7 @@ impl HelperTable {
     pub fn by_name(helpers: Vec<syn::ItemFn>) -> HelperTable {
         let mut t = HelperTable {
             entries: Vec::new(),
+            trees: Vec::new(),
             by_name: true,
         };
         for item in helpers {
@@ -59,8 +70,38 @@ impl HelperTable {
         t
     }
 
+    /// The table with the parameter structs `trees` added, each found by
+    /// its name (the build script's view).
+    pub fn with_trees(mut self, trees: Vec<syn::ItemStruct>) -> HelperTable {
+        for item in trees {
+            let name = item.ident.to_string();
+            self.trees.push((
+                name,
+                Rc::new(TreeEntry {
+                    item,
+                    callees: HelperTable::default(),
+                }),
+            ));
+        }
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.trees.is_empty()
+    }
+
+    /// The parameter struct a type path means, with the table its fields'
+    /// struct types are resolved in.
+    pub(crate) fn get_tree(&self, path: &syn::Path) -> Option<(Rc<TreeEntry>, HelperTable)> {
+        if self.by_name {
+            let name = path.segments.last()?.ident.to_string();
+            let t = self.trees.iter().find(|(k, _)| *k == name)?.1.clone();
+            return Some((t, self.clone()));
+        }
+        let key = path_key(path);
+        let t = self.trees.iter().find(|(k, _)| *k == key)?.1.clone();
+        let callees = t.callees.clone();
+        Some((t, callees))
     }
 
     fn insert(&mut self, key: String, helper: Helper) {
@@ -83,7 +124,7 @@ impl HelperTable {
 
     fn contains(&self, path: &syn::Path) -> bool {
         let key = path_key(path);
-        self.entries.iter().any(|(k, _)| *k == key)
+        self.entries.iter().any(|(k, _)| *k == key) || self.trees.iter().any(|(k, _)| *k == key)
     }
 }
 
@@ -234,17 +275,30 @@ fn parse_table(tokens: TokenStream, depth: usize) -> Option<HelperTable> {
         let path = group(Some(tt), Delimiter::Parenthesis)?;
         let payload = group(it.next(), Delimiter::Brace)?;
         let path: syn::Path = syn::parse2(path).ok()?;
-        table.insert(path_key(&path), parse_payload(payload, depth + 1)?);
+        match parse_payload(payload, depth + 1)? {
+            Payload::Helper(h) => table.insert(path_key(&path), h),
+            Payload::Tree(t) => table.trees.push((path_key(&path), Rc::new(t))),
+        }
     }
     Some(table)
 }
 
-/// A payload: `{ item } { table }`.
-fn parse_payload(tokens: TokenStream, depth: usize) -> Option<Helper> {
+/// What a macro answers: a helper or a parameter struct.
+enum Payload {
+    Helper(Helper),
+    Tree(TreeEntry),
+}
+
+/// A payload: `{ item } { table }`, the item a function or a struct.
+fn parse_payload(tokens: TokenStream, depth: usize) -> Option<Payload> {
     let mut it = tokens.into_iter();
-    let item = syn::parse2(group(it.next(), Delimiter::Brace)?).ok()?;
+    let item = group(it.next(), Delimiter::Brace)?;
     let callees = parse_table(group(it.next(), Delimiter::Brace)?, depth)?;
-    Some(Helper { item, callees })
+    if let Ok(item) = syn::parse2::<syn::ItemStruct>(item.clone()) {
+        return Some(Payload::Tree(TreeEntry { item, callees }));
+    }
+    let item = syn::parse2(item).ok()?;
+    Some(Payload::Helper(Helper { item, callees }))
 }
 
 /// `__resolve!`: one helper's payload arrived; record it and carry on.
@@ -276,6 +330,9 @@ pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> Token
     let kind_name = kind.to_string();
     if kind_name == "func" {
         return expand_func_with(args, item, &table, &helpers, opts);
+    }
+    if kind_name == crate::tree::DERIVE_KIND {
+        return crate::tree::expand_derive_with(item, &table, &helpers);
     }
     let which = match crate::attr::TransformKind::from_name(&kind_name) {
         Some(kind) => crate::attr::AttrName::One(kind),
@@ -338,7 +395,11 @@ fn expand_func_with(
         errors.spanned(&name, format!("`{name}` is one of oxla's own functions, which a call `{name}(..)` in an annotated function means: name the helper differently"));
     }
     // A helper's calls are resolved here, where its paths mean what they say.
-    let (_, unknown) = with_helpers(helpers, || crate::lower::lower_fn(&item).is_ok());
+    let (_, unknown) = with_helpers(helpers, || match crate::tree::flatten_fn(&item, &[]) {
+        crate::tree::Flattened::None => crate::lower::lower_fn(&item).is_ok(),
+        crate::tree::Flattened::Flat(flat, _) => crate::lower::lower_fn(&flat.item).is_ok(),
+        _ => false,
+    });
     if let Some(p) = unknown
         .iter()
         .find(|p| p.segments.last().is_some_and(|s| s.ident == name))
@@ -392,7 +453,7 @@ fn expand_func_with(
 
 /// A name for the helper's macro, unique in its crate: from its tokens and
 /// where it is written (two helpers with the same source in two modules).
-fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
+pub(crate) fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
     let text = format!("{tokens} {span:?}");
     // FNV-1a: stable and dependency-free.
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -417,10 +478,33 @@ fn is_func_attr(attr: &syn::Attribute) -> bool {
     )
 }
 
-/// The `#[oxla::func]` helpers of `items` (also in inline modules).
-fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>) {
+/// Whether `attr` is a `#[derive(..)]` listing `Tree` or `oxla::Tree`.
+fn derives_tree(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("derive") {
+        return false;
+    }
+    let mut found = false;
+    let _ = attr.parse_nested_meta(|m| {
+        found |= m.path.segments.last().is_some_and(|s| s.ident == "Tree");
+        Ok(())
+    });
+    found
+}
+
+/// The `#[oxla::func]` helpers of `items` (also in inline modules), and
+/// the `#[derive(oxla::Tree)]` structs.
+fn gather_helpers(
+    items: &[syn::Item],
+    out: &mut Vec<syn::ItemFn>,
+    trees: &mut Vec<syn::ItemStruct>,
+) {
     for item in items {
         match item {
+            syn::Item::Struct(s) if s.attrs.iter().any(derives_tree) => {
+                let mut s = s.clone();
+                s.attrs.clear();
+                trees.push(s);
+            }
             syn::Item::Fn(f) if f.attrs.iter().any(is_func_attr) => {
                 let mut f = f.clone();
                 f.attrs.retain(|a| !is_func_attr(a));
@@ -428,7 +512,7 @@ fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>) {
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    gather_helpers(items, out);
+                    gather_helpers(items, out, trees);
                 }
             }
             _ => {}
@@ -445,10 +529,11 @@ fn gather_helpers(items: &[syn::Item], out: &mut Vec<syn::ItemFn>) {
 /// with errors (the macro reports them when it expands).
 pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
     let mut helpers = Vec::new();
+    let mut trees = Vec::new();
     for file in files {
-        gather_helpers(&file.items, &mut helpers);
+        gather_helpers(&file.items, &mut helpers, &mut trees);
     }
-    let table = HelperTable::by_name(helpers.clone());
+    let table = HelperTable::by_name(helpers.clone()).with_trees(trees);
     let mut out = Vec::new();
     for file in files {
         out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);
@@ -463,7 +548,7 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
     .into_iter()
     .collect();
     for h in &helpers {
-        if let (Ok(gens), _) = with_helpers(&table, || crate::stack::expand_stack(h, &jit)) {
+        if let (Ok(gens), _) = with_helpers(&table, || crate::tree::expand_stack_flat(h, &jit)) {
             out.extend(gens);
         }
     }
@@ -473,7 +558,7 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
 /// Whether `name` is a function of oxla's vocabulary (`sum`, `softplus`,
 /// …): a bare call of it lowers to the op, so a helper of that name could
 /// never be called by its name.
-fn is_vocabulary_function(name: &str) -> bool {
+pub(crate) fn is_vocabulary_function(name: &str) -> bool {
     [
         crate::vocab::ARRAY_FUNCTIONS,
         crate::elementwise::ELEMENTWISE_FUNCTIONS,

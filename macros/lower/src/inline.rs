@@ -50,7 +50,10 @@ impl Lowerer<'_> {
             helpers::note_unknown(&p.path);
             return None;
         };
-        let item = &helper.item;
+        // A helper taking parameter structs takes their leaves (the call's
+        // struct arguments were flattened alike).
+        let flat = crate::tree::flatten_helper(&helper.item, &callees);
+        let item = flat.as_ref().unwrap_or(&helper.item);
         let name = ident_name(&item.sig.ident);
         let shown = p.path.to_token_stream().to_string().replace(' ', "");
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();

@@ -34,6 +34,7 @@ mod scalar_loop;
 mod sizes;
 mod slicing;
 pub mod stack;
+mod tree;
 pub mod types;
 mod vocab;
 
@@ -53,6 +54,8 @@ mod tests_nd;
 mod tests_of;
 #[cfg(test)]
 mod tests_slicing;
+#[cfg(test)]
+mod tests_tree;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, Input, TransformAttr, TransformKind};
@@ -65,6 +68,7 @@ pub use helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
+pub use tree::expand_derive as expand_tree_derive;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -167,7 +171,18 @@ pub(crate) fn expand_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     let attrs_ok = errors.is_empty();
-    let (expanded, unknown) = helpers::with_helpers(helpers, || expand_stack(&item, &stack));
+    // A function with parameter structs is flattened first (see `tree`).
+    let ((flat, expanded), unknown) =
+        helpers::with_helpers(helpers, || match tree::flatten_fn(&item, &stack) {
+            tree::Flattened::None => (None, expand_stack(&item, &stack)),
+            tree::Flattened::Unknown => (None, Err(Errors::new())),
+            tree::Flattened::Flat(flat, e) if e.is_empty() => {
+                let r = expand_stack(&flat.item, &flat.stack);
+                (Some(flat), r)
+            }
+            tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
+            tree::Flattened::Err(e) => (None, Err(e)),
+        });
     if let Some(step) = helpers::next_step(
         attr_name,
         &args_tokens,
@@ -180,7 +195,11 @@ pub(crate) fn expand_with(
     }
     match expanded {
         Ok(gens) if attrs_ok => {
-            match codegen::generate_with_prelude(&item, &gens, opts, &markers) {
+            let generated = match &flat {
+                Some(flat) => tree::generate(&item, flat, &gens, opts, &markers, false),
+                None => codegen::generate_with_prelude(&item, &gens, opts, &markers),
+            };
+            match generated {
                 Ok(ts) => return ts,
                 Err(e) => errors.extend(e),
             }
@@ -193,6 +212,15 @@ pub(crate) fn expand_with(
     // attributes only when they all parsed (else which function one applies
     // to is unknown).
     let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
+    if let Some(flat) = &flat {
+        let attrs: &[TransformAttr] = if attrs_ok { &flat.stack } else { &[] };
+        if let Some(stubs) = placeholder::signature_ir(&flat.item).and_then(|f| {
+            let gens = stack::apply_stack(&flat.item, attrs, f, Vec::new(), Vec::new()).0;
+            tree::generate(&item, flat, &gens, opts, &markers, true).ok()
+        }) {
+            return quote!(#stubs #errs);
+        }
+    }
     if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
         let gens = stack::apply_stack(&item, attrs, f, Vec::new(), Vec::new()).0;
         codegen::generate_stubs(&item, &gens, &markers)

@@ -645,7 +645,7 @@ fn collect_items(items: &[syn::Item], out: &mut Vec<GeneratedFn>) {
                 if stack.is_empty() || !errors.is_empty() {
                     continue;
                 }
-                if let Ok(gens) = expand_stack(&f, &stack) {
+                if let Ok(gens) = crate::tree::expand_stack_flat(&f, &stack) {
                     out.extend(gens);
                 }
             }

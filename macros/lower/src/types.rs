@@ -204,7 +204,7 @@ fn ix_rank(ty: &syn::Type) -> Option<usize> {
 
 /// An ndarray type named `base` (`ArrayView` or `Array`): `base1`…`base6`
 /// with one element type, or `base<T, IxN>`. Returns the element type and rank.
-fn ndarray_of(ty: &syn::Type, base: &str) -> Option<Result<(DType, usize), String>> {
+pub(crate) fn ndarray_of(ty: &syn::Type, base: &str) -> Option<Result<(DType, usize), String>> {
     let last = last_segment(ty, &["ndarray", "oxla"])?;
     let name = last.ident.to_string();
     let rest = name.strip_prefix(base)?;
