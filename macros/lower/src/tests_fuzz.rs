@@ -204,11 +204,11 @@ impl Gen {
             format!("let q = match n {{ 0 => {e}, 1 => 2.0 }};"),
             format!("let q = match n {{ 0.5 => {e}, _ => 2.0 }};"),
             format!("let q = match n {{ 1..1 => {e}, _ => 2.0 }};"),
-            format!("let g = |v: f64| {{ return v; }};"),
+            "let g = |v: f64| { return v; };".to_string(),
             format!("{{ if {e} > 0.0 {{ return 1.0; }} }}"),
             format!("let q = if {e} > 0.0 {{ return 1.0 }} else {{ 2.0 }};"),
             format!("if {e} > 0.0 {{ 1.0 }} else {{ 2.0 }};"),
-            format!("let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;"),
+            "let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;".to_string(),
             format!("let mut {name} = x.len(); {name} += 1;"),
         ];
         forms[self.rng.below(forms.len())].clone()
