@@ -365,6 +365,7 @@ impl Gen {
                     mutable.push(name.clone());
                     format!("let mut {name} = {e};")
                 }
+                14 => format!("let ({name}, _) = ({e}, 1.0);"),
                 7..=13 if !mutable.is_empty() => {
                     let m = mutable[self.rng.below(mutable.len())].clone();
                     self.control_stmt(&m, e)
@@ -453,8 +454,9 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         "return",
         "consts::G",
         "len()",
+        "let (",
     ];
-    let mut with_form = [0usize; 7];
+    let mut with_form = [0usize; 8];
     // The generator nests deeply; the default test thread's stack is small.
     let run = move || {
         for case in 0..3000 {
