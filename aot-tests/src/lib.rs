@@ -257,3 +257,21 @@ pub fn affine(p: &Affine, x: oxla::ndarray::ArrayView2<f64>) -> oxla::ndarray::A
 pub fn affine_loss(p: &Affine, x: oxla::ndarray::ArrayView2<f64>) -> f64 {
     sum(affine(p, x).tanh().powi(2))
 }
+
+/// A crate constant, read by `controlled` at each call.
+pub const DECAY: f64 = 0.75;
+
+/// Control flow and a constant on the build script's kernels: `let mut`,
+/// `+=` with a `match` on the length, an early `return` inside an `if`.
+#[grad(controlled_grad, wrt = x)]
+pub fn controlled(x: &[f64], k: i64) -> f64 {
+    let mut s = sum(x * x) * DECAY;
+    if k < 0 {
+        return s;
+    }
+    s += match x.len() {
+        0..=4 => 1.0,
+        _ => mean(x),
+    };
+    s
+}

@@ -694,3 +694,45 @@ fn a_parameter_struct_runs_on_the_build_scripts_kernels() {
     assert_build_script("affine_loss_vg");
     assert_build_script("affine");
 }
+
+#[test]
+fn control_flow_and_a_constant_run_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(12);
+    for n in [3usize, 9, 130] {
+        let x = random(&mut rng, n, -2.0, 2.0);
+        for k in [-1i64, 2] {
+            // Plain Rust.
+            let mut want = x.iter().map(|v| v * v).sum::<f64>() * DECAY;
+            if k >= 0 {
+                want += if n <= 4 {
+                    1.0
+                } else {
+                    x.iter().sum::<f64>() / n as f64
+                };
+            }
+            let got = controlled(&x, k);
+            assert!(
+                (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "{got} vs {want}"
+            );
+            // The IR has the constant as its hidden last parameter.
+            let g = controlled_grad(&x, k);
+            let want_g = reference(
+                CONTROLLED_GRAD_IR,
+                vec![
+                    Tensor::vector(DType::F64, &x),
+                    Tensor::scalar(DType::I64, k as f64),
+                    Tensor::scalar(DType::F64, DECAY),
+                ],
+            );
+            assert_matches("controlled_grad", &[g.clone()], &want_g, 1e-13);
+            for i in 0..n {
+                let mean_part = if k >= 0 && n > 4 { 1.0 / n as f64 } else { 0.0 };
+                let d = 2.0 * x[i] * DECAY + mean_part;
+                assert!((g[i] - d).abs() <= 1e-12, "∂x{i}: {} vs {d}", g[i]);
+            }
+        }
+    }
+    assert_build_script("controlled_grad");
+    assert_build_script("controlled");
+}

@@ -339,8 +339,8 @@ fn generate_parts(
             &param_idents,
             &param_tys,
             &result_tys,
-            (!stub).then_some((&compiled_ident, &compiled_static)),
-            &const_lets,
+            // The constants are read before the call, like the parameters.
+            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
             cfgs,
         )
     };
@@ -476,7 +476,6 @@ fn into_function(
     result_tys: &[RustTy],
     // The compiled program's name and `static`; `None` for a stub.
     program: Option<(&syn::Ident, &TokenStream)>,
-    const_lets: &TokenStream,
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let stub = program.is_none();
@@ -585,7 +584,6 @@ fn into_function(
     let call = if let Some((compiled_ident, compiled_static)) = program {
         quote! {
         #compiled_static
-        #const_lets
         #index_lets
         #(#make_dests)*
         #compiled_ident.call_into(

@@ -413,7 +413,7 @@ impl Lowerer<'_> {
             None => (None, None),
         };
         let before = self.scopes.clone();
-        let mut arms: Vec<(Option<Vec<(i128, i128)>>, Branch)> = Vec::new();
+        let mut arms: Vec<(Option<Intervals>, Branch)> = Vec::new();
         for arm in &m.arms {
             if let Some((if_token, _)) = &arm.guard {
                 self.errors.spanned(
@@ -567,7 +567,7 @@ impl Lowerer<'_> {
 
     /// A pattern as inclusive intervals of the integer type `int` (`_` is
     /// the whole type); `None` after an error.
-    fn match_pattern(&mut self, pat: &syn::Pat, int: DType) -> Option<Vec<(i128, i128)>> {
+    fn match_pattern(&mut self, pat: &syn::Pat, int: DType) -> Option<Intervals> {
         let (min, max) = int_range(int);
         match pat {
             syn::Pat::Wild(_) => Some(vec![(min, max)]),
@@ -685,6 +685,9 @@ impl Lowerer<'_> {
         Some(v)
     }
 }
+
+/// Inclusive intervals of integers, what a pattern matches.
+type Intervals = Vec<(i128, i128)>;
 
 fn int_range(int: DType) -> (i128, i128) {
     match int {

@@ -211,11 +211,11 @@ impl Gen {
             format!("let q = match n {{ 0 => {e}, 1 => 2.0 }};"),
             format!("let q = match n {{ 0.5 => {e}, _ => 2.0 }};"),
             format!("let q = match n {{ 1..1 => {e}, _ => 2.0 }};"),
-            format!("let g = |v: f64| {{ return v; }};"),
+            "let g = |v: f64| { return v; };".to_string(),
             format!("{{ if {e} > 0.0 {{ return 1.0; }} }}"),
             format!("let q = if {e} > 0.0 {{ return 1.0 }} else {{ 2.0 }};"),
             format!("if {e} > 0.0 {{ 1.0 }} else {{ 2.0 }};"),
-            format!("let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;"),
+            "let q = A * consts::G + Self::K + x.len() as f64 + x.shape()[1] as f64;".to_string(),
             format!("let mut {name} = x.len(); {name} += 1;"),
             format!("for v in x {{ {name} = {e}; }}"),
             format!("loop {{ {name} = {e}; }}"),
@@ -378,6 +378,7 @@ impl Gen {
                     mutable.push(name.clone());
                     format!("let mut {name} = {e};")
                 }
+                14 => format!("let ({name}, _) = ({e}, 1.0);"),
                 7..=13 if !mutable.is_empty() => {
                     let m = mutable[self.rng.below(mutable.len())].clone();
                     self.control_stmt(&m, e)
@@ -468,8 +469,9 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         "len()",
         "for ",
         "while ",
+        "let (",
     ];
-    let mut with_form = [0usize; 9];
+    let mut with_form = [0usize; 10];
     // The generator nests deeply; the default test thread's stack is small.
     let run = move || {
         for case in 0..6000 {

@@ -33,7 +33,8 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
      sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
      min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
      slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx), product(), product_axis(Axis(k)), \
-     prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k))";
+     prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k)), and the sizes len(), nrows(), ncols(), \
+     len_of(Axis(k)), shape()[k]";
 
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
