@@ -2,8 +2,11 @@
 
 #[oxla::jit]
 fn f(x: f32) -> f32 {
-    for _i in 0..3 {}
-    x
+    let mut y = x;
+    loop {
+        y = y * 0.5;
+    }
+    y
 }
 
 fn main() {}

@@ -1,0 +1,133 @@
+//! Loops in array functions (the kernel path: a loop step runs its body's
+//! kernels once per step), and `vmap` of a loop whose trip count differs
+//! per example, each against the same loop run by Rust and against central
+//! differences.
+
+use oxla::{grad, transforms, vmap};
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * (1.0 + a.abs().max(b.abs()))
+}
+
+fn horner_ref(x: f64, c: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..c.len() {
+        acc = acc * x + c[i];
+    }
+    acc
+}
+
+/// Horner's rule over a slice of coefficients, highest first.
+#[transforms(grad(horner_grad, wrt = (x, c)), grad(horner_dx, wrt = x))]
+fn horner(x: f64, c: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..c.len() {
+        acc = acc * x + c[i];
+    }
+    acc
+}
+
+#[test]
+fn horner_over_a_slice_matches_rust_and_its_derivatives_match_differences() {
+    let c = [0.5, -1.25, 2.0, 0.75, -0.3, 1.5];
+    for x in [-0.8, 0.4, 1.3] {
+        assert!(close(horner(x, &c), horner_ref(x, &c), 1e-15));
+        let (dx, dc) = horner_grad(x, &c);
+        assert_eq!(dx, horner_dx(x, &c));
+        let h = 1e-6;
+        let fd = (horner_ref(x + h, &c) - horner_ref(x - h, &c)) / (2.0 * h);
+        assert!(close(dx, fd, 1e-7), "{dx} vs {fd}");
+        // ∂/∂c_i = x^(n-1-i).
+        for (i, d) in dc.iter().enumerate() {
+            let want = x.powi((c.len() - 1 - i) as i32);
+            assert!(close(*d, want, 1e-14), "c{i}: {d} vs {want}");
+        }
+        // Its second derivative, by differences of the first.
+        let d2 = (horner_dx(x + h, &c) - horner_dx(x - h, &c)) / (2.0 * h);
+        let want: f64 = (2..c.len())
+            .map(|k| (k * (k - 1)) as f64 * c[c.len() - 1 - k] * x.powi(k as i32 - 2))
+            .sum();
+        assert!(close(d2, want, 1e-6), "{d2} vs {want}");
+    }
+    assert_eq!(horner(0.5, &[]), 0.0);
+}
+
+/// An array carried through the loop: `n` steps of `y ← y/2 + tanh(x)·w`.
+#[grad(relax_grad, wrt = x)]
+fn relax(x: &[f64], w: f64, n: usize) -> f64 {
+    let mut y = x * 0.0;
+    for _ in 0..n {
+        y = y * 0.5 + x.tanh() * w;
+    }
+    (&y * &y).sum()
+}
+
+fn relax_ref(x: &[f64], w: f64, n: usize) -> f64 {
+    let mut y = vec![0.0; x.len()];
+    for _ in 0..n {
+        for (yi, xi) in y.iter_mut().zip(x) {
+            *yi = *yi * 0.5 + xi.tanh() * w;
+        }
+    }
+    y.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn an_array_carried_through_a_loop() {
+    let x = [0.3, -1.2, 0.8, 2.0, -0.1];
+    for n in [0usize, 1, 6] {
+        assert!(close(relax(&x, 0.7, n), relax_ref(&x, 0.7, n), 1e-14), "n {n}");
+        let g = relax_grad(&x, 0.7, n);
+        for i in 0..x.len() {
+            let h = 1e-6;
+            let (mut p, mut m) = (x, x);
+            p[i] += h;
+            m[i] -= h;
+            let fd = (relax_ref(&p, 0.7, n) - relax_ref(&m, 0.7, n)) / (2.0 * h);
+            assert!(close(g[i], fd, 1e-7), "n {n}, x{i}: {} vs {fd}", g[i]);
+        }
+    }
+}
+
+/// `x^n` by repeated multiplication, batched over examples that each have
+/// their own `n`.
+#[vmap(powers, in_axes = (0, 0))]
+#[grad(power_grad, wrt = x)]
+fn power(x: f64, n: i64) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..n {
+        p *= x;
+    }
+    p
+}
+
+#[vmap(powers_of, in_axes = (0, 0))]
+fn power_value(x: f64, n: i64) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..n {
+        p *= x;
+    }
+    p
+}
+
+#[test]
+fn vmap_of_a_loop_with_a_trip_count_per_example_matches_a_rust_loop() {
+    let xs = [0.5, -1.5, 2.0, 0.9, 1.1];
+    let ns = [3i64, 0, 5, 1, 2];
+    let values = powers_of(&xs, &ns);
+    let grads = powers(&xs, &ns);
+    for k in 0..xs.len() {
+        let mut p = 1.0;
+        for _ in 0..ns[k] {
+            p *= xs[k];
+        }
+        assert_eq!(values[k], p, "example {k}");
+        let want = if ns[k] == 0 {
+            0.0
+        } else {
+            ns[k] as f64 * xs[k].powi(ns[k] as i32 - 1)
+        };
+        assert!(close(grads[k], want, 1e-14), "example {k}: {} vs {want}", grads[k]);
+        assert_eq!(grads[k], power_grad(xs[k], ns[k]), "example {k}: batched vs one");
+    }
+}
