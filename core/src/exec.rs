@@ -468,7 +468,9 @@ impl Program {
         if self.loop_dims.len() != self.loops.len()
             || self.loops.iter().zip(&self.loop_dims).any(|(s, d)| {
                 s.args.len() != d.len()
-                    || d.iter().flatten().any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))
+                    || d.iter()
+                        .flatten()
+                        .any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))
             })
         {
             return Err("loop steps not set with `with_loops`, or with a dimension the program does not bind".into());
@@ -1108,7 +1110,9 @@ impl Program {
             }
         }
         if scratch.nested.len() < 3 * self.loops.len() {
-            scratch.nested.resize_with(3 * self.loops.len(), Scratch::default);
+            scratch
+                .nested
+                .resize_with(3 * self.loops.len(), Scratch::default);
         }
         let Scratch {
             bound: sizes,
@@ -1167,7 +1171,13 @@ impl Program {
                 // the operands (`check_schedule`, run once per program by
                 // the callers, and the caller's guarantee for destinations).
                 unsafe {
-                    self.run_loop(j, launcher, loop_args, loop_outs, &mut nested[3 * j..3 * j + 3])?
+                    self.run_loop(
+                        j,
+                        launcher,
+                        loop_args,
+                        loop_outs,
+                        &mut nested[3 * j..3 * j + 3],
+                    )?
                 };
             }
             let Some(launch) = self.launches.get(l) else {

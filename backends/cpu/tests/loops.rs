@@ -31,6 +31,11 @@ const RTOL: f64 = 1e-12;
 /// tanh differs (≲ 4 ulp), amplified a little by the steps that follow.
 const RTOL_F32: f64 = 4e-6;
 
+/// A chain of n fused multiply-adds against the same chain rounded twice
+/// per step: within n·eps relative for these well-conditioned
+/// polynomials (|x| < 1); 200 steps: 4.4e-14.
+const FMA_RTOL: f64 = 1e-13;
+
 const POLICIES: [Checkpoint; 5] = [
     Checkpoint::All,
     Checkpoint::Every(1),
@@ -43,11 +48,14 @@ fn eval(f: &Function, args: &[Tensor]) -> Vec<Tensor> {
     interp::eval(f, args).unwrap_or_else(|e| panic!("evaluating `{}`: {e}", f.name))
 }
 
-/// `f` with every f64 value in f32 (its text form with the type renamed).
+/// `f` with every f64 value in f32 (its text form with the type renamed),
+/// and Newton's tolerance 1e-13 raised to 1e-4, which f32 can meet.
 fn in_f32(f: &Function) -> Function {
-    let text = text::print(f);
-    let g = text::parse(&text.replace("f64", "f32"))
-        .unwrap_or_else(|e| panic!("`{}` in f32: {e}", f.name));
+    let text = text::print(f)
+        .replace("f64", "f32")
+        .replace(&format!("{}", 1e-13), "0.0001")
+        .replace(&format!("{:?}", 1e-13), "0.0001");
+    let g = text::parse(&text).unwrap_or_else(|e| panic!("`{}` in f32: {e}", f.name));
     verify::verify(&g).unwrap();
     g
 }
@@ -62,8 +70,9 @@ fn to_f32(args: &[Tensor]) -> Vec<Tensor> {
 }
 
 /// `f` fused and run on `args` by every launcher against the reference,
-/// within `rtol` (0: bit for bit); the tape a reverse sweep keeps is the
-/// reference's. Returns the number of runs.
+/// within `rtol` (0: bit for bit, except the host JIT's where it contracts
+/// `a·b + c` into one rounding, an FMA: then within `FMA_RTOL`); the tape
+/// a reverse sweep keeps is the reference's. Returns the number of runs.
 fn check(ctx: &str, f: &Function, args: &[Tensor], rtol: f64) -> usize {
     let p = fuse(f).unwrap_or_else(|e| panic!("{ctx}: fuse: {e}"));
     p.check_schedule()
@@ -87,6 +96,10 @@ fn check(ctx: &str, f: &Function, args: &[Tensor], rtol: f64) -> usize {
             "{ctx}, {name}: tape bytes"
         );
         assert_eq!(got.len(), want.len(), "{ctx}, {name}: outputs");
+        let rtol = match name {
+            "JIT host" if rtol == 0.0 && oxla_cpu::host_supports_v3() => FMA_RTOL,
+            _ => rtol,
+        };
         for (o, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(g.dtype(), w.dtype, "{ctx}, {name}: output {o} dtype");
             let g = g.to_f64();
@@ -112,7 +125,12 @@ fn check_all(ctx: &str, f: &Function, wrt: &[usize], args: &[Tensor], second: bo
     for p in &f.params {
         if f.dtype(*p).is_float() {
             let a = &args[f.params.iter().position(|q| q == p).unwrap()];
-            jargs.push(random_tensor(&mut r, DType::F64, a.shape.clone(), (-1.0, 1.0)));
+            jargs.push(random_tensor(
+                &mut r,
+                DType::F64,
+                a.shape.clone(),
+                (-1.0, 1.0),
+            ));
         }
     }
     forms.push(("jvp", jvp(f), jargs));
@@ -187,19 +205,35 @@ fn batched_loops_with_per_example_trip_counts() {
         Tensor::vector(DType::F64, &xs),
         Tensor::vector(DType::F64, &c),
         Tensor::scalar(DType::F64, 0.2),
-        Tensor::new(DType::I64, vec![5], bounds.iter().map(|b| b.0 as f64).collect()),
-        Tensor::new(DType::I64, vec![5], bounds.iter().map(|b| b.1 as f64).collect()),
+        Tensor::new(
+            DType::I64,
+            vec![5],
+            bounds.iter().map(|b| b.0 as f64).collect(),
+        ),
+        Tensor::new(
+            DType::I64,
+            vec![5],
+            bounds.iter().map(|b| b.1 as f64).collect(),
+        ),
     ];
     let mut runs = 0;
     for ckpt in [Checkpoint::All, Checkpoint::Every(2)] {
         let f = horner(ckpt);
         for (what, g) in [
             ("vmap", vmap(&f, &axes).unwrap()),
-            ("vmap of grad", vmap(&grad(&f, &[0, 1]).unwrap(), &axes).unwrap()),
+            (
+                "vmap of grad",
+                vmap(&grad(&f, &[0, 1]).unwrap(), &axes).unwrap(),
+            ),
         ] {
             let ctx = format!("horner {what} {ckpt:?}");
             runs += check(&ctx, &g, &args, RTOL);
-            runs += check(&format!("{ctx} in f32"), &in_f32(&g), &to_f32(&args), RTOL_F32);
+            runs += check(
+                &format!("{ctx} in f32"),
+                &in_f32(&g),
+                &to_f32(&args),
+                RTOL_F32,
+            );
         }
     }
     let f = newton(Checkpoint::All);
@@ -211,23 +245,37 @@ fn batched_loops_with_per_example_trip_counts() {
     let axes = [Some(0), Some(0), None];
     for (what, g) in [
         ("vmap", vmap(&f, &axes).unwrap()),
-        ("vmap of grad", vmap(&grad(&f, &[0, 2]).unwrap(), &axes).unwrap()),
+        (
+            "vmap of grad",
+            vmap(&grad(&f, &[0, 2]).unwrap(), &axes).unwrap(),
+        ),
     ] {
         runs += check(&format!("newton {what}"), &g, &args, RTOL);
     }
     assert!(runs > 0);
 }
 
-/// Where every kernel is exact (products, sums and loads in the
-/// reference's order), the kernel path is the reference bit for bit, and
-/// a long reverse sweep keeps the same checkpoints.
+/// Horner's rule returning the loop's result itself (no final `sin`).
+fn horner_loop_only(ckpt: Checkpoint) -> Function {
+    let mut f = horner(ckpt);
+    let e = f.eqns.iter().find(|e| e.op.is_control()).unwrap();
+    f.outs = vec![e.outs[0]];
+    verify::verify(&f).unwrap();
+    f
+}
+
+/// Where every kernel is exact (products, sums, loads and scatter-adds in
+/// the reference's order), 200 steps and their reverse sweep under every
+/// policy are the reference bit for bit.
 #[test]
-fn exact_loops_match_the_reference_bit_for_bit() {
-    let c: Vec<f64> = (0..200).map(|k| ((k * 37 % 23) as f64 - 11.0) / 7.0).collect();
+fn an_exact_loop_matches_the_reference_bit_for_bit() {
+    let c: Vec<f64> = (0..200)
+        .map(|k| ((k * 37 % 23) as f64 - 11.0) / 7.0)
+        .collect();
     let mut runs = 0;
     for ckpt in POLICIES {
         let args = horner_args(0.93, &c, 0.1, 0, 200);
-        let f = horner(ckpt);
+        let f = horner_loop_only(ckpt);
         for (what, g) in [("f", f.clone()), ("grad", grad(&f, &[0, 1, 2]).unwrap())] {
             runs += check(&format!("horner {what} {ckpt:?}"), &g, &args, 0.0);
         }

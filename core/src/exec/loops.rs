@@ -139,7 +139,9 @@ impl Program {
                 .check_schedule()
                 .map_err(|e| format!("{what}: {e}"))?;
             if n.kernels.len() != n.program.kernels.len() {
-                return Err(format!("{what}: a nested program's kernels are not all numbered"));
+                return Err(format!(
+                    "{what}: a nested program's kernels are not all numbered"
+                ));
             }
             for (k, outer) in n.program.kernels.iter().zip(&n.kernels) {
                 if self.kernels.get(*outer) != Some(k) {
@@ -154,11 +156,13 @@ impl Program {
         let body = &s.body.program.function;
         let ty = |f: &crate::ir::Function, k: usize| f.ty(f.params[k]).clone();
         // What each operand must be: the bounds, then the body's constants and carries.
-        let mut want: Vec<crate::ir::Type> =
-            vec![crate::ir::Type::scalar(DType::I64); nb];
+        let mut want: Vec<crate::ir::Type> = vec![crate::ir::Type::scalar(DType::I64); nb];
         let c0 = nk + nb / 2;
         if body.params.len() != c0 + nc {
-            return Err(format!("{what}: the body takes {} params", body.params.len()));
+            return Err(format!(
+                "{what}: the body takes {} params",
+                body.params.len()
+            ));
         }
         want.extend((0..nk).map(|k| ty(body, k)));
         want.extend((0..nc).map(|k| ty(body, c0 + k)));
@@ -175,7 +179,9 @@ impl Program {
             }
             for k in 0..c0 + nc {
                 if ty(b, k) != ty(body, k) {
-                    return Err(format!("{what}: the backward body's param {k} is not the body's"));
+                    return Err(format!(
+                        "{what}: the backward body's param {k} is not the body's"
+                    ));
                 }
             }
             want.extend((0..n_r).map(|k| ty(b, c0 + nc + k)));
@@ -203,7 +209,11 @@ impl Program {
                     return Err(format!("{what}: the condition does not fit the loop"));
                 }
             }
-            _ => return Err(format!("{what}: a while loop, and only a while loop, has a condition")),
+            _ => {
+                return Err(format!(
+                    "{what}: a while loop, and only a while loop, has a condition"
+                ))
+            }
         }
         if s.args.len() != want.len() {
             return Err(format!(
@@ -224,12 +234,18 @@ impl Program {
                 return Err(format!("{what}: operand {a} has more than {MAX_RANK} axes"));
             }
             if info.param.is_none() && !written[*b] {
-                return Err(format!("{what}: reads buffer {b} before any launch writes it"));
+                return Err(format!(
+                    "{what}: reads buffer {b} before any launch writes it"
+                ));
             }
             read[*b] = true;
         }
         if s.outs.len() != s.results.len() {
-            return Err(format!("{what}: {} buffers for {} results", s.outs.len(), s.results.len()));
+            return Err(format!(
+                "{what}: {} buffers for {} results",
+                s.outs.len(),
+                s.results.len()
+            ));
         }
         for (r, b) in s.results.iter().zip(&s.outs) {
             let t = result_types
@@ -240,7 +256,10 @@ impl Program {
                 .get(*b)
                 .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
             if info.dtype != t.dtype {
-                return Err(format!("{what}: result {r} is {t}, buffer {b} holds {}", info.dtype));
+                return Err(format!(
+                    "{what}: result {r} is {t}, buffer {b} holds {}",
+                    info.dtype
+                ));
             }
             if info.param.is_some() || written[*b] || s.args.contains(b) {
                 return Err(format!(
@@ -287,7 +306,11 @@ impl Program {
                 let read = |a: &RawArg| unsafe { std::ptr::read_unaligned(a.ptr as *const i64) };
                 let (lo, hi) = (read(&ops[0]), read(&ops[1]));
                 // As `Loop::eval`: no steps unless hi > lo.
-                let n = if hi > lo { (hi as i128 - lo as i128) as u64 } else { 0 };
+                let n = if hi > lo {
+                    (hi as i128 - lo as i128) as u64
+                } else {
+                    0
+                };
                 (lo, Some(n))
             }
             LoopKind::While => (0, None),
@@ -377,18 +400,24 @@ impl Program {
                 // lengths the operands had (carries and cotangents keep
                 // their types); the results are moved out, nothing aliases.
                 let summed = unsafe {
-                    back.program.call_in(&renumbered, &back_args, &[], back_space, |res| {
-                        for (q, x) in r.iter_mut().enumerate() {
-                            std::mem::swap(x, &mut res[n_acc + q]);
-                        }
-                        match &mut acc {
-                            None => {
-                                acc = Some(res[..*n_acc].iter_mut().map(super::take_buffer).collect());
-                                Ok(())
+                    back.program
+                        .call_in(&renumbered, &back_args, &[], back_space, |res| {
+                            for (q, x) in r.iter_mut().enumerate() {
+                                std::mem::swap(x, &mut res[n_acc + q]);
                             }
-                            Some(a) => a.iter_mut().zip(&res[..*n_acc]).try_for_each(|(a, x)| add_into(a, x)),
-                        }
-                    })
+                            match &mut acc {
+                                None => {
+                                    acc = Some(
+                                        res[..*n_acc].iter_mut().map(super::take_buffer).collect(),
+                                    );
+                                    Ok(())
+                                }
+                                Some(a) => a
+                                    .iter_mut()
+                                    .zip(&res[..*n_acc])
+                                    .try_for_each(|(a, x)| add_into(a, x)),
+                            }
+                        })
                 };
                 summed??;
             }
@@ -418,7 +447,13 @@ impl Program {
         let picked: Vec<&Buffer> = s
             .results
             .iter()
-            .map(|k| if *k < *n_acc { &acc[*k] } else { &r[*k - n_acc] })
+            .map(|k| {
+                if *k < *n_acc {
+                    &acc[*k]
+                } else {
+                    &r[*k - n_acc]
+                }
+            })
             .collect();
         // SAFETY: the caller's guarantee for `outs`.
         unsafe { write_outs(&picked, outs) }
@@ -427,7 +462,12 @@ impl Program {
     /// The loop steps, for `text`: step `j` and its nested programs, indented.
     pub(super) fn loop_text(&self, j: usize, s: &mut String) {
         let l = &self.loops[j];
-        let b = |v: &[usize]| v.iter().map(|b| format!("b{b}")).collect::<Vec<_>>().join(", ");
+        let b = |v: &[usize]| {
+            v.iter()
+                .map(|b| format!("b{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let kind = match (l.kind, &l.back) {
             (LoopKind::For, None) => "loop for".to_string(),
             (LoopKind::While, None) => "loop while".to_string(),
@@ -445,10 +485,18 @@ impl Program {
             b(&l.outs)
         );
         let names = ["body", "cond", "back"];
-        let parts = [Some(&l.body), l.cond.as_ref(), l.back.as_ref().map(|b| &b.0)];
+        let parts = [
+            Some(&l.body),
+            l.cond.as_ref(),
+            l.back.as_ref().map(|b| &b.0),
+        ];
         for (name, n) in names.iter().zip(parts) {
             let Some(n) = n else { continue };
-            let _ = writeln!(s, "  {name} `{}` (kernels {:?}):", n.program.function.name, n.kernels);
+            let _ = writeln!(
+                s,
+                "  {name} `{}` (kernels {:?}):",
+                n.program.function.name, n.kernels
+            );
             let mut inner = String::new();
             n.program.schedule_text(&mut inner);
             for line in inner.lines() {
@@ -490,7 +538,12 @@ impl Sweep<'_> {
     /// # Safety
     /// As for `run_loop`; `from` and `to` are distinct buffers holding the
     /// carries' element counts.
-    unsafe fn step(&self, from: &[Buffer], to: &mut [Buffer], space: &mut Scratch) -> Result<(), String> {
+    unsafe fn step(
+        &self,
+        from: &[Buffer],
+        to: &mut [Buffer],
+        space: &mut Scratch,
+    ) -> Result<(), String> {
         let s = self.s;
         let mut args: [RawArg; 16] = [self.index_arg(); 16];
         let mut big: Vec<RawArg> = Vec::new();
@@ -507,7 +560,10 @@ impl Sweep<'_> {
             args[self.consts.len()] = self.index_arg();
         }
         for (k, (b, a)) in from.iter().zip(self.carries0).enumerate() {
-            args[c0 + k] = RawArg { ptr: b.as_ptr(), ..*a };
+            args[c0 + k] = RawArg {
+                ptr: b.as_ptr(),
+                ..*a
+            };
         }
         let mut dests: [Option<RawDest>; 16] = [None; 16];
         let mut big_dests: Vec<Option<RawDest>> = Vec::new();
@@ -533,7 +589,11 @@ impl Sweep<'_> {
         // SAFETY: the arguments point into live buffers of the stated
         // lengths (the carries keep their operands' lengths); each
         // destination is a distinct buffer of `to`, overlapping no argument.
-        unsafe { s.body.program.call_in(&renumbered, args, dests, space, |_| ()) }
+        unsafe {
+            s.body
+                .program
+                .call_in(&renumbered, args, dests, space, |_| ())
+        }
     }
 
     /// Run the loop from `cur` (left holding the final carries); `visit(k,
@@ -550,7 +610,10 @@ impl Sweep<'_> {
         cond_space: &mut Scratch,
         mut visit: impl FnMut(u64, &[Buffer]),
     ) -> Result<u64, String> {
-        let mut next: Vec<Buffer> = cur.iter().map(|b| body_space.buffer(b.dtype(), b.len())).collect();
+        let mut next: Vec<Buffer> = cur
+            .iter()
+            .map(|b| body_space.buffer(b.dtype(), b.len()))
+            .collect();
         let mut cond_args: Vec<RawArg> = Vec::new();
         let mut k = 0u64;
         let r = loop {
@@ -571,7 +634,9 @@ impl Sweep<'_> {
                     // SAFETY: as in `step`; the result is read, not kept.
                     let holds = unsafe {
                         c.program
-                            .call_in(&renumbered, &cond_args, &[], cond_space, |res| res[0].get(0) != 0.0)
+                            .call_in(&renumbered, &cond_args, &[], cond_space, |res| {
+                                res[0].get(0) != 0.0
+                            })
                     };
                     match holds {
                         Ok(h) => h,
@@ -601,9 +666,7 @@ fn copy_in(a: &RawArg, space: &mut Scratch) -> Buffer {
     let mut b = space.buffer(a.dtype, a.len);
     // SAFETY: the caller of the executor guarantees `a.ptr` valid for `a.len`
     // elements; `b` is a fresh buffer of as many.
-    unsafe {
-        std::ptr::copy_nonoverlapping(a.ptr, b.as_mut_ptr(), a.len * a.dtype.size_bytes())
-    };
+    unsafe { std::ptr::copy_nonoverlapping(a.ptr, b.as_mut_ptr(), a.len * a.dtype.size_bytes()) };
     b
 }
 

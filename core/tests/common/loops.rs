@@ -124,4 +124,3 @@ pub fn coupled_args(m: usize, lo: i64, hi: i64, seed: u64) -> Vec<Tensor> {
         Tensor::scalar(DType::I64, hi as f64),
     ]
 }
-
