@@ -370,3 +370,93 @@ fn reverse_over_reverse_is_refused_with_a_message() {
     };
     assert!(msg.contains("forward mode"), "got: {msg:?}");
 }
+
+/// Loops on the kernel path, run by the kernel interpreter (the CPU
+/// backend's tests run them compiled): the fused program against the
+/// reference, and the same tape.
+#[test]
+fn fused_loops_run_by_the_kernel_interpreter_match_the_reference() {
+    use oxla_core::exec::InterpLauncher;
+    use oxla_core::kernel::fusion::fuse;
+    let c = [0.5, -1.25, 2.0, 0.75];
+    let cases = [
+        (
+            horner(Checkpoint::Sqrt),
+            horner_args(0.7, &c, 0.3, 0, 4),
+            vec![0, 1, 2],
+        ),
+        (
+            coupled(Checkpoint::Every(3)),
+            coupled_args(3, 1, 9, 4),
+            vec![0, 1, 2, 3],
+        ),
+        (
+            newton(Checkpoint::Every(2)),
+            vec![
+                Tensor::scalar(DType::F64, 3.0),
+                Tensor::scalar(DType::F64, 3.0),
+                Tensor::scalar(DType::F64, 1.5),
+            ],
+            vec![0, 1, 2],
+        ),
+    ];
+    for (f, args, wrt) in cases {
+        for g in [f.clone(), grad(&f, &wrt).unwrap(), hessian(&f, 0).unwrap()] {
+            let p = fuse(&g).unwrap();
+            control::reset_tape_peak();
+            let want = eval(&g, &args);
+            let tape = control::tape_peak_bytes();
+            control::reset_tape_peak();
+            let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
+            let got = p.run(&InterpLauncher(&p.kernels), &bufs).unwrap();
+            assert_eq!(control::tape_peak_bytes(), tape, "`{}`: tape", g.name);
+            for (k, (x, w)) in got.iter().zip(&want).enumerate() {
+                assert_close(
+                    &format!("`{}` output {k}", g.name),
+                    &x.to_f64(),
+                    &w.data,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+/// `check_schedule` refuses a loop step that breaks the executor's
+/// preconditions.
+#[test]
+fn malformed_loop_steps_are_refused() {
+    use oxla_core::kernel::fusion::fuse;
+    let p = fuse(&grad(&coupled(Checkpoint::Every(2)), &[0, 1]).unwrap()).unwrap();
+    p.check_schedule().unwrap();
+    let refused = |what: &str, change: &dyn Fn(&mut oxla_core::exec::Program)| {
+        let mut bad = p.clone();
+        change(&mut bad);
+        let e = bad.check_schedule().expect_err(what);
+        assert!(e.contains("loop"), "{what}: {e}");
+    };
+    refused("a renumbered kernel that is another", &|q| {
+        let n = &mut q.loops[0].body;
+        n.kernels[0] = (n.kernels[0] + 1) % q.kernels.len();
+    });
+    refused("a result written into an operand", &|q| {
+        q.loops[0].outs[0] = q.loops[0].args[2];
+    });
+    refused("a result written into a parameter", &|q| {
+        q.loops[0].outs[0] = 0;
+    });
+    refused("an operand of another type", &|q| {
+        q.loops[0].args.swap(0, 2);
+    });
+    refused("a missing operand", &|q| {
+        q.loops[0].args.pop();
+    });
+    refused("a step after the last launch", &|q| {
+        q.loops[0].at = q.launches.len() + 1;
+    });
+    refused("an operand read before it is written", &|q| {
+        let last = q.buffers.len() - 1;
+        let k = q.loops[0].args.len() - 1;
+        q.loops[0].args[k] = last;
+    });
+}
