@@ -293,3 +293,35 @@ fn the_program_text_shows_nested_programs() {
         assert!(t.contains(part), "{part} missing:\n{t}");
     }
 }
+
+/// `u · a^(hi − lo)` by a loop whose bounds are integer literals (each
+/// written into a buffer of its own by a kernel whose store converts).
+#[test]
+fn a_loop_with_literal_bounds() {
+    let mut body = Function::new("step");
+    let a = body.add_param("a", vector("n"));
+    let _i = body.add_param("i", scalar(DType::I64));
+    let u = body.add_param("u", vector("n"));
+    body.outs = vec![body.mul(u, a)];
+    let mut f = Function::new("powers");
+    let a = f.add_param("a", vector("n"));
+    let u0 = f.add_param("u0", vector("n"));
+    let lo = f.literal(1.0, DType::I64);
+    let hi = f.literal(4.0, DType::I64);
+    let r = control::push_for(&mut f, lo, hi, &[a], &[u0], body, Checkpoint::Every(2)).unwrap();
+    let s = f.reduce_sum(r[0], vec![0]);
+    f.outs = vec![s];
+    let mut rng = rng(3);
+    let args: Vec<Tensor> = (0..2)
+        .map(|_| random_tensor(&mut rng, DType::F64, vec![7], (-1.5, 1.5)))
+        .collect();
+    let want: f64 = args[0]
+        .data
+        .iter()
+        .zip(&args[1].data)
+        .map(|(a, u)| u * a * a * a)
+        .sum();
+    assert_close("powers", &eval(&f, &args)[0].data, &[want], 1e-14);
+    let runs = check_all("powers", &f, &[0, 1], &args, true);
+    assert!(runs > 0);
+}

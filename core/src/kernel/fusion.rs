@@ -8,6 +8,8 @@
 //! regroups axes, an operand of `dot_general` that is not already a
 //! plain load, the operand and the indices of a gather (an indexed load),
 //! a scatter-add's result (a zero fill, then a kernel that adds into it),
+//! the operands and results of a loop (a step the host runs: its bodies
+//! are programs of their own, see `exec::LoopStep`),
 //! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
@@ -106,6 +108,13 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
                 b.inst(f.dtype(e.out()), InstKind::Binary(BinaryOp::Mul, l, r))
             }
             Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out())),
+            // An integer literal in a buffer of its own (a loop's bound):
+            // the constant in f64, converted by the store.
+            Op::Literal { value, .. } if is_int(out_arg_dtype) => {
+                b.domain = f.shape(e.out()).0.iter().map(Size::of).collect();
+                let v = out_arg_dtype.round(*value);
+                b.inst(crate::dtype::DType::F64, InstKind::Const(v))
+            }
             _ => {
                 let shape = f.shape(e.out());
                 b.domain = shape.0.iter().map(Size::of).collect();
@@ -489,7 +498,7 @@ fn check_kernel_types(
                     "converting a computed {from} value to {dtype} is not supported yet: only integer parameters convert"
                 ));
             }
-        } else if int(to) && materialized[e.out().index()] {
+        } else if int(to) && materialized[e.out().index()] && !matches!(e.op, Op::Literal { .. }) {
             return Err(format!(
                 "an integer result ({}) is not supported in kernels yet",
                 f.ty(e.out())
