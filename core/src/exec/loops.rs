@@ -227,7 +227,7 @@ impl Program {
                 .buffers
                 .get(*b)
                 .ok_or_else(|| format!("{what}: operand {a} is buffer {b}, which is missing"))?;
-            if info.dtype != t.dtype || info.shape.rank() != t.shape.rank() {
+            if info.dtype != t.dtype || info.shape != t.shape {
                 return Err(format!("{what}: operand {a} (buffer {b}) is not {t}"));
             }
             if info.shape.rank() > MAX_RANK {
@@ -255,10 +255,10 @@ impl Program {
                 .buffers
                 .get(*b)
                 .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
-            if info.dtype != t.dtype {
+            if info.dtype != t.dtype || info.shape != t.shape {
                 return Err(format!(
-                    "{what}: result {r} is {t}, buffer {b} holds {}",
-                    info.dtype
+                    "{what}: result {r} is {t}, buffer {b} is {}{}",
+                    info.dtype, info.shape
                 ));
             }
             if info.param.is_some() || written[*b] || s.args.contains(b) {
