@@ -9,6 +9,9 @@ use crate::shape::derived::Plan;
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
+mod loops;
+pub use loops::{LoopStep, Nested};
+
 /// A materialized value: a parameter or a kernel's output.
 #[derive(Clone, Debug)]
 pub struct BufferInfo {
@@ -34,6 +37,13 @@ pub struct Program {
     pub kernels: Vec<Kernel>,
     pub buffers: Vec<BufferInfo>,
     pub launches: Vec<Launch>,
+    /// Loops, run on the host between launches (`LoopStep::at`), in order.
+    /// Their nested programs' kernels are in `kernels` too, so a backend
+    /// compiles one list.
+    pub loops: Vec<LoopStep>,
+    /// For each loop step, each operand's dimensions (symbols resolved to
+    /// indices): a nested program's arguments carry their dimensions.
+    loop_dims: Vec<Vec<Vec<DimRef>>>,
     /// The buffer holding each output of the function.
     pub outputs: Vec<usize>,
     /// Every dimension symbol, in the order of the bound sizes.
@@ -102,6 +112,12 @@ struct Scratch {
     /// For each owned buffer: the result whose caller-owned destination
     /// holds it (the kernels write there directly), if any.
     backing: Vec<Option<usize>>,
+    /// The space of each loop step's nested programs (body, condition,
+    /// backward body: three per step), kept across calls like the rest.
+    nested: Vec<Scratch>,
+    /// A loop step's operands and outputs.
+    loop_args: Vec<RawArg>,
+    loop_outs: Vec<(*mut u8, usize)>,
 }
 
 /// Buffers a call leaves behind (its intermediates, a scalar result after it
@@ -267,7 +283,14 @@ impl Program {
         // The function's symbols, and derived ones only a kernel names (the
         // offset of a concatenation's part).
         let mut symbols = function.symbols();
-        symbols.extend(kernels.iter().flat_map(|k| k.sizes.iter().cloned()));
+        // (Only the kernels this program launches: a loop's nested
+        // programs bind their own.)
+        symbols.extend(
+            launches
+                .iter()
+                .flat_map(|l| kernels.get(l.kernel))
+                .flat_map(|k| k.sizes.iter().cloned()),
+        );
         let symbols: Vec<String> = symbols.into_iter().collect();
         let index = |s: &str| {
             symbols
@@ -359,11 +382,42 @@ impl Program {
             kernels,
             buffers,
             launches,
+            loops: Vec::new(),
+            loop_dims: Vec::new(),
             outputs,
             symbols,
             numel,
             launch_sizes,
         }
+    }
+
+    /// The program with `loops` in its schedule (their nested programs'
+    /// kernels already in `kernels`). Each operand's shape must use only
+    /// this program's symbols (a loop's operands are values of its function).
+    pub fn with_loops(mut self, loops: Vec<LoopStep>) -> Program {
+        let index = |s: &str| self.symbols.iter().position(|x| x == s);
+        self.loop_dims = loops
+            .iter()
+            .map(|l| {
+                l.args
+                    .iter()
+                    .map(|b| {
+                        self.buffers.get(*b).map_or(Vec::new(), |info| {
+                            info.shape
+                                .0
+                                .iter()
+                                .map(|d| match d {
+                                    Dim::Const(c) => DimRef::Const(*c),
+                                    Dim::Sym(s) => DimRef::Sym(index(s).unwrap_or(usize::MAX)),
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        self.loops = loops;
+        self
     }
 
     /// Where buffer `b` lives during a call.
@@ -406,7 +460,30 @@ impl Program {
         }
         let mut written = vec![false; self.buffers.len()];
         let mut read = vec![false; self.buffers.len()];
-        for (l, launch) in self.launches.iter().enumerate() {
+        if self.loops.windows(2).any(|w| w[0].at > w[1].at)
+            || self.loops.iter().any(|s| s.at > self.launches.len())
+        {
+            return Err("loop steps out of order".into());
+        }
+        if self.loop_dims.len() != self.loops.len()
+            || self.loops.iter().zip(&self.loop_dims).any(|(s, d)| {
+                s.args.len() != d.len()
+                    || d.iter()
+                        .flatten()
+                        .any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))
+            })
+        {
+            return Err("loop steps not set with `with_loops`, or with a dimension the program does not bind".into());
+        }
+        let mut next_loop = 0;
+        for l in 0..=self.launches.len() {
+            while next_loop < self.loops.len() && self.loops[next_loop].at == l {
+                self.check_loop(next_loop, &mut written, &mut read)?;
+                next_loop += 1;
+            }
+            let Some(launch) = self.launches.get(l) else {
+                break;
+            };
             let k = self.kernels.get(launch.kernel).ok_or_else(|| {
                 format!("launch {l} runs kernel {}, which is missing", launch.kernel)
             })?;
@@ -1032,6 +1109,11 @@ impl Program {
                 scratch.owned.push(buf);
             }
         }
+        if scratch.nested.len() < 3 * self.loops.len() {
+            scratch
+                .nested
+                .resize_with(3 * self.loops.len(), Scratch::default);
+        }
         let Scratch {
             bound: sizes,
             lens,
@@ -1040,26 +1122,72 @@ impl Program {
             owned,
             results,
             backing,
+            nested,
+            loop_args,
+            loop_outs,
             ..
         } = scratch;
-        for (l, launch) in self.launches.iter().enumerate() {
+        // Where buffer `b` is during this call, and its element count,
+        // checked: the precondition every kernel and loop step relies on is
+        // that each buffer holds exactly its shape's element count under
+        // this binding.
+        let place = |b: usize, owned: &mut [Buffer]| -> Result<(*mut u8, usize), String> {
+            let (ptr, len) = match self.slots[b] {
+                Slot::Param(p) => (args[p].ptr as *mut u8, args[p].len),
+                Slot::Owned(o) => match backing[o].and_then(dest) {
+                    Some(d) => (d.ptr, d.len),
+                    None => (owned[o].as_mut_ptr(), owned[o].len()),
+                },
+            };
+            if len != lens[b] {
+                return Err(format!("internal error: buffer {b} has {len} elements"));
+            }
+            Ok((ptr, len))
+        };
+        let mut next_loop = 0;
+        for l in 0..=self.launches.len() {
+            while next_loop < self.loops.len() && self.loops[next_loop].at == l {
+                let j = next_loop;
+                next_loop += 1;
+                let step = &self.loops[j];
+                loop_args.clear();
+                for (b, dims) in step.args.iter().zip(&self.loop_dims[j]) {
+                    let (ptr, len) = place(*b, owned)?;
+                    loop_args.push(RawArg {
+                        dtype: self.buffers[*b].dtype,
+                        ptr,
+                        len,
+                        dims: loops::dims_under(dims, sizes),
+                    });
+                }
+                loop_outs.clear();
+                for b in &step.outs {
+                    loop_outs.push(place(*b, owned)?);
+                }
+                // SAFETY: the operands point into this call's arguments
+                // and buffers, valid for their element counts (checked by
+                // `place`); the outputs are buffers this call owns, or the
+                // caller's destinations, distinct from each other and from
+                // the operands (`check_schedule`, run once per program by
+                // the callers, and the caller's guarantee for destinations).
+                unsafe {
+                    self.run_loop(
+                        j,
+                        launcher,
+                        loop_args,
+                        loop_outs,
+                        &mut nested[3 * j..3 * j + 3],
+                    )?
+                };
+            }
+            let Some(launch) = self.launches.get(l) else {
+                break;
+            };
             ptrs.clear();
             kernel_sizes.clear();
             kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| sizes[*s] as i64));
             for b in &launch.args {
-                let (ptr, len) = match self.slots[*b] {
-                    Slot::Param(p) => (args[p].ptr as *mut u8, args[p].len),
-                    Slot::Owned(o) => match backing[o].and_then(dest) {
-                        Some(d) => (d.ptr, d.len),
-                        None => (owned[o].as_mut_ptr(), owned[o].len()),
-                    },
-                };
-                // The precondition the kernel relies on: every buffer holds
-                // exactly its shape's element count under this binding.
-                if len != lens[*b] {
-                    return Err(format!("internal error: buffer {b} has {len} elements"));
-                }
-                ptrs.push(ptr);
+                ptrs.push(place(*b, owned)?.0);
             }
             // SAFETY: each pointer is valid for its buffer's element count
             // (checked just above); fusion only emits loads within a buffer's
@@ -1192,13 +1320,28 @@ impl Program {
         Ok(())
     }
 
-    /// The program as text: kernels and launches.
+    /// The program as text: kernels and launches, and each loop step with
+    /// its nested programs (their kernels are listed once, at the top).
     pub fn text(&self) -> String {
         let mut s = String::new();
         for k in &self.kernels {
             let _ = writeln!(s, "{k}");
         }
-        for l in &self.launches {
+        self.schedule_text(&mut s);
+        s
+    }
+
+    /// The launches, loop steps and outputs (`text` without the kernels).
+    fn schedule_text(&self, s: &mut String) {
+        let mut next_loop = 0;
+        for i in 0..=self.launches.len() {
+            while next_loop < self.loops.len() && self.loops[next_loop].at == i {
+                self.loop_text(next_loop, s);
+                next_loop += 1;
+            }
+            let Some(l) = self.launches.get(i) else {
+                break;
+            };
             let args: Vec<String> = l.args.iter().map(|b| format!("b{b}")).collect();
             let _ = writeln!(
                 s,
@@ -1209,7 +1352,6 @@ impl Program {
         }
         let outs: Vec<String> = self.outputs.iter().map(|b| format!("b{b}")).collect();
         let _ = writeln!(s, "return {}", outs.join(", "));
-        s
     }
 }
 

@@ -7,46 +7,15 @@
 
 mod common;
 
+use common::loops::*;
 use common::*;
 use oxla_core::ops::control::{self, Checkpoint};
-use oxla_core::ops::elementwise::{CmpOp, UnaryOp};
+use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::ops::gather::gather;
 use oxla_core::transforms::{grad, hessian, jvp, vjp, vmap};
 use oxla_core::*;
 
 const H: f64 = 1e-6;
-
-fn scalar(dtype: DType) -> Type {
-    Type::scalar(dtype)
-}
-
-fn vector(n: &str) -> Type {
-    Type::new(DType::F64, Shape(vec![Dim::sym(n)]))
-}
-
-/// Horner's rule: `acc = acc·x + c[i]` for i in lo..hi, from `acc = a0`.
-fn horner(ckpt: Checkpoint) -> Function {
-    let mut body = Function::new("step");
-    let x = body.add_param("x", scalar(DType::F64));
-    let c = body.add_param("c", vector("n"));
-    let i = body.add_param("i", scalar(DType::I64));
-    let acc = body.add_param("acc", scalar(DType::F64));
-    let ci = gather(&mut body, c, i, 0, 0);
-    let ax = body.mul(acc, x);
-    body.outs = vec![body.add(ax, ci)];
-
-    let mut f = Function::new("horner");
-    let x = f.add_param("x", scalar(DType::F64));
-    let c = f.add_param("c", vector("n"));
-    let a0 = f.add_param("a0", scalar(DType::F64));
-    let lo = f.add_param("lo", scalar(DType::I64));
-    let hi = f.add_param("hi", scalar(DType::I64));
-    let r = control::push_for(&mut f, lo, hi, &[x, c], &[a0], body, ckpt).unwrap();
-    // A nonlinear use of the result, so second derivatives are not trivial.
-    f.outs = vec![f.unary(UnaryOp::Sin, r[0])];
-    verify::verify(&f).unwrap();
-    f
-}
 
 /// The same polynomial, unrolled for the bounds 0..n.
 fn horner_unrolled(n: usize) -> Function {
@@ -64,91 +33,6 @@ fn horner_unrolled(n: usize) -> Function {
     }
     f.outs = vec![f.unary(UnaryOp::Sin, acc)];
     f
-}
-
-fn horner_args(x: f64, c: &[f64], a0: f64, lo: i64, hi: i64) -> Vec<Tensor> {
-    vec![
-        Tensor::scalar(DType::F64, x),
-        Tensor::vector(DType::F64, c),
-        Tensor::scalar(DType::F64, a0),
-        Tensor::scalar(DType::I64, lo as f64),
-        Tensor::scalar(DType::I64, hi as f64),
-    ]
-}
-
-/// Newton's method for `sqrt(a)`: `x = (x + a/x)/2` while `(x² − a)² > (tol·a)²`,
-/// from `x = x0`; returns `x·k` for a parameter `k` (a constant the body
-/// does not read, so it reaches the result only after the loop).
-fn newton(ckpt: Checkpoint) -> Function {
-    let mut cond = Function::new("not_converged");
-    let a = cond.add_param("a", scalar(DType::F64));
-    let x = cond.add_param("x", scalar(DType::F64));
-    let xx = cond.mul(x, x);
-    let d = cond.sub(xx, a);
-    let dd = cond.mul(d, d);
-    let tol = cond.literal(1e-13, DType::F64);
-    let ta = cond.mul(tol, a);
-    let ta2 = cond.mul(ta, ta);
-    cond.outs = vec![cond.cmp(CmpOp::Gt, dd, ta2)];
-
-    let mut body = Function::new("newton_step");
-    let a = body.add_param("a", scalar(DType::F64));
-    let x = body.add_param("x", scalar(DType::F64));
-    let q = body.div(a, x);
-    let s = body.add(x, q);
-    let half = body.literal(0.5, DType::F64);
-    body.outs = vec![body.mul(s, half)];
-
-    let mut f = Function::new("newton");
-    let a = f.add_param("a", scalar(DType::F64));
-    let x0 = f.add_param("x0", scalar(DType::F64));
-    let k = f.add_param("k", scalar(DType::F64));
-    let r = control::push_while(&mut f, &[a], &[x0], cond, body, ckpt).unwrap();
-    f.outs = vec![f.mul(r[0], k)];
-    verify::verify(&f).unwrap();
-    f
-}
-
-/// A loop over arrays with two carries: `(u, v) = (tanh(u·a + v), v·b + u)`.
-fn coupled(ckpt: Checkpoint) -> Function {
-    let mut body = Function::new("coupled_step");
-    let a = body.add_param("a", vector("m"));
-    let b = body.add_param("b", vector("m"));
-    let _i = body.add_param("i", scalar(DType::I64));
-    let u = body.add_param("u", vector("m"));
-    let v = body.add_param("v", vector("m"));
-    let ua = body.mul(u, a);
-    let s = body.add(ua, v);
-    let u2 = body.unary(UnaryOp::Tanh, s);
-    let vb = body.mul(v, b);
-    let v2 = body.add(vb, u);
-    body.outs = vec![u2, v2];
-
-    let mut f = Function::new("coupled");
-    let a = f.add_param("a", vector("m"));
-    let b = f.add_param("b", vector("m"));
-    let u0 = f.add_param("u0", vector("m"));
-    let v0 = f.add_param("v0", vector("m"));
-    let lo = f.add_param("lo", scalar(DType::I64));
-    let hi = f.add_param("hi", scalar(DType::I64));
-    let r = control::push_for(&mut f, lo, hi, &[a, b], &[u0, v0], body, ckpt).unwrap();
-    let uv = f.mul(r[0], r[1]);
-    f.outs = vec![f.reduce_sum(uv, vec![0])];
-    verify::verify(&f).unwrap();
-    f
-}
-
-fn coupled_args(m: usize, lo: i64, hi: i64, seed: u64) -> Vec<Tensor> {
-    let mut r = rng(seed);
-    let v = |r: &mut _, lo: f64, hi: f64| random_tensor(r, DType::F64, vec![m], (lo, hi));
-    vec![
-        v(&mut r, 0.2, 0.9),
-        v(&mut r, 0.1, 0.6),
-        v(&mut r, -1.0, 1.0),
-        v(&mut r, -0.5, 0.5),
-        Tensor::scalar(DType::I64, lo as f64),
-        Tensor::scalar(DType::I64, hi as f64),
-    ]
 }
 
 /// The float params of `f`.
@@ -485,4 +369,94 @@ fn reverse_over_reverse_is_refused_with_a_message() {
         Ok(_) => String::new(),
     };
     assert!(msg.contains("forward mode"), "got: {msg:?}");
+}
+
+/// Loops on the kernel path, run by the kernel interpreter (the CPU
+/// backend's tests run them compiled): the fused program against the
+/// reference, and the same tape.
+#[test]
+fn fused_loops_run_by_the_kernel_interpreter_match_the_reference() {
+    use oxla_core::exec::InterpLauncher;
+    use oxla_core::kernel::fusion::fuse;
+    let c = [0.5, -1.25, 2.0, 0.75];
+    let cases = [
+        (
+            horner(Checkpoint::Sqrt),
+            horner_args(0.7, &c, 0.3, 0, 4),
+            vec![0, 1, 2],
+        ),
+        (
+            coupled(Checkpoint::Every(3)),
+            coupled_args(3, 1, 9, 4),
+            vec![0, 1, 2, 3],
+        ),
+        (
+            newton(Checkpoint::Every(2)),
+            vec![
+                Tensor::scalar(DType::F64, 3.0),
+                Tensor::scalar(DType::F64, 3.0),
+                Tensor::scalar(DType::F64, 1.5),
+            ],
+            vec![0, 1, 2],
+        ),
+    ];
+    for (f, args, wrt) in cases {
+        for g in [f.clone(), grad(&f, &wrt).unwrap(), hessian(&f, 0).unwrap()] {
+            let p = fuse(&g).unwrap();
+            control::reset_tape_peak();
+            let want = eval(&g, &args);
+            let tape = control::tape_peak_bytes();
+            control::reset_tape_peak();
+            let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
+            let got = p.run(&InterpLauncher(&p.kernels), &bufs).unwrap();
+            assert_eq!(control::tape_peak_bytes(), tape, "`{}`: tape", g.name);
+            for (k, (x, w)) in got.iter().zip(&want).enumerate() {
+                assert_close(
+                    &format!("`{}` output {k}", g.name),
+                    &x.to_f64(),
+                    &w.data,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+/// `check_schedule` refuses a loop step that breaks the executor's
+/// preconditions.
+#[test]
+fn malformed_loop_steps_are_refused() {
+    use oxla_core::kernel::fusion::fuse;
+    let p = fuse(&grad(&coupled(Checkpoint::Every(2)), &[0, 1]).unwrap()).unwrap();
+    p.check_schedule().unwrap();
+    let refused = |what: &str, change: &dyn Fn(&mut oxla_core::exec::Program)| {
+        let mut bad = p.clone();
+        change(&mut bad);
+        let e = bad.check_schedule().expect_err(what);
+        assert!(e.contains("loop"), "{what}: {e}");
+    };
+    refused("a renumbered kernel that is another", &|q| {
+        let n = &mut q.loops[0].body;
+        n.kernels[0] = (n.kernels[0] + 1) % q.kernels.len();
+    });
+    refused("a result written into an operand", &|q| {
+        q.loops[0].outs[0] = q.loops[0].args[2];
+    });
+    refused("a result written into a parameter", &|q| {
+        q.loops[0].outs[0] = 0;
+    });
+    refused("an operand of another type", &|q| {
+        q.loops[0].args.swap(0, 2);
+    });
+    refused("a missing operand", &|q| {
+        q.loops[0].args.pop();
+    });
+    refused("a step after the last launch", &|q| {
+        q.loops[0].at = q.launches.len() + 1;
+    });
+    refused("an operand read before it is written", &|q| {
+        let last = q.buffers.len() - 1;
+        let k = q.loops[0].args.len() - 1;
+        q.loops[0].args[k] = last;
+    });
 }

@@ -415,6 +415,12 @@ impl Schedule {
     /// launch reads it, and never one it also reads; every output exists.
     pub fn new(p: &Program) -> Result<Schedule, String> {
         p.check_schedule()?;
+        if !p.loops.is_empty() {
+            return Err(format!(
+                "`{}`: loops do not run on the GPU yet (they run on the CPU's kernel path and the reference interpreter)",
+                p.function.name
+            ));
+        }
         let slot: Vec<Slot> = (0..p.buffers.len()).map(|b| p.slot(b)).collect();
         let mut owned: Vec<OwnedBuffer> = p
             .buffers

@@ -8,6 +8,8 @@
 //! regroups axes, an operand of `dot_general` that is not already a
 //! plain load, the operand and the indices of a gather (an indexed load),
 //! a scatter-add's result (a zero fill, then a kernel that adds into it),
+//! the operands and results of a loop (a step the host runs: its bodies
+//! are programs of their own, see `exec::LoopStep`),
 //! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
@@ -21,7 +23,7 @@
 //! removed) maps to [`ZERO`].
 
 use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scan, Scatter, Store, ValueId};
-use crate::exec::{BufferInfo, Launch, Program};
+use crate::exec::{BufferInfo, Launch, LoopStep, Nested, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
 use crate::ops::{DotDims, Op};
@@ -34,12 +36,6 @@ use std::collections::{BTreeSet, HashMap};
 /// them into kernels; return the program that runs them in order.
 pub fn fuse(f: &Function) -> Result<Program, String> {
     verify(f)?;
-    if let Some(e) = f.eqns.iter().find(|e| e.op.is_control()) {
-        return Err(format!(
-            "`{}`: {} cannot be compiled to kernels yet (loops run on the reference interpreter and in scalar functions)",
-            f.name, e.op
-        ));
-    }
     let f = simplify(f);
     let defs = f.definitions();
     let materialized = materialize(&f, &defs);
@@ -57,7 +53,27 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     check_kernel_types(&f, &defs, &materialized)?;
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut launches = Vec::new();
+    let mut loops = Vec::new();
     for e in &f.eqns {
+        if e.op.is_control() {
+            let args = e.ins.iter().map(|v| buffer_of[v]).collect();
+            let outs = e
+                .outs
+                .iter()
+                .map(|o| {
+                    buffer_of.insert(*o, buffers.len());
+                    buffers.push(BufferInfo {
+                        dtype: f.dtype(*o),
+                        shape: f.shape(*o).clone(),
+                        param: None,
+                    });
+                    buffers.len() - 1
+                })
+                .collect();
+            let at = launches.len();
+            loops.push(loop_step(&f, e, at, args, outs, &mut kernels)?);
+            continue;
+        }
         if !materialized[e.out().index()] {
             continue;
         }
@@ -92,6 +108,13 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
                 b.inst(f.dtype(e.out()), InstKind::Binary(BinaryOp::Mul, l, r))
             }
             Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out())),
+            // An integer literal in a buffer of its own (a loop's bound):
+            // the constant in f64, converted by the store.
+            Op::Literal { value, .. } if is_int(out_arg_dtype) => {
+                b.domain = f.shape(e.out()).0.iter().map(Size::of).collect();
+                let v = out_arg_dtype.round(*value);
+                b.inst(crate::dtype::DType::F64, InstKind::Const(v))
+            }
             _ => {
                 let shape = f.shape(e.out());
                 b.domain = shape.0.iter().map(Size::of).collect();
@@ -105,7 +128,65 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         launch(&mut kernels, &mut launches, kernel, args);
     }
     let outputs = f.outs.iter().map(|o| buffer_of[o]).collect();
-    Ok(Program::new(f.clone(), kernels, buffers, launches, outputs))
+    Ok(Program::new(f.clone(), kernels, buffers, launches, outputs).with_loops(loops))
+}
+
+/// The schedule's step for the loop `e` (operands in buffers `args`,
+/// results into `outs`): its body, condition and backward body fused into
+/// programs of their own, whose kernels join `kernels`.
+fn loop_step(
+    f: &Function,
+    e: &crate::ir::Eqn,
+    at: usize,
+    args: Vec<usize>,
+    outs: Vec<usize>,
+    kernels: &mut Vec<Kernel>,
+) -> Result<LoopStep, String> {
+    let (l, back) = match &e.op {
+        Op::Loop(l) => (&**l, None),
+        Op::LoopReverse(r) => (&r.fwd, Some((&r.back, r.n_acc))),
+        _ => unreachable!("internal error: not a loop"),
+    };
+    let mut nest = |g: &Function| -> Result<Nested, String> {
+        let p = fuse(g).map_err(|err| format!("`{}`: in the loop `{}`: {err}", f.name, g.name))?;
+        let map = p
+            .kernels
+            .iter()
+            .map(|k| match kernels.iter().position(|x| x.name == k.name) {
+                Some(i) => i,
+                None => {
+                    kernels.push(k.clone());
+                    kernels.len() - 1
+                }
+            })
+            .collect();
+        Ok(Nested {
+            program: p,
+            kernels: map,
+        })
+    };
+    let body = nest(&l.body)?;
+    let cond = l.cond.as_ref().map(&mut nest).transpose()?;
+    let back = match back {
+        Some((b, n_acc)) => Some((nest(b)?, n_acc)),
+        None => None,
+    };
+    let results = match &e.op {
+        Op::LoopReverse(r) => r.results.clone(),
+        _ => l.results.clone(),
+    };
+    Ok(LoopStep {
+        at,
+        kind: l.kind,
+        n_consts: l.n_consts,
+        checkpoint: l.checkpoint,
+        body,
+        cond,
+        back,
+        results,
+        args,
+        outs,
+    })
 }
 
 /// Launch `kernel` on `args`, sharing one kernel among launches whose
@@ -275,6 +356,12 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
     }
     for e in &f.eqns {
         match &e.op {
+            // A loop step reads its operands' buffers and writes its results'.
+            Op::Loop(_) | Op::LoopReverse(_) => {
+                for v in e.ins.iter().chain(&e.outs) {
+                    m[v.index()] = true;
+                }
+            }
             Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
@@ -391,6 +478,10 @@ fn check_kernel_types(
 ) -> Result<(), String> {
     let int = is_int;
     for e in &f.eqns {
+        if e.op.is_control() {
+            // Run on the host; its bodies are checked as they are fused.
+            continue;
+        }
         let (from, to) = (e.ins.first().map(|v| f.dtype(*v)), f.dtype(e.out()));
         if let Op::Convert { dtype } = e.op {
             let from = from.expect("one operand");
@@ -407,7 +498,7 @@ fn check_kernel_types(
                     "converting a computed {from} value to {dtype} is not supported yet: only integer parameters convert"
                 ));
             }
-        } else if int(to) && materialized[e.out().index()] {
+        } else if int(to) && materialized[e.out().index()] && !matches!(e.op, Op::Literal { .. }) {
             return Err(format!(
                 "an integer result ({}) is not supported in kernels yet",
                 f.ty(e.out())
@@ -727,7 +818,7 @@ impl<'a> KernelBuilder<'a> {
             | Op::Concatenate { .. }
             | Op::ScatterAdd { .. } => self.load(v, cmap),
             Op::Loop(_) | Op::LoopReverse(_) => {
-                unreachable!("internal error: `fuse` rejects loops")
+                unreachable!("internal error: a loop's results are materialized")
             }
         };
         self.memo.insert(key, id);

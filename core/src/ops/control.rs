@@ -416,6 +416,20 @@ pub fn push_while(
 }
 
 impl Checkpoint {
+    /// The length of the segments the forward sweep keeps one carry set of,
+    /// for the trip count `n` (`None` for a `While` loop); `None` keeps
+    /// every step. Every executor of a reverse sweep uses this, so they
+    /// all run the same steps.
+    pub fn segment(self, n: Option<u64>) -> Option<u64> {
+        match self {
+            Checkpoint::All => None,
+            Checkpoint::Every(k) => Some(k.max(1)),
+            Checkpoint::Sqrt => Some(match n {
+                Some(n) => ((n as f64).sqrt().ceil() as u64).max(1),
+                None => 64,
+            }),
+        }
+    }
     pub fn text(self) -> String {
         match self {
             Checkpoint::All => "all".into(),
@@ -609,14 +623,7 @@ impl LoopReverse {
 
     /// The trip count of the forward sweep's segments (`Checkpoint`).
     fn segment(&self, n: Option<u64>) -> Option<u64> {
-        match self.fwd.checkpoint {
-            Checkpoint::All => None,
-            Checkpoint::Every(k) => Some(k.max(1)),
-            Checkpoint::Sqrt => Some(match n {
-                Some(n) => ((n as f64).sqrt().ceil() as u64).max(1),
-                None => 64,
-            }),
-        }
+        self.fwd.checkpoint.segment(n)
     }
 
     /// Reference evaluation: forward, keeping carries as `checkpoint` says,

@@ -3,6 +3,7 @@
 //! finite differences and tolerance comparison.
 #![allow(dead_code)]
 
+pub mod loops;
 pub mod nd;
 
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};

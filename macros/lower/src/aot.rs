@@ -69,3 +69,43 @@ pub fn aot_symbols(f: &Function) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::aot_symbols;
+    use oxla_core::ir::Type;
+    use oxla_core::ops::control::{self, Checkpoint};
+    use oxla_core::{DType, Dim, Function, Shape};
+
+    /// The build script compiles the kernels of a loop's nested programs
+    /// too: they are in the one list `aot_symbols` reads.
+    #[test]
+    fn a_loop_body_kernels_are_among_the_symbols() {
+        let v = Type::new(DType::F64, Shape(vec![Dim::sym("n")]));
+        let mut body = Function::new("step");
+        let a = body.add_param("a", v.clone());
+        let _i = body.add_param("i", Type::scalar(DType::I64));
+        let u = body.add_param("u", v.clone());
+        let ua = body.mul(u, a);
+        body.outs = vec![body.unary(oxla_core::ops::elementwise::UnaryOp::Tanh, ua)];
+        let mut f = Function::new("f");
+        let a = f.add_param("a", v.clone());
+        let u0 = f.add_param("u0", v);
+        let lo = f.add_param("lo", Type::scalar(DType::I64));
+        let hi = f.add_param("hi", Type::scalar(DType::I64));
+        let r = control::push_for(&mut f, lo, hi, &[a], &[u0], body, Checkpoint::All).unwrap();
+        let e = f.unary(oxla_core::ops::elementwise::UnaryOp::Exp, r[0]);
+        f.outs = vec![f.reduce_sum(e, vec![0])];
+        let p = oxla_core::kernel::fusion::fuse(&f).unwrap();
+        let symbols = aot_symbols(&f);
+        let body = &p.loops[0].body.program;
+        assert!(!body.kernels.is_empty());
+        for k in body.kernels.iter().chain(&p.kernels) {
+            assert!(
+                symbols.contains(&k.name),
+                "{} missing from {symbols:?}",
+                k.name
+            );
+        }
+    }
+}

@@ -1,0 +1,726 @@
+//! Loop steps of a program's schedule, run on the host (the manner of
+//! XLA's while thunk): a loop's body, its condition and a reverse sweep's
+//! backward body are each a `Program` of their own, whose kernels live in
+//! the top-level program's one kernel list. The step reads the i64 bounds
+//! (or runs the condition program and reads its bool), calls the body
+//! program once per step on the current carries, writing the next carries
+//! into a second set of buffers (the two sets swap each step, so steps
+//! allocate nothing), and copies the final carries into the outer
+//! program's buffers. A reverse sweep keeps carries as its `Checkpoint`
+//! says, recomputing segments, in exactly the order of
+//! `LoopReverse::eval`, and sums the backward body's accumulator outputs on
+//! the host with the element type's rounding, as the reference does.
+
+use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use crate::ops::control::{note_tape_bytes, Checkpoint, LoopKind};
+use std::cell::Cell;
+use std::fmt::Write as _;
+
+/// A program a loop step runs, its kernels numbered in the enclosing
+/// program's list.
+#[derive(Clone, Debug)]
+pub struct Nested {
+    pub program: Program,
+    /// For each of `program.kernels`: its index in the enclosing program's
+    /// `kernels` (which holds an equal kernel there).
+    pub kernels: Vec<usize>,
+}
+
+/// A loop of the schedule (`ops::control::Loop`, or the reverse sweep
+/// `LoopReverse` when `back` is set).
+#[derive(Clone, Debug)]
+pub struct LoopStep {
+    /// How many of the program's launches run before it.
+    pub at: usize,
+    pub kind: LoopKind,
+    pub n_consts: usize,
+    /// Used by a reverse sweep.
+    pub checkpoint: Checkpoint,
+    /// Params: the constants, `i: i64` (`For` only), the carries; results:
+    /// the next carries.
+    pub body: Nested,
+    /// `While` only: params the constants and carries; result a bool scalar.
+    pub cond: Option<Nested>,
+    /// A reverse sweep's backward body (params: the body's, then the
+    /// cotangents `r`; results: the accumulated values, then the next `r`),
+    /// and the number of accumulated values.
+    pub back: Option<(Nested, usize)>,
+    /// Which carries (a loop) or which of (accumulated values, `r`) (a
+    /// reverse sweep) the step's results are.
+    pub results: Vec<usize>,
+    /// The buffers of the operands: `[lo, hi]` (`For`), the constants, the
+    /// carries' initial values, then (reverse sweep) the final `r`.
+    pub args: Vec<usize>,
+    /// The buffers the step writes, one per entry of `results`.
+    pub outs: Vec<usize>,
+}
+
+impl LoopStep {
+    pub fn n_bounds(&self) -> usize {
+        match self.kind {
+            LoopKind::For => 2,
+            LoopKind::While => 0,
+        }
+    }
+    pub fn n_carries(&self) -> usize {
+        self.body.program.outputs.len()
+    }
+    /// The nested programs: body, condition, backward body.
+    pub fn programs(&self) -> impl Iterator<Item = &Nested> {
+        std::iter::once(&self.body)
+            .chain(&self.cond)
+            .chain(self.back.as_ref().map(|b| &b.0))
+    }
+}
+
+/// Runs a nested program's kernels, numbered in the enclosing program's list.
+struct Renumbered<'a> {
+    inner: &'a dyn Launcher,
+    kernels: &'a [usize],
+}
+
+impl Launcher for Renumbered<'_> {
+    unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
+        // SAFETY: `check_loop` checked that the enclosing program's kernel
+        // `kernels[kernel]` equals the nested program's kernel `kernel`, so
+        // the caller's guarantee for the one is the guarantee for the other.
+        unsafe { self.inner.launch(self.kernels[kernel], args, sizes) }
+    }
+}
+
+/// The dimensions `refs` under the bound sizes (rank checked by `check_loop`).
+pub(super) fn dims_under(refs: &[DimRef], bound: &[u64]) -> ArgDims {
+    let mut d = [0usize; MAX_RANK];
+    for (k, r) in refs.iter().enumerate().take(MAX_RANK) {
+        d[k] = match *r {
+            DimRef::Const(c) => c as usize,
+            DimRef::Sym(s) => bound[s] as usize,
+        };
+    }
+    ArgDims::new(&d[..refs.len().min(MAX_RANK)]).expect("rank")
+}
+
+impl Program {
+    /// Run the program in `scratch` (a nested program's own space, so a
+    /// call from inside a loop step never touches the enclosing call's).
+    ///
+    /// # Safety
+    /// As for `execute_into_then`.
+    unsafe fn call_in<R>(
+        &self,
+        launcher: &dyn Launcher,
+        args: &[RawArg],
+        dests: &[Option<RawDest>],
+        scratch: &mut Scratch,
+        take: impl FnOnce(&mut [Buffer]) -> R,
+    ) -> Result<R, String> {
+        self.check_arg_types(args.iter().map(|a| a.dtype))?;
+        // SAFETY: the caller's guarantee.
+        let r = unsafe { self.execute_with(launcher, args, dests, scratch) }
+            .map(|()| take(&mut scratch.results));
+        scratch.recycle();
+        r
+    }
+
+    /// Check loop step `j` against the buffers written and read so far
+    /// (see `check_schedule`), and its nested programs.
+    pub(super) fn check_loop(
+        &self,
+        j: usize,
+        written: &mut [bool],
+        read: &mut [bool],
+    ) -> Result<(), String> {
+        let s = &self.loops[j];
+        let what = format!("loop step {j} (`{}`)", s.body.program.function.name);
+        for n in s.programs() {
+            n.program
+                .check_schedule()
+                .map_err(|e| format!("{what}: {e}"))?;
+            if n.kernels.len() != n.program.kernels.len() {
+                return Err(format!(
+                    "{what}: a nested program's kernels are not all numbered"
+                ));
+            }
+            for (k, outer) in n.program.kernels.iter().zip(&n.kernels) {
+                if self.kernels.get(*outer) != Some(k) {
+                    return Err(format!(
+                        "{what}: nested kernel `{}` is not kernel {outer} of the program",
+                        k.name
+                    ));
+                }
+            }
+        }
+        let (nb, nk, nc) = (s.n_bounds(), s.n_consts, s.n_carries());
+        let body = &s.body.program.function;
+        let ty = |f: &crate::ir::Function, k: usize| f.ty(f.params[k]).clone();
+        // What each operand must be: the bounds, then the body's constants and carries.
+        let mut want: Vec<crate::ir::Type> = vec![crate::ir::Type::scalar(DType::I64); nb];
+        let c0 = nk + nb / 2;
+        if body.params.len() != c0 + nc {
+            return Err(format!(
+                "{what}: the body takes {} params",
+                body.params.len()
+            ));
+        }
+        want.extend((0..nk).map(|k| ty(body, k)));
+        want.extend((0..nc).map(|k| ty(body, c0 + k)));
+        if s.kind == LoopKind::For && ty(body, nk) != crate::ir::Type::scalar(DType::I64) {
+            return Err(format!("{what}: the step index is not an i64 scalar"));
+        }
+        let mut result_types: Vec<crate::ir::Type> =
+            body.outs.iter().map(|o| body.ty(*o).clone()).collect();
+        if let Some((back, n_acc)) = &s.back {
+            let b = &back.program.function;
+            let n_r = b.outs.len().saturating_sub(*n_acc);
+            if b.params.len() != c0 + nc + n_r || *n_acc > b.outs.len() {
+                return Err(format!("{what}: the backward body does not fit the loop"));
+            }
+            for k in 0..c0 + nc {
+                if ty(b, k) != ty(body, k) {
+                    return Err(format!(
+                        "{what}: the backward body's param {k} is not the body's"
+                    ));
+                }
+            }
+            want.extend((0..n_r).map(|k| ty(b, c0 + nc + k)));
+            result_types = b.outs.iter().map(|o| b.ty(*o).clone()).collect();
+            for k in 0..n_r {
+                if b.ty(b.outs[n_acc + k]) != &ty(b, c0 + nc + k) {
+                    return Err(format!("{what}: cotangent {k} changes type"));
+                }
+            }
+        }
+        for k in 0..nc {
+            if body.ty(body.outs[k]) != &ty(body, c0 + k) {
+                return Err(format!("{what}: carry {k} changes type"));
+            }
+        }
+        match (&s.cond, s.kind) {
+            (None, LoopKind::For) => {}
+            (Some(c), LoopKind::While) => {
+                let c = &c.program.function;
+                let takes: Vec<crate::ir::Type> = (0..c.params.len()).map(|k| ty(c, k)).collect();
+                if takes[..] != want[..nk + nc]
+                    || c.outs.len() != 1
+                    || c.ty(c.outs[0]) != &crate::ir::Type::scalar(DType::Bool)
+                {
+                    return Err(format!("{what}: the condition does not fit the loop"));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "{what}: a while loop, and only a while loop, has a condition"
+                ))
+            }
+        }
+        if s.args.len() != want.len() {
+            return Err(format!(
+                "{what}: passes {} operands, the loop takes {}",
+                s.args.len(),
+                want.len()
+            ));
+        }
+        for (a, (b, t)) in s.args.iter().zip(&want).enumerate() {
+            let info = self
+                .buffers
+                .get(*b)
+                .ok_or_else(|| format!("{what}: operand {a} is buffer {b}, which is missing"))?;
+            if info.dtype != t.dtype || info.shape != t.shape {
+                return Err(format!("{what}: operand {a} (buffer {b}) is not {t}"));
+            }
+            if info.shape.rank() > MAX_RANK {
+                return Err(format!("{what}: operand {a} has more than {MAX_RANK} axes"));
+            }
+            if info.param.is_none() && !written[*b] {
+                return Err(format!(
+                    "{what}: reads buffer {b} before any launch writes it"
+                ));
+            }
+            read[*b] = true;
+        }
+        if s.outs.len() != s.results.len() {
+            return Err(format!(
+                "{what}: {} buffers for {} results",
+                s.outs.len(),
+                s.results.len()
+            ));
+        }
+        for (r, b) in s.results.iter().zip(&s.outs) {
+            let t = result_types
+                .get(*r)
+                .ok_or_else(|| format!("{what}: result {r} names no value"))?;
+            let info = self
+                .buffers
+                .get(*b)
+                .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
+            if info.dtype != t.dtype || info.shape != t.shape {
+                return Err(format!(
+                    "{what}: result {r} is {t}, buffer {b} is {}{}",
+                    info.dtype, info.shape
+                ));
+            }
+            if info.param.is_some() || written[*b] || s.args.contains(b) {
+                return Err(format!(
+                    "{what}: writes buffer {b}, which is a parameter, written elsewhere or also read by it"
+                ));
+            }
+            written[*b] = true;
+        }
+        Ok(())
+    }
+
+    /// Run loop step `j` of this program: `ops` are its operands (with
+    /// their dimensions), `outs` the pointers and element counts of the
+    /// buffers it writes; `nested` the scratch space of its programs.
+    ///
+    /// # Safety
+    /// The program passed `check_schedule`; each operand pointer is valid
+    /// for `len` reads, each output pointer for `len` writes, and no output
+    /// overlaps an operand or another output; `launcher` runs this
+    /// program's kernels by index.
+    pub(super) unsafe fn run_loop(
+        &self,
+        j: usize,
+        launcher: &dyn Launcher,
+        ops: &[RawArg],
+        outs: &[(*mut u8, usize)],
+        nested: &mut [Scratch],
+    ) -> Result<(), String> {
+        let s = &self.loops[j];
+        let [body_space, cond_space, back_space] = nested else {
+            unreachable!("three scratch spaces per loop step")
+        };
+        let sweep = Sweep {
+            s,
+            launcher,
+            consts: &ops[s.n_bounds()..s.n_bounds() + s.n_consts],
+            carries0: &ops[s.n_bounds() + s.n_consts..s.n_bounds() + s.n_consts + s.n_carries()],
+            index: Cell::new(0),
+        };
+        let (lo, n) = match s.kind {
+            LoopKind::For => {
+                // SAFETY: the bounds are i64 scalars (`check_loop`; their
+                // element count was checked against the shape by the caller).
+                let read = |a: &RawArg| unsafe { std::ptr::read_unaligned(a.ptr as *const i64) };
+                let (lo, hi) = (read(&ops[0]), read(&ops[1]));
+                // As `Loop::eval`: no steps unless hi > lo.
+                let n = if hi > lo {
+                    (hi as i128 - lo as i128) as u64
+                } else {
+                    0
+                };
+                (lo, Some(n))
+            }
+            LoopKind::While => (0, None),
+        };
+        let Some((back, n_acc)) = &s.back else {
+            let mut cur = sweep.initial(body_space);
+            // SAFETY: the caller's guarantee.
+            let r = unsafe { sweep.forward(lo, n, &mut cur, body_space, cond_space, |_, _| {}) };
+            let r = r.and_then(|_| {
+                let picked: Vec<&Buffer> = s.results.iter().map(|k| &cur[*k]).collect();
+                // SAFETY: the caller's guarantee for `outs`.
+                unsafe { write_outs(&picked, outs) }
+            });
+            body_space.owned.extend(cur);
+            body_space.recycle();
+            return r;
+        };
+        // The reverse sweep: forward, keeping carries as the checkpoint says.
+        let seg = s.checkpoint.segment(n);
+        let mut tape: Vec<Vec<Buffer>> = Vec::new();
+        let mut cur = sweep.initial(body_space);
+        // SAFETY: the caller's guarantee.
+        let ran = unsafe {
+            sweep.forward(lo, n, &mut cur, body_space, cond_space, |k, c| {
+                if seg.is_none_or(|s| k % s == 0) {
+                    tape.push(c.to_vec());
+                }
+            })
+        };
+        body_space.owned.extend(cur);
+        body_space.recycle();
+        let n = ran?;
+        let nf = s.n_bounds() + s.n_consts + s.n_carries();
+        let mut r: Vec<Buffer> = ops[nf..].iter().map(|a| copy_in(a, back_space)).collect();
+        let mut acc: Option<Vec<Buffer>> = None;
+        let mut peak = tape.len();
+        let seg_len = seg.unwrap_or(1);
+        // The carries of one segment, recomputed from its checkpoint.
+        let mut steps: Vec<Vec<Buffer>> = Vec::new();
+        let mut k_end = n;
+        let mut back_args: Vec<RawArg> = Vec::new();
+        while k_end > 0 {
+            let start = (k_end - 1) / seg_len * seg_len;
+            if seg.is_some() {
+                let len = (k_end - start) as usize;
+                let first = &tape[(start / seg_len) as usize];
+                while steps.len() < len {
+                    steps.push(first.clone());
+                }
+                for (to, from) in steps[0].iter_mut().zip(first) {
+                    copy_buffer(to, from)?;
+                }
+                for k in start..k_end - 1 {
+                    let at = (k - start) as usize;
+                    let (done, rest) = steps.split_at_mut(at + 1);
+                    sweep.index.set(lo.wrapping_add(k as i64));
+                    // SAFETY: the caller's guarantee; `done[at]` and
+                    // `rest[0]` are distinct buffers.
+                    unsafe { sweep.step(&done[at], &mut rest[0], body_space)? };
+                }
+                peak = peak.max(tape.len() + len);
+            }
+            for k in (start..k_end).rev() {
+                let carries = match seg {
+                    Some(_) => &steps[(k - start) as usize],
+                    None => &tape[k as usize],
+                };
+                sweep.index.set(lo.wrapping_add(k as i64));
+                back_args.clear();
+                back_args.extend_from_slice(sweep.consts);
+                if s.kind == LoopKind::For {
+                    back_args.push(sweep.index_arg());
+                }
+                back_args.extend(carries.iter().zip(sweep.carries0).map(|(b, a)| RawArg {
+                    ptr: b.as_ptr(),
+                    ..*a
+                }));
+                back_args.extend(r.iter().zip(&ops[nf..]).map(|(b, a)| RawArg {
+                    ptr: b.as_ptr(),
+                    ..*a
+                }));
+                let renumbered = Renumbered {
+                    inner: launcher,
+                    kernels: &back.kernels,
+                };
+                // SAFETY: the arguments point into live buffers of the
+                // lengths the operands had (carries and cotangents keep
+                // their types); the results are moved out, nothing aliases.
+                let summed = unsafe {
+                    back.program
+                        .call_in(&renumbered, &back_args, &[], back_space, |res| {
+                            for (q, x) in r.iter_mut().enumerate() {
+                                std::mem::swap(x, &mut res[n_acc + q]);
+                            }
+                            match &mut acc {
+                                None => {
+                                    acc = Some(
+                                        res[..*n_acc].iter_mut().map(super::take_buffer).collect(),
+                                    );
+                                    Ok(())
+                                }
+                                Some(a) => a
+                                    .iter_mut()
+                                    .zip(&res[..*n_acc])
+                                    .try_for_each(|(a, x)| add_into(a, x)),
+                            }
+                        })
+                };
+                summed??;
+            }
+            k_end = start;
+        }
+        let per_step: usize = sweep
+            .carries0
+            .iter()
+            .map(|a| a.len * a.dtype.size_bytes())
+            .sum();
+        note_tape_bytes(peak * per_step);
+        let zeros: Vec<Buffer>;
+        let acc = match acc {
+            Some(a) => a,
+            None => {
+                // No step ran: the accumulated values are zeros, as large
+                // as the results that name them (no other is read).
+                zeros = (0..*n_acc)
+                    .map(|k| match s.results.iter().position(|r| *r == k) {
+                        Some(i) => Buffer::zeros(self.buffers[s.outs[i]].dtype, outs[i].1),
+                        None => Buffer::F32(Vec::new()),
+                    })
+                    .collect();
+                zeros
+            }
+        };
+        let picked: Vec<&Buffer> = s
+            .results
+            .iter()
+            .map(|k| {
+                if *k < *n_acc {
+                    &acc[*k]
+                } else {
+                    &r[*k - n_acc]
+                }
+            })
+            .collect();
+        // SAFETY: the caller's guarantee for `outs`.
+        unsafe { write_outs(&picked, outs) }
+    }
+
+    /// The loop steps, for `text`: step `j` and its nested programs, indented.
+    pub(super) fn loop_text(&self, j: usize, s: &mut String) {
+        let l = &self.loops[j];
+        let b = |v: &[usize]| {
+            v.iter()
+                .map(|b| format!("b{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let kind = match (l.kind, &l.back) {
+            (LoopKind::For, None) => "loop for".to_string(),
+            (LoopKind::While, None) => "loop while".to_string(),
+            (k, Some(_)) => format!(
+                "loop_reverse {} {}",
+                if k == LoopKind::For { "for" } else { "while" },
+                l.checkpoint.text()
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "{kind}({}) results {:?} -> {}",
+            b(&l.args),
+            l.results,
+            b(&l.outs)
+        );
+        let names = ["body", "cond", "back"];
+        let parts = [
+            Some(&l.body),
+            l.cond.as_ref(),
+            l.back.as_ref().map(|b| &b.0),
+        ];
+        for (name, n) in names.iter().zip(parts) {
+            let Some(n) = n else { continue };
+            let _ = writeln!(
+                s,
+                "  {name} `{}` (kernels {:?}):",
+                n.program.function.name, n.kernels
+            );
+            let mut inner = String::new();
+            n.program.schedule_text(&mut inner);
+            for line in inner.lines() {
+                let _ = writeln!(s, "    {line}");
+            }
+        }
+    }
+}
+
+/// What one loop step's sweeps share.
+struct Sweep<'a> {
+    s: &'a LoopStep,
+    launcher: &'a dyn Launcher,
+    consts: &'a [RawArg],
+    /// The carries' initial values (their types and dimensions hold for
+    /// every step's carries).
+    carries0: &'a [RawArg],
+    /// The step index `i`, passed to the body by pointer.
+    index: Cell<i64>,
+}
+
+impl Sweep<'_> {
+    fn index_arg(&self) -> RawArg {
+        RawArg {
+            dtype: DType::I64,
+            ptr: self.index.as_ptr() as *const u8,
+            len: 1,
+            dims: ArgDims::new(&[]).expect("rank 0"),
+        }
+    }
+
+    /// Copies of the initial carries, in buffers of `space`'s pool.
+    fn initial(&self, space: &mut Scratch) -> Vec<Buffer> {
+        self.carries0.iter().map(|a| copy_in(a, space)).collect()
+    }
+
+    /// One step of the body from `from` into `to` (with `self.index`).
+    ///
+    /// # Safety
+    /// As for `run_loop`; `from` and `to` are distinct buffers holding the
+    /// carries' element counts.
+    unsafe fn step(
+        &self,
+        from: &[Buffer],
+        to: &mut [Buffer],
+        space: &mut Scratch,
+    ) -> Result<(), String> {
+        let s = self.s;
+        let mut args: [RawArg; 16] = [self.index_arg(); 16];
+        let mut big: Vec<RawArg> = Vec::new();
+        let n = self.consts.len() + s.n_bounds() / 2 + from.len();
+        let args: &mut [RawArg] = if n <= 16 {
+            &mut args[..n]
+        } else {
+            big.resize(n, self.index_arg());
+            &mut big
+        };
+        args[..self.consts.len()].copy_from_slice(self.consts);
+        let c0 = self.consts.len() + s.n_bounds() / 2;
+        if s.kind == LoopKind::For {
+            args[self.consts.len()] = self.index_arg();
+        }
+        for (k, (b, a)) in from.iter().zip(self.carries0).enumerate() {
+            args[c0 + k] = RawArg {
+                ptr: b.as_ptr(),
+                ..*a
+            };
+        }
+        let mut dests: [Option<RawDest>; 16] = [None; 16];
+        let mut big_dests: Vec<Option<RawDest>> = Vec::new();
+        let dests: &mut [Option<RawDest>] = if to.len() <= 16 {
+            &mut dests[..to.len()]
+        } else {
+            big_dests.resize(to.len(), None);
+            &mut big_dests
+        };
+        for (k, (b, a)) in to.iter_mut().zip(self.carries0).enumerate() {
+            dests[k] = Some(RawDest {
+                dtype: a.dtype,
+                ptr: b.as_mut_ptr(),
+                len: b.len(),
+                dims: a.dims,
+                name: "carry",
+            });
+        }
+        let renumbered = Renumbered {
+            inner: self.launcher,
+            kernels: &s.body.kernels,
+        };
+        // SAFETY: the arguments point into live buffers of the stated
+        // lengths (the carries keep their operands' lengths); each
+        // destination is a distinct buffer of `to`, overlapping no argument.
+        unsafe {
+            s.body
+                .program
+                .call_in(&renumbered, args, dests, space, |_| ())
+        }
+    }
+
+    /// Run the loop from `cur` (left holding the final carries); `visit(k,
+    /// carries)` sees the carries step `k` starts from. Returns the trip count.
+    ///
+    /// # Safety
+    /// As for `run_loop`.
+    unsafe fn forward(
+        &self,
+        lo: i64,
+        n: Option<u64>,
+        cur: &mut Vec<Buffer>,
+        body_space: &mut Scratch,
+        cond_space: &mut Scratch,
+        mut visit: impl FnMut(u64, &[Buffer]),
+    ) -> Result<u64, String> {
+        let mut next: Vec<Buffer> = cur
+            .iter()
+            .map(|b| body_space.buffer(b.dtype(), b.len()))
+            .collect();
+        let mut cond_args: Vec<RawArg> = Vec::new();
+        let mut k = 0u64;
+        let r = loop {
+            let go = match n {
+                Some(n) => k < n,
+                None => {
+                    let c = self.s.cond.as_ref().expect("a while loop has a condition");
+                    cond_args.clear();
+                    cond_args.extend_from_slice(self.consts);
+                    cond_args.extend(cur.iter().zip(self.carries0).map(|(b, a)| RawArg {
+                        ptr: b.as_ptr(),
+                        ..*a
+                    }));
+                    let renumbered = Renumbered {
+                        inner: self.launcher,
+                        kernels: &c.kernels,
+                    };
+                    // SAFETY: as in `step`; the result is read, not kept.
+                    let holds = unsafe {
+                        c.program
+                            .call_in(&renumbered, &cond_args, &[], cond_space, |res| {
+                                res[0].get(0) != 0.0
+                            })
+                    };
+                    match holds {
+                        Ok(h) => h,
+                        Err(e) => break Err(e),
+                    }
+                }
+            };
+            if !go {
+                break Ok(k);
+            }
+            visit(k, cur);
+            self.index.set(lo.wrapping_add(k as i64));
+            // SAFETY: `cur` and `next` are distinct buffers.
+            if let Err(e) = unsafe { self.step(cur, &mut next, body_space) } {
+                break Err(e);
+            }
+            std::mem::swap(cur, &mut next);
+            k += 1;
+        };
+        body_space.owned.extend(next);
+        r
+    }
+}
+
+/// A copy of the argument `a` in a buffer from `space`'s pool.
+fn copy_in(a: &RawArg, space: &mut Scratch) -> Buffer {
+    let mut b = space.buffer(a.dtype, a.len);
+    // SAFETY: the caller of the executor guarantees `a.ptr` valid for `a.len`
+    // elements; `b` is a fresh buffer of as many.
+    unsafe { std::ptr::copy_nonoverlapping(a.ptr, b.as_mut_ptr(), a.len * a.dtype.size_bytes()) };
+    b
+}
+
+fn copy_buffer(to: &mut Buffer, from: &Buffer) -> Result<(), String> {
+    if to.dtype() != from.dtype() || to.len() != from.len() {
+        return Err("internal error: a loop's carries changed size".into());
+    }
+    // SAFETY: two distinct buffers of the same type and length.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            from.as_ptr(),
+            to.as_mut_ptr(),
+            from.len() * from.dtype().size_bytes(),
+        )
+    };
+    Ok(())
+}
+
+/// `acc += x` elementwise, each sum rounded to the element type (as the
+/// reference interpreter adds: in f64, then rounded; for f32 that is the
+/// f32 sum, since f64 holds the exact sum of two f32 values well enough
+/// that rounding twice cannot differ).
+fn add_into(acc: &mut Buffer, x: &Buffer) -> Result<(), String> {
+    if acc.dtype() != x.dtype() || acc.len() != x.len() {
+        return Err("internal error: a reverse sweep's accumulated values changed size".into());
+    }
+    match (acc, x) {
+        (Buffer::F64(a), Buffer::F64(b)) => a.iter_mut().zip(b).for_each(|(a, b)| *a += b),
+        (Buffer::F32(a), Buffer::F32(b)) => a.iter_mut().zip(b).for_each(|(a, b)| *a += b),
+        (a, b) => {
+            for i in 0..a.len() {
+                a.set(i, a.get(i) + b.get(i));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copy each of `from` into the output of the same index.
+///
+/// # Safety
+/// Each output pointer is valid for `len` writes of its buffer's type and
+/// overlaps none of `from`.
+unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> Result<(), String> {
+    for (b, (ptr, len)) in from.iter().zip(outs) {
+        if b.len() != *len {
+            return Err(format!(
+                "internal error: a loop result has {} elements, its buffer {len}",
+                b.len()
+            ));
+        }
+        // SAFETY: `b` holds `len` elements of the output's type (`check_loop`
+        // checked the dtypes), and the output overlaps nothing of the loop's.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), *ptr, len * b.dtype().size_bytes()) };
+    }
+    Ok(())
+}
