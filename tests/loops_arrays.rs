@@ -76,7 +76,10 @@ fn relax_ref(x: &[f64], w: f64, n: usize) -> f64 {
 fn an_array_carried_through_a_loop() {
     let x = [0.3, -1.2, 0.8, 2.0, -0.1];
     for n in [0usize, 1, 6] {
-        assert!(close(relax(&x, 0.7, n), relax_ref(&x, 0.7, n), 1e-14), "n {n}");
+        assert!(
+            close(relax(&x, 0.7, n), relax_ref(&x, 0.7, n), 1e-14),
+            "n {n}"
+        );
         let g = relax_grad(&x, 0.7, n);
         for i in 0..x.len() {
             let h = 1e-6;
@@ -127,7 +130,15 @@ fn vmap_of_a_loop_with_a_trip_count_per_example_matches_a_rust_loop() {
         } else {
             ns[k] as f64 * xs[k].powi(ns[k] as i32 - 1)
         };
-        assert!(close(grads[k], want, 1e-14), "example {k}: {} vs {want}", grads[k]);
-        assert_eq!(grads[k], power_grad(xs[k], ns[k]), "example {k}: batched vs one");
+        assert!(
+            close(grads[k], want, 1e-14),
+            "example {k}: {} vs {want}",
+            grads[k]
+        );
+        assert_eq!(
+            grads[k],
+            power_grad(xs[k], ns[k]),
+            "example {k}: batched vs one"
+        );
     }
 }

@@ -275,3 +275,17 @@ pub fn controlled(x: &[f64], k: i64) -> f64 {
     };
     s
 }
+
+/// A `for` loop carrying an array and a scalar, and its gradient through
+/// the reverse sweep (checkpointed): the loop's body, and the backward body,
+/// are programs of the build script's kernels.
+#[grad(looped_grad, wrt = x)]
+pub fn looped(x: &[f64], n: usize) -> f64 {
+    let mut y = x * 0.0;
+    let mut s = 0.0;
+    for i in oxla::checkpoint_every(3, 0..n) {
+        y = y * 0.5 + (x * (i as f64 + 1.0)).sin();
+        s += sum(&y * &y);
+    }
+    s
+}

@@ -736,3 +736,23 @@ fn control_flow_and_a_constant_run_on_the_build_scripts_kernels() {
     assert_build_script("controlled_grad");
     assert_build_script("controlled");
 }
+
+#[test]
+fn a_loop_and_its_reverse_sweep_run_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(21);
+    for (len, n) in [(1usize, 0usize), (7, 1), (130, 9)] {
+        let x = random(&mut rng, len, -1.5, 1.5);
+        let args = || {
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::scalar(DType::I64, n as f64),
+            ]
+        };
+        let want = reference(LOOPED_IR, args());
+        assert_matches("looped", &[vec![looped(&x, n)]], &want, 1e-13);
+        let want = reference(LOOPED_GRAD_IR, args());
+        assert_matches("looped_grad", &[looped_grad(&x, n)], &want, 1e-13);
+    }
+    assert_build_script("looped_grad");
+    assert_build_script("looped");
+}

@@ -110,11 +110,17 @@ fn main() {
         let fd = (up - down) / (2.0 * h);
         worst = worst.max((flat[k] - fd).abs() / (1.0 + fd.abs()));
         if k < 150 {
-            println!("  d loss / d element {k:>4}: oxla {:+.9e}, central difference {fd:+.9e}", flat[k]);
+            println!(
+                "  d loss / d element {k:>4}: oxla {:+.9e}, central difference {fd:+.9e}",
+                flat[k]
+            );
         }
     }
     println!("gradient vs central differences: worst relative difference {worst:.2e}");
-    assert!(worst < 1e-6, "the gradient disagrees with central differences");
+    assert!(
+        worst < 1e-6,
+        "the gradient disagrees with central differences"
+    );
 
     let lr = 0.5;
     println!("step {:>4}: loss {l0:.6}", 0);
