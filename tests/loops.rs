@@ -263,3 +263,67 @@ fn nested_loops_and_constants() {
         }
     }
 }
+
+// ---- loops inside helpers and with parameter structs ------------------------------
+
+/// A helper with a loop: `x` to the power `n` by repeated squaring-free
+/// multiplication.
+#[oxla::func]
+fn pow_loop(x: f64, n: usize) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..n {
+        p *= x;
+    }
+    p
+}
+
+#[grad(uses_pow_loop_grad, wrt = x)]
+fn uses_pow_loop(x: f64, n: usize) -> f64 {
+    pow_loop(x, n) + pow_loop(x.sin(), 2)
+}
+
+#[test]
+fn a_helper_with_a_loop_is_inlined_and_differentiated_through() {
+    for n in [0usize, 1, 4] {
+        let x = 0.7f64;
+        let want = x.powi(n as i32) + x.sin().powi(2);
+        assert!(close(uses_pow_loop(x, n), want, 1e-15));
+        let d = central(|x: f64| x.powi(n as i32) + x.sin().powi(2), x);
+        assert!(close(uses_pow_loop_grad(x, n), d, 1e-8), "n {n}");
+    }
+}
+
+#[derive(oxla::Tree, Clone, Debug)]
+struct Decay {
+    rate: f64,
+    gain: f64,
+}
+
+#[grad(decayed_grad, wrt = p)]
+fn decayed(p: &Decay, x: f64, n: usize) -> f64 {
+    let mut y = x;
+    for _ in 0..n {
+        y = y * (1.0 - p.rate) + p.gain;
+    }
+    y
+}
+
+#[test]
+fn a_loop_reads_a_parameter_struct() {
+    let p = Decay {
+        rate: 0.1,
+        gain: 0.3,
+    };
+    let n = 12;
+    let run = |rate: f64, gain: f64| {
+        let mut y = 2.0;
+        for _ in 0..n {
+            y = y * (1.0 - rate) + gain;
+        }
+        y
+    };
+    assert!(close(decayed(&p, 2.0, n), run(0.1, 0.3), 1e-15));
+    let g = decayed_grad(&p, 2.0, n);
+    assert!(close(g.rate, central(|r| run(r, 0.3), 0.1), 1e-8), "{g:?}");
+    assert!(close(g.gain, central(|k| run(0.1, k), 0.3), 1e-8), "{g:?}");
+}

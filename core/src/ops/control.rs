@@ -974,6 +974,19 @@ fn mask_over(g: &mut Function, mask: Var, like: Var) -> Var {
     g.broadcast(mask, shape, vec![0])
 }
 
+/// The per-example mask `lo_b ≤ i < hi_b` of step `i` (an i64 scalar) of a
+/// loop batched over per-example bounds (f64 vectors of `size`).
+fn in_range(h: &mut Function, i: Var, lo_b: Var, hi_b: Var, size: &Dim) -> Var {
+    let i_f = h
+        .push(Op::Convert { dtype: DType::F64 }, &[i])
+        .expect("convert");
+    let i_b = h.broadcast(i_f, Shape(vec![size.clone()]), vec![]);
+    let started = h.cmp(CmpOp::Le, lo_b, i_b);
+    let before_end = h.cmp(CmpOp::Lt, i_b, hi_b);
+    let no = h.full(0.0, DType::Bool, &Shape(vec![size.clone()]));
+    h.select(started, before_end, no)
+}
+
 /// Whether any element of the bool vector `p` is true.
 fn any(g: &mut Function, p: Var) -> Var {
     let x = g
@@ -1111,16 +1124,7 @@ fn batch_body(l: &Loop, const_axes: &[Option<usize>], n_extra: usize, size: &Dim
     args.extend(&carries);
     let next = inline(&mut h, &bb, &args);
     let mask = match i {
-        Some(i) => {
-            let i_f = h
-                .push(Op::Convert { dtype: DType::F64 }, &[i])
-                .expect("convert");
-            let i_b = h.broadcast(i_f, Shape(vec![size.clone()]), vec![]);
-            let started = h.cmp(CmpOp::Le, extra[0], i_b);
-            let before_end = h.cmp(CmpOp::Lt, i_b, extra[1]);
-            let no = h.full(0.0, DType::Bool, &Shape(vec![size.clone()]));
-            h.select(started, before_end, no)
-        }
+        Some(i) => in_range(&mut h, i, extra[0], extra[1], size),
         None => {
             let mut axes = const_axes.to_vec();
             axes.extend(std::iter::repeat(Some(0)).take(nc));
@@ -1247,15 +1251,7 @@ fn step_mask(
     match f.kind {
         LoopKind::For => {
             debug_assert_eq!(n_extra, 2);
-            let i = ps[bl.n_consts];
-            let i_f = h
-                .push(Op::Convert { dtype: DType::F64 }, &[i])
-                .expect("convert");
-            let i_b = h.broadcast(i_f, Shape(vec![size.clone()]), vec![]);
-            let started = h.cmp(CmpOp::Le, ps[nk], i_b);
-            let before_end = h.cmp(CmpOp::Lt, i_b, ps[nk + 1]);
-            let no = h.full(0.0, DType::Bool, &Shape(vec![size.clone()]));
-            h.select(started, before_end, no)
+            in_range(h, ps[bl.n_consts], ps[nk], ps[nk + 1], size)
         }
         LoopKind::While => {
             let c = f.cond.as_ref().expect("a while loop has a condition");

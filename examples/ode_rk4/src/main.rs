@@ -1,7 +1,8 @@
 //! The Lotka–Volterra predator–prey equations integrated by classical
 //! Runge–Kutta (RK4) over 100 000 steps in a `for` loop, and the final
 //! populations differentiated in reverse mode with respect to the four
-//! rates, with and without checkpointing.
+//! rates, with and without checkpointing. The step is an `#[oxla::func]`
+//! helper called from the loop.
 //!
 //! Plain reverse mode keeps every step's state on its tape; with
 //! `oxla::checkpoint(0..n)` it keeps every ⌈√n⌉-th state and recomputes the
@@ -11,27 +12,37 @@
 
 use oxla::grad;
 
-/// `u' = αu − βuv`, `v' = δuv − γv`, from `(u, v) = (1, 0.5)` to `t = n·dt`;
-/// the loss is `u(t) + 2 v(t)`.
+/// One classical Runge–Kutta step of `u' = αu − βuv`, `v' = δuv − γv`: a
+/// helper, inlined into each function that calls it (and differentiated
+/// through).
+#[oxla::func]
+fn rk4_step(u: f64, v: f64, alpha: f64, beta: f64, delta: f64, gamma: f64, dt: f64) -> (f64, f64) {
+    let k1u = alpha * u - beta * u * v;
+    let k1v = delta * u * v - gamma * v;
+    let (u2, v2) = (u + 0.5 * dt * k1u, v + 0.5 * dt * k1v);
+    let k2u = alpha * u2 - beta * u2 * v2;
+    let k2v = delta * u2 * v2 - gamma * v2;
+    let (u3, v3) = (u + 0.5 * dt * k2u, v + 0.5 * dt * k2v);
+    let k3u = alpha * u3 - beta * u3 * v3;
+    let k3v = delta * u3 * v3 - gamma * v3;
+    let (u4, v4) = (u + dt * k3u, v + dt * k3v);
+    let k4u = alpha * u4 - beta * u4 * v4;
+    let k4v = delta * u4 * v4 - gamma * v4;
+    (
+        u + dt / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u),
+        v + dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v),
+    )
+}
+
+/// From `(u, v) = (1, 0.5)` to `t = n·dt`; the loss is `u(t) + 2 v(t)`.
 #[grad(populations_grad, wrt = (alpha, beta, delta, gamma))]
 fn populations(alpha: f64, beta: f64, delta: f64, gamma: f64, n: usize) -> f64 {
-    let dt = 1e-4;
     let mut u = 1.0;
     let mut v = 0.5;
     for _ in 0..n {
-        let k1u = alpha * u - beta * u * v;
-        let k1v = delta * u * v - gamma * v;
-        let (u2, v2) = (u + 0.5 * dt * k1u, v + 0.5 * dt * k1v);
-        let k2u = alpha * u2 - beta * u2 * v2;
-        let k2v = delta * u2 * v2 - gamma * v2;
-        let (u3, v3) = (u + 0.5 * dt * k2u, v + 0.5 * dt * k2v);
-        let k3u = alpha * u3 - beta * u3 * v3;
-        let k3v = delta * u3 * v3 - gamma * v3;
-        let (u4, v4) = (u + dt * k3u, v + dt * k3v);
-        let k4u = alpha * u4 - beta * u4 * v4;
-        let k4v = delta * u4 * v4 - gamma * v4;
-        u += dt / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
-        v += dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+        let (u_next, v_next) = rk4_step(u, v, alpha, beta, delta, gamma, 1e-4);
+        u = u_next;
+        v = v_next;
     }
     u + 2.0 * v
 }
@@ -39,23 +50,12 @@ fn populations(alpha: f64, beta: f64, delta: f64, gamma: f64, n: usize) -> f64 {
 /// The same integration, checkpointed.
 #[grad(populations_ckpt_grad, wrt = (alpha, beta, delta, gamma))]
 fn populations_ckpt(alpha: f64, beta: f64, delta: f64, gamma: f64, n: usize) -> f64 {
-    let dt = 1e-4;
     let mut u = 1.0;
     let mut v = 0.5;
     for _ in oxla::checkpoint(0..n) {
-        let k1u = alpha * u - beta * u * v;
-        let k1v = delta * u * v - gamma * v;
-        let (u2, v2) = (u + 0.5 * dt * k1u, v + 0.5 * dt * k1v);
-        let k2u = alpha * u2 - beta * u2 * v2;
-        let k2v = delta * u2 * v2 - gamma * v2;
-        let (u3, v3) = (u + 0.5 * dt * k2u, v + 0.5 * dt * k2v);
-        let k3u = alpha * u3 - beta * u3 * v3;
-        let k3v = delta * u3 * v3 - gamma * v3;
-        let (u4, v4) = (u + dt * k3u, v + dt * k3v);
-        let k4u = alpha * u4 - beta * u4 * v4;
-        let k4v = delta * u4 * v4 - gamma * v4;
-        u += dt / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
-        v += dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+        let (u_next, v_next) = rk4_step(u, v, alpha, beta, delta, gamma, 1e-4);
+        u = u_next;
+        v = v_next;
     }
     u + 2.0 * v
 }

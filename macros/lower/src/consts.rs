@@ -42,12 +42,7 @@ pub(crate) fn looks_like_const(p: &syn::ExprPath) -> bool {
     let name = last.ident.to_string();
     let name = name.strip_prefix("r#").unwrap_or(&name);
     // `f64::consts::X` is a float constant oxla knows or reports itself.
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = crate::lower::segment_names(&p.path);
     let float_consts =
         matches!(segs.as_slice(), [.., t, c, _] if (t == "f32" || t == "f64") && c == "consts");
     !float_consts

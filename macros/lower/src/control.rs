@@ -637,12 +637,7 @@ impl Lowerer<'_> {
                 .ok()
                 .map(|v| if neg { -v } else { v }),
             Expr::Path(p) if !neg => {
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::lower::segment_names(&p.path);
                 match segs
                     .iter()
                     .map(String::as_str)

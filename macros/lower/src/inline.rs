@@ -109,6 +109,20 @@ impl Lowerer<'_> {
             let Ok(ty) = param_ty(&param.ty) else {
                 return Some(None);
             };
+            // An integer literal passed for an integer parameter (`f(x, 2)`).
+            let int_literal = match crate::lower::strip_parens(expr) {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<i64>().ok(),
+                _ => None,
+            };
+            let arg = &match int_literal {
+                Some(k) if !ty.dtype().is_float() && ty.rank() == 0 => {
+                    self.f.literal(k as f64, ty.dtype())
+                }
+                _ => *arg,
+            };
             let (dtype, rank) = (self.f.dtype(*arg), self.f.shape(*arg).rank());
             let float_ok = !ty.dtype().is_float() || !dtype.is_float() || ty.dtype() == self.dtype;
             if !float_ok {

@@ -1160,12 +1160,7 @@ impl Lowerer<'_> {
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::lower::segment_names(&p.path);
                 let args_ok = p.path.segments.iter().all(|s| s.arguments.is_none());
                 match segs.as_slice() {
                     [n] if args_ok && p.path.leading_colon.is_none() => Some(n.clone()),
@@ -1371,6 +1366,11 @@ fn substitute_in_loop(l: &mut oxla_core::ops::control::Loop, from: &str, to: &Di
     }
 }
 
+/// The identifiers of a path's segments (`f64::consts::PI` → `f64`, `consts`, `PI`).
+pub(crate) fn segment_names(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 pub(crate) fn cmp_op(op: &BinOp) -> Option<CmpOp> {
     Some(match op {
         BinOp::Lt(_) => CmpOp::Lt,
@@ -1458,12 +1458,7 @@ fn method_hint(func: &Expr) -> String {
     let Expr::Path(p) = func else {
         return String::new();
     };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = crate::lower::segment_names(&p.path);
     match segs.as_slice() {
         [.., t, n] if matches!(t.as_str(), "f32" | "f64" | "f16" | "bf16") => format!(
             " (float methods are written `x.{n}()`; the form `f64::name(x)` is supported for {}, and `{n}` is not one of them)",
