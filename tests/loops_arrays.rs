@@ -142,3 +142,36 @@ fn vmap_of_a_loop_with_a_trip_count_per_example_matches_a_rust_loop() {
         );
     }
 }
+
+/// Integer arithmetic on the index: `x[i + 1] - x[i]` over `0..x.len() - 1`.
+#[grad(roughness_grad)]
+fn roughness(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i];
+        s += d * d * (2 * i + 1) as f64;
+    }
+    s
+}
+
+fn roughness_ref(x: &[f64]) -> f64 {
+    (0..x.len().saturating_sub(1))
+        .map(|i| (x[i + 1] - x[i]).powi(2) * (2 * i + 1) as f64)
+        .sum()
+}
+
+#[test]
+fn integer_arithmetic_on_the_loop_index() {
+    let x = [0.3, -1.2, 0.8, 2.0, -0.1, 0.6];
+    assert!(close(roughness(&x), roughness_ref(&x), 1e-15));
+    assert_eq!(roughness(&[1.5]), 0.0);
+    let g = roughness_grad(&x);
+    for i in 0..x.len() {
+        let h = 1e-6;
+        let (mut p, mut m) = (x, x);
+        p[i] += h;
+        m[i] -= h;
+        let fd = (roughness_ref(&p) - roughness_ref(&m)) / (2.0 * h);
+        assert!(close(g[i], fd, 1e-7), "x{i}: {} vs {fd}", g[i]);
+    }
+}

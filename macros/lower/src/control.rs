@@ -537,6 +537,12 @@ impl Lowerer<'_> {
             }
             _ => false,
         };
+        if int(self, l) && int(self, r) {
+            // Two integers compare exactly in f64 (below 2^53).
+            let wide =
+                |lw: &mut Self, v: Var| lw.push(Op::Convert { dtype: DType::F64 }, &[v], span);
+            return Some((wide(self, l)?, wide(self, r)?));
+        }
         if int(self, l) && !int(self, r) && int_lit(&b.right) {
             let d = self.f.dtype(l);
             self.pattern_int(&b.right, d, false)?;

@@ -901,9 +901,62 @@ impl Lowerer<'_> {
         let l = self.lower_expr(&b.left);
         let r = self.lower_expr(&b.right);
         let span = self.binary_span(b);
-        let mut vs = [l?, r?];
+        let (l, r) = (l?, r?);
+        if let Some(v) = self.int_arithmetic(b, op, l, r, span) {
+            return v;
+        }
+        let mut vs = [l, r];
         self.coerce(&mut vs, span)?;
         self.push(Op::Binary(op), &vs, span)
+    }
+
+    /// `i + 1`, `n - i`, `2 * i` on integer scalars (an integer literal
+    /// counts as one): computed in f64 and converted back, exact below
+    /// 2^53. `Some` when the operands are integers.
+    fn int_arithmetic(
+        &mut self,
+        b: &syn::ExprBinary,
+        op: BinaryOp,
+        l: Var,
+        r: Var,
+        span: Span,
+    ) -> Option<Option<Var>> {
+        let int = |lw: &Self, v: Var| {
+            lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
+        };
+        let int_literal = |e: &Expr| match strip_parens(e) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse::<i64>().ok(),
+            _ => None,
+        };
+        let dtype = match (int(self, l), int(self, r)) {
+            (true, true) => self.f.dtype(l).max(self.f.dtype(r)),
+            (true, false) if int_literal(&b.right).is_some() => self.f.dtype(l),
+            (false, true) if int_literal(&b.left).is_some() => self.f.dtype(r),
+            _ => return None,
+        };
+        if op == BinaryOp::Div {
+            self.errors.spanned(
+                &b.op,
+                "integer division is not supported: convert first, `(a as f64) / (b as f64)`",
+            );
+            return Some(None);
+        }
+        let wide = |lw: &mut Self, v: Var, e: &Expr| -> Option<Var> {
+            match int_literal(e) {
+                Some(k) if !int(lw, v) => Some(lw.f.literal(k as f64, DType::F64)),
+                _ => lw.push(Op::Convert { dtype: DType::F64 }, &[v], span),
+            }
+        };
+        let a = wide(self, l, &b.left);
+        let c = wide(self, r, &b.right);
+        let (Some(a), Some(c)) = (a, c) else {
+            return Some(None);
+        };
+        let v = self.push(Op::Binary(op), &[a, c], span);
+        Some(v.and_then(|v| self.push(Op::Convert { dtype }, &[v], span)))
     }
 
     fn binary_span(&mut self, b: &syn::ExprBinary) -> Span {
