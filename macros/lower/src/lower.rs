@@ -1584,9 +1584,10 @@ fn leading_span(e: &Expr) -> Option<Span> {
 
 fn unsupported_expr(e: &Expr) -> String {
     match e {
-        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-            "loops are not supported: oxla functions are straight-line code; use array arithmetic, `sum` and `dot`".into()
+        Expr::ForLoop(_) | Expr::While(_) => {
+            "a loop is a statement, not a value: run it, then use the `let mut` variables it assigns".into()
         }
+        Expr::Loop(_) => "`loop` is not supported: write `while cond { … }` (a loop ends through its condition)".into(),
         Expr::Assign(_) => "an assignment is a statement (`x = e;`), not a value: assign, then use `x`".into(),
         Expr::Unsafe(_) => format!("`unsafe` is not supported: {PURE}"),
         Expr::Reference(r) if r.mutability.is_some() => format!("`&mut` is not supported: {PURE}"),

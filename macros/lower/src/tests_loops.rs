@@ -245,3 +245,15 @@ fn unsupported_loops_are_spanned_errors_naming_what_is_supported() {
         );
     }
 }
+
+#[test]
+fn a_loop_used_as_a_value_says_it_is_a_statement() {
+    let msgs = errors(
+        quote! { fn f(x: f64) -> f64 { let mut y = x; let z = for _ in 0..2 { y = y * 2.0; }; y } },
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("a loop is a statement, not a value")),
+        "{msgs:?}"
+    );
+}
