@@ -845,6 +845,38 @@ pub fn reverse_operands(l: &Loop, ins: &[Var]) -> (Vec<Var>, Vec<Var>) {
 
 // ---- JVP ----
 
+/// Which constants of `l` have a tangent among the operand tangents `t`,
+/// and which carries get one (the float ones).
+fn tangent_selection(l: &Loop, t: &[Option<Var>]) -> (Vec<usize>, Vec<usize>) {
+    let nb = l.n_bounds();
+    let consts = (0..l.n_consts).filter(|k| t[nb + k].is_some()).collect();
+    let carries = (0..l.n_carries())
+        .filter(|k| l.carry_type(*k).dtype.is_float())
+        .collect();
+    (consts, carries)
+}
+
+/// The operands of `l.tangent(consts, carries)`: `l`'s bounds and
+/// constants, the constants' tangents, the initial carries, and their
+/// tangents (zeros where `t` has none).
+fn tangent_operands(
+    g: &mut Function,
+    l: &Loop,
+    ins: &[Var],
+    t: &[Option<Var>],
+    consts: &[usize],
+    carries: &[usize],
+) -> Vec<Var> {
+    let (nb, nk) = (l.n_bounds(), l.n_consts);
+    let mut operands: Vec<Var> = ins[..nb + nk].to_vec();
+    operands.extend(consts.iter().map(|k| t[nb + k].expect("a tangent")));
+    operands.extend(&ins[nb + nk..l.n_operands()]);
+    for k in carries {
+        operands.push(t[nb + nk + k].unwrap_or_else(|| g.zeros_like(ins[nb + nk + k])));
+    }
+    operands
+}
+
 /// JVP of a loop: the primal results, and a tangent for each (`None`: zero).
 pub fn loop_jvp(
     g: &mut Function,
@@ -855,22 +887,9 @@ pub fn loop_jvp(
     let primal = g
         .push_all(Op::Loop(Box::new(l.clone())), ins)
         .expect("internal error: copying a loop");
-    let (nb, nk, nc) = (l.n_bounds(), l.n_consts, l.n_carries());
-    let consts: Vec<usize> = (0..nk).filter(|k| t[nb + k].is_some()).collect();
-    let carries: Vec<usize> = (0..nc)
-        .filter(|k| l.carry_type(*k).dtype.is_float())
-        .collect();
+    let (consts, carries) = tangent_selection(l, t);
     let tl = l.tangent(&consts, &carries);
-    let mut operands: Vec<Var> = ins[..nb + nk].to_vec();
-    operands.extend(consts.iter().map(|k| t[nb + k].expect("a tangent")));
-    operands.extend(&ins[nb + nk..]);
-    for k in &carries {
-        let v = match t[nb + nk + k] {
-            Some(v) => v,
-            None => g.zeros_like(ins[nb + nk + k]),
-        };
-        operands.push(v);
-    }
+    let operands = tangent_operands(g, l, ins, t, &consts, &carries);
     let tangents = g
         .push_all(Op::Loop(Box::new(tl)), &operands)
         .expect("internal error: building a tangent loop");
@@ -893,13 +912,10 @@ pub fn reverse_jvp(
         .push_all(Op::LoopReverse(Box::new(lr.clone())), ins)
         .expect("internal error: copying a reverse loop");
     let f = &lr.fwd;
-    let (nb, nk, nc) = (f.n_bounds(), f.n_consts, f.n_carries());
+    let (nk, nc) = (f.n_consts, f.n_carries());
     let (na, nr) = (lr.n_acc, lr.n_r());
     let nf = f.n_operands();
-    let consts: Vec<usize> = (0..nk).filter(|k| t[nb + k].is_some()).collect();
-    let carries: Vec<usize> = (0..nc)
-        .filter(|k| f.carry_type(*k).dtype.is_float())
-        .collect();
+    let (consts, carries) = tangent_selection(f, t);
     let fwd = Loop {
         tangent_of: None,
         results: Vec::new(),
@@ -950,12 +966,7 @@ pub fn reverse_jvp(
         n_acc: 2 * na,
         results,
     };
-    let mut operands: Vec<Var> = ins[..nb + nk].to_vec();
-    operands.extend(consts.iter().map(|k| t[nb + k].expect("a tangent")));
-    operands.extend(&ins[nb + nk..nf]);
-    for k in &carries {
-        operands.push(t[nb + nk + k].unwrap_or_else(|| g.zeros_like(ins[nb + nk + k])));
-    }
+    let mut operands = tangent_operands(g, f, ins, t, &consts, &carries);
     operands.extend(&ins[nf..]);
     for k in 0..nr {
         operands.push(t[nf + k].unwrap_or_else(|| g.zeros_like(ins[nf + k])));
