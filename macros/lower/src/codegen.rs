@@ -212,15 +212,17 @@ pub(crate) fn generate_nested(
 
 /// The Rust parameter and result types code generation gives `g`.
 pub(crate) fn flat_types(item: &syn::ItemFn, g: &GeneratedFn) -> (Vec<RustTy>, Vec<RustTy>) {
-    let f = &g.function;
-    let dtype = f
-        .params
+    rust_types(item, g, float_type(&g.function))
+}
+
+/// The float type of `f`'s parameters and results (f32 when it has none).
+fn float_type(f: &Function) -> DType {
+    f.params
         .iter()
         .chain(&f.outs)
         .map(|v| f.dtype(*v))
         .find(|d| d.is_float())
-        .unwrap_or(DType::F32);
-    rust_types(item, g, dtype)
+        .unwrap_or(DType::F32)
 }
 
 /// A function's IR constant, the function, and its `_into` sibling.
@@ -248,13 +250,7 @@ fn generate_parts(
     };
 
     // Parameters: the user's for the original function, else from the IR.
-    let dtype = f
-        .params
-        .iter()
-        .chain(&f.outs)
-        .map(|v| f.dtype(*v))
-        .find(|d| d.is_float())
-        .unwrap_or(DType::F32);
+    let dtype = float_type(f);
     let param_idents: Vec<syn::Ident> = match g.origin {
         Origin::Original => {
             // The declared parameters, then the constants' hidden ones.
