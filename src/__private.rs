@@ -15,10 +15,12 @@ pub fn note_loop_tape(bytes: usize) {
     oxla_core::ops::control::note_tape_bytes(bytes);
 }
 
-/// A kernel that the build script compiled ahead of time, in two ISA variants.
+/// A kernel that the build script compiled ahead of time, in three ISA variants.
 pub struct AotKernel {
     /// `Kernel::symbol()` of the kernel.
     pub name: &'static str,
+    /// Compiled for x86-64-v4 (AVX-512).
+    pub v4: KernelFn,
     /// Compiled for x86-64-v3 (AVX2 + FMA).
     pub v3: KernelFn,
     /// Compiled for baseline x86-64 (SSE2).

@@ -84,28 +84,23 @@ impl Compiled {
         program.check_schedule()?;
         dump(&program);
         let level = requested_isa()?;
-        let v3 = match level {
-            Some(l) => l == IsaLevel::X86_64V3,
-            None => oxla_cpu::host_supports_v3(),
-        };
+        let bound = level.unwrap_or_else(oxla_cpu::host_level);
         let linked: Option<Vec<KernelFn>> = program
             .kernels
             .iter()
             .map(|k| {
-                aot.iter()
-                    .find(|a| a.name == k.name)
-                    .map(|a| if v3 { a.v3 } else { a.base })
+                aot.iter().find(|a| a.name == k.name).map(|a| match bound {
+                    IsaLevel::X86_64V4 => a.v4,
+                    IsaLevel::X86_64V3 => a.v3,
+                    IsaLevel::Baseline => a.base,
+                })
             })
             .collect();
         match linked {
             Some(fns) => Ok(Ready {
                 aot: !fns.is_empty(),
                 plans: matmul_plans(&program.kernels),
-                isa: Some(if v3 {
-                    IsaLevel::X86_64V3
-                } else {
-                    IsaLevel::Baseline
-                }),
+                isa: Some(bound),
                 program,
                 fns,
                 _jit: None,
@@ -132,8 +127,9 @@ impl Compiled {
 }
 
 /// The environment variable that pins the CPU code to one ISA level
-/// (`x86-64-v3` or `baseline`) instead of the best the CPU supports: to test
-/// the baseline kernels on a newer CPU, or to compare the two.
+/// (`x86-64-v4`, `x86-64-v3` or `baseline`) instead of the best the CPU
+/// supports: to test the other levels' kernels on a newer CPU, or to compare
+/// them.
 pub const ISA_ENV: &str = "OXLA_ISA";
 
 /// The ISA level `OXLA_ISA` asks for, if set; an error when the value is
@@ -146,14 +142,15 @@ fn requested_isa() -> Result<Option<IsaLevel>, String> {
         "" => return Ok(None),
         "baseline" | "x86-64" => IsaLevel::Baseline,
         "x86-64-v3" | "v3" => IsaLevel::X86_64V3,
+        "x86-64-v4" | "v4" => IsaLevel::X86_64V4,
         other => {
             return Err(format!(
-                "{ISA_ENV}={other:?}: expected `x86-64-v3` or `baseline`"
+                "{ISA_ENV}={other:?}: expected `x86-64-v4`, `x86-64-v3` or `baseline`"
             ))
         }
     };
-    if level == IsaLevel::X86_64V3 && !oxla_cpu::host_supports_v3() {
-        return Err(format!("{ISA_ENV}=x86-64-v3, but this CPU cannot run it"));
+    if !oxla_cpu::host_supports(level) {
+        return Err(format!("{ISA_ENV}={value}, but this CPU cannot run it"));
     }
     Ok(Some(level))
 }

@@ -65,8 +65,8 @@ fn expected_isa() -> IsaLevel {
     match std::env::var(ISA_ENV).as_deref() {
         Ok("baseline") => IsaLevel::Baseline,
         Ok("x86-64-v3") => IsaLevel::X86_64V3,
-        _ if oxla::host_supports_v3() => IsaLevel::X86_64V3,
-        _ => IsaLevel::Baseline,
+        Ok("x86-64-v4") => IsaLevel::X86_64V4,
+        _ => oxla::host_level(),
     }
 }
 

@@ -10,8 +10,13 @@
 //! For every function annotated with an oxla attribute in the named files,
 //! this runs the same lowering and transforms as the macros (`oxla-lower`),
 //! fuses each array function into kernels, and emits
-//! - CPU object code for x86-64-v3 and baseline x86-64 (`cranelift-object`),
-//!   archived as a static library that cargo links;
+//! - CPU object code for three x86-64 levels (v4: AVX-512; v3: AVX2 + FMA;
+//!   baseline SSE2), archived as a static library that cargo links. Kernels
+//!   that `oxla_cpu::native` covers are written as Rust source and compiled
+//!   by the `rustc` cargo runs this build script with (`RUSTC`), optimized,
+//!   once per level, so they use the full vector width and are fast in the
+//!   user's debug builds too; the others are compiled by Cranelift
+//!   (`cranelift-object`);
 //! - PTX modules for `sm_80` and `sm_90`;
 //! - a manifest of kernel symbols, whose path reaches the macros through
 //!   `cargo:rustc-env=OXLA_AOT_MANIFEST`. A macro binds a function to the
@@ -37,8 +42,11 @@ pub struct Summary {
     pub functions: Vec<String>,
     /// Distinct kernels compiled.
     pub kernels: Vec<Kernel>,
-    /// Object files, one per ISA level (none for a non-x86-64 target).
+    /// Object files: per ISA level, the native kernels' and Cranelift's
+    /// (none for a non-x86-64 target).
     pub objects: Vec<PathBuf>,
+    /// How many of `kernels` are native (compiled by rustc).
+    pub native: usize,
     /// PTX modules for sm_80 and sm_90.
     pub ptx: Vec<PathBuf>,
     pub manifest: PathBuf,
@@ -131,11 +139,21 @@ pub fn compile_into(
         listed.push_str(oxla_lower::MANIFEST_NO_OBJECTS);
         listed.push('\n');
     }
+    let (native, cranelift): (Vec<Kernel>, Vec<Kernel>) = kernels
+        .iter()
+        .cloned()
+        .partition(|k| oxla_cpu::native::supports(k).is_ok());
     if native_objects && !kernels.is_empty() {
+        let target = std::env::var("TARGET").unwrap_or_default();
         for isa in IsaLevel::ALL {
-            let path = out_dir.join(format!("oxla_kernels_{}.o", isa.suffix()));
-            write(&path, &oxla_cpu::emit_object(&kernels, isa)?)?;
-            objects.push(path);
+            if !cranelift.is_empty() {
+                let path = out_dir.join(format!("oxla_kernels_{}.o", isa.suffix()));
+                write(&path, &oxla_cpu::emit_object(&cranelift, isa)?)?;
+                objects.push(path);
+            }
+            if !native.is_empty() {
+                objects.push(compile_native(&native, isa, &target, out_dir)?);
+            }
         }
         for k in &kernels {
             listed.push_str(&k.name);
@@ -151,9 +169,44 @@ pub fn compile_into(
     write(&manifest, listed.as_bytes())?;
     Ok(Summary {
         functions,
+        native: native.len(),
         kernels,
         objects,
         ptx,
         manifest,
     })
+}
+
+/// Write the native kernels' Rust source for `level` and compile it into an
+/// object file with `RUSTC` (cargo's compiler; `rustc` outside a build
+/// script) for `target` (empty: the host).
+fn compile_native(
+    kernels: &[Kernel],
+    level: IsaLevel,
+    target: &str,
+    out_dir: &Path,
+) -> Result<PathBuf, String> {
+    let crate_name = format!("oxla_native_{}", level.suffix());
+    let src = out_dir.join(format!("{crate_name}.rs"));
+    let obj = out_dir.join(format!("{crate_name}.o"));
+    std::fs::write(&src, oxla_cpu::native::rust_source(kernels, level))
+        .map_err(|e| format!("writing {}: {e}", src.display()))?;
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let output = std::process::Command::new(&rustc)
+        .args(oxla_cpu::native::NativeLevel::rustc_flags(level, target))
+        .args(["--crate-type=lib", "--emit=obj", "--cap-lints=allow"])
+        .arg(format!("--crate-name={crate_name}"))
+        .arg("-o")
+        .arg(&obj)
+        .arg(&src)
+        .output()
+        .map_err(|e| format!("running {rustc}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{rustc} failed on the native kernels {}:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(obj)
 }

@@ -65,21 +65,31 @@ fn kernels_objects_manifest_and_ptx() {
     assert!(!wanted.is_empty());
     let manifest = std::fs::read_to_string(&summary.manifest).unwrap();
     if cfg!(target_arch = "x86_64") {
-        assert_eq!(summary.objects.len(), 2);
+        // Per level, a native object and (for the kernels native code does
+        // not cover) a Cranelift one.
+        assert!(summary.native > 0);
+        assert!(!summary.objects.is_empty());
         for s in &wanted {
             assert!(
                 manifest.lines().any(|l| l == s),
                 "{s} missing from the manifest"
             );
         }
-        for (obj, suffix) in summary.objects.iter().zip(["v3", "base"]) {
-            let bytes = std::fs::read(obj).unwrap();
+        let objects: Vec<Vec<u8>> = summary
+            .objects
+            .iter()
+            .map(|o| std::fs::read(o).unwrap())
+            .collect();
+        for suffix in ["v4", "v3", "base"] {
             for s in &wanted {
                 let sym = format!("{s}_{suffix}");
                 assert!(
-                    bytes.windows(sym.len()).any(|w| w == sym.as_bytes()),
-                    "{sym} missing from {}",
-                    obj.display()
+                    objects
+                        .iter()
+                        .filter(|b| b.windows(sym.len()).any(|w| w == sym.as_bytes()))
+                        .count()
+                        == 1,
+                    "{sym} is not defined by exactly one object"
                 );
             }
         }

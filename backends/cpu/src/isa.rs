@@ -1,5 +1,5 @@
-//! Target ISAs: the host's (for the JIT) and the two x86-64 levels the build
-//! helper compiles every kernel at (for object files).
+//! Target ISAs: the host's (for the JIT) and the three x86-64 levels the
+//! build helper compiles every kernel at (for object files).
 
 use cranelift_codegen::isa::{self, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -8,6 +8,10 @@ use target_lexicon::{Architecture, Triple};
 /// An x86-64 feature level to compile object code for.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum IsaLevel {
+    /// `x86-64-v4`: AVX-512 (F, BW, CD, DQ, VL) on top of v3. Native kernels
+    /// use its 512-bit vectors; Cranelift, which has 128-bit vectors only,
+    /// compiles the kernels native code does not cover as for v3.
+    X86_64V4,
     /// `x86-64-v3`: AVX2 and FMA (Haswell and later).
     X86_64V3,
     /// SSE2 only: every x86-64 CPU.
@@ -15,11 +19,12 @@ pub enum IsaLevel {
 }
 
 impl IsaLevel {
-    pub const ALL: [IsaLevel; 2] = [IsaLevel::X86_64V3, IsaLevel::Baseline];
+    pub const ALL: [IsaLevel; 3] = [IsaLevel::X86_64V4, IsaLevel::X86_64V3, IsaLevel::Baseline];
 
     /// Suffix of the exported symbol names.
     pub fn suffix(self) -> &'static str {
         match self {
+            IsaLevel::X86_64V4 => "v4",
             IsaLevel::X86_64V3 => "v3",
             IsaLevel::Baseline => "base",
         }
@@ -41,6 +46,40 @@ pub fn host_supports_v3() -> bool {
     {
         false
     }
+}
+
+/// Whether the running CPU can execute `IsaLevel::X86_64V4` code.
+pub fn host_supports_v4() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        host_supports_v3()
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512cd")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the running CPU can execute code of `level`.
+pub fn host_supports(level: IsaLevel) -> bool {
+    match level {
+        IsaLevel::X86_64V4 => host_supports_v4(),
+        IsaLevel::X86_64V3 => host_supports_v3(),
+        IsaLevel::Baseline => true,
+    }
+}
+
+/// The best level the running CPU supports.
+pub fn host_level() -> IsaLevel {
+    IsaLevel::ALL
+        .into_iter()
+        .find(|l| host_supports(*l))
+        .unwrap_or(IsaLevel::Baseline)
 }
 
 /// Code-generation flags: optimise for speed, no unwind tables, and
@@ -75,10 +114,10 @@ pub fn level_isa(level: IsaLevel, pic: bool) -> Result<OwnedTargetIsa, String> {
     let is_x86_64 = matches!(triple.architecture, Architecture::X86_64);
     let mut builder = isa::lookup(triple).map_err(|e| format!("ISA lookup: {e}"))?;
     match level {
-        IsaLevel::X86_64V3 if !is_x86_64 => {
-            return Err("the x86-64-v3 level needs an x86_64 target".into());
+        IsaLevel::X86_64V3 | IsaLevel::X86_64V4 if !is_x86_64 => {
+            return Err(format!("the {level:?} level needs an x86_64 target"));
         }
-        IsaLevel::X86_64V3 => {
+        IsaLevel::X86_64V3 | IsaLevel::X86_64V4 => {
             // Cranelift's `x86-64-v3` preset sets `has_avx2` and `has_fma`
             // but not `has_avx`, which gates every VEX encoding (and `fma`
             // as one instruction): set it too, as the level implies.

@@ -32,8 +32,8 @@ impl JitModule {
     /// Compile `kernels` at a fixed ISA level (the code the object files hold),
     /// to run here; the host must support `level`.
     pub fn compile_at(kernels: &[Kernel], level: IsaLevel) -> Result<JitModule, String> {
-        if level == IsaLevel::X86_64V3 && !crate::isa::host_supports_v3() {
-            return Err("this CPU cannot run x86-64-v3 code".into());
+        if !crate::isa::host_supports(level) {
+            return Err(format!("this CPU cannot run {level:?} code"));
         }
         Self::compile_with(kernels, level_isa(level, false)?)
     }

@@ -8,13 +8,14 @@ mod isa;
 mod jit;
 mod math;
 mod matmul;
+pub mod native;
 mod object;
 mod pow;
 mod rounding;
 mod run;
 mod translate;
 
-pub use isa::{host_supports_v3, IsaLevel};
+pub use isa::{host_level, host_supports, host_supports_v3, host_supports_v4, IsaLevel};
 pub use jit::JitModule;
 pub use math::{oxla_cpu_cos_f32, oxla_cpu_cos_f64, oxla_cpu_sin_f32, oxla_cpu_sin_f64};
 pub use matmul::{matmul_plans, CpuLauncher, MatmulPlan};

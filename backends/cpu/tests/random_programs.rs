@@ -3,7 +3,10 @@
 //! max/min, broadcasts, reductions, dot; some put through `grad` and/or
 //! `vmap`) are fused and run through the kernel interpreter and the JIT at
 //! the host and the baseline ISA, at several sizes each, and compared with
-//! `interp::eval`.
+//! `interp::eval`; then again with the kernels that `oxla_cpu::native`
+//! covers compiled by rustc at every ISA level the host runs (all programs'
+//! kernels in one source per level, as the build helper does) and the rest
+//! on the JIT.
 //!
 //! The kernel interpreter must match `eval` exactly (same rounding, same
 //! summation order) unless a reduction sums in a type narrower than `f64`
@@ -17,8 +20,13 @@
 //! message names it); `OXLA_RANDOM_VERBOSE=1` prints each program before it
 //! runs (to find one that crashes). Run with `--nocapture` for a summary.
 
+#[path = "common/native.rs"]
+mod native;
 #[path = "common/random_ir.rs"]
 mod random_ir;
+
+use native::NativeModule;
+use oxla_cpu::host_supports;
 
 use oxla_core::exec::{FnLauncher, InterpLauncher, Launcher};
 use oxla_core::kernel::fusion::fuse;
@@ -84,6 +92,7 @@ fn random_programs_match_the_interpreter() {
         }
     };
     let verbose = std::env::var_os("OXLA_RANDOM_VERBOSE").is_some();
+    let natives = Natives::compile(&seeds);
     let mut stats = Stats::default();
     for seed in seeds {
         if verbose {
@@ -94,7 +103,7 @@ fn random_programs_match_the_interpreter() {
         if verbose {
             eprintln!("{}", describe(&g));
         }
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| check(seed, &g, &mut stats))) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| check(seed, &g, &natives, &mut stats))) {
             panic!(
                 "random program {seed} failed (rerun alone with OXLA_RANDOM_SEED={seed}):\n{}\n{}",
                 panic_text(p),
@@ -134,7 +143,83 @@ fn describe(g: &Generated) -> String {
     s
 }
 
-fn check(seed: u64, g: &Generated, stats: &mut Stats) {
+/// The native kernels of every program, one module per ISA level the host
+/// runs.
+struct Natives {
+    levels: Vec<(IsaLevel, NativeModule)>,
+}
+
+impl Natives {
+    fn none() -> Natives {
+        Natives { levels: vec![] }
+    }
+
+    fn compile(seeds: &[u64]) -> Natives {
+        let mut kernels: Vec<oxla_core::Kernel> = Vec::new();
+        for &seed in seeds {
+            let Ok(g) = catch_unwind(|| generate(seed)) else {
+                continue;
+            };
+            let Ok(p) = fuse(&g.function) else { continue };
+            for k in p.kernels {
+                if !kernels.iter().any(|x| x.name == k.name) {
+                    kernels.push(k);
+                }
+            }
+        }
+        let native = kernels
+            .iter()
+            .filter(|k| oxla_cpu::native::supports(k).is_ok())
+            .count();
+        let start = std::time::Instant::now();
+        // One rustc per level, side by side.
+        let levels: Vec<(IsaLevel, NativeModule)> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = IsaLevel::ALL
+                .into_iter()
+                .filter(|l| host_supports(*l))
+                .map(|l| {
+                    let kernels = &kernels;
+                    scope.spawn(move || (l, NativeModule::compile(kernels, l)))
+                })
+                .collect();
+            jobs.into_iter()
+                .map(|j| {
+                    let (l, m) = j.join().expect("compile thread");
+                    (l, m.unwrap_or_else(|e| panic!("{e}")))
+                })
+                .collect()
+        });
+        eprintln!(
+            "native: {native} of {} kernels, compiled at {} levels in {:.1} s",
+            kernels.len(),
+            levels.len(),
+            start.elapsed().as_secs_f64()
+        );
+        Natives { levels }
+    }
+
+    /// Per level: a name for it and the program's kernels, native where
+    /// compiled and `jit` otherwise.
+    fn launch_sets(
+        &self,
+        kernels: &[oxla_core::Kernel],
+        jit: &[KernelFn],
+    ) -> Vec<(String, Vec<KernelFn>)> {
+        self.levels
+            .iter()
+            .map(|(level, m)| {
+                let fns = kernels
+                    .iter()
+                    .zip(jit)
+                    .map(|(k, f)| m.function_named(&k.name).unwrap_or(*f))
+                    .collect();
+                (format!("native {level:?}"), fns)
+            })
+            .collect()
+    }
+}
+
+fn check(seed: u64, g: &Generated, natives: &Natives, stats: &mut Stats) {
     let f = &g.function;
     stats.programs += 1;
     let kind = ["grad", "vmap"]
@@ -154,7 +239,7 @@ fn check(seed: u64, g: &Generated, stats: &mut Stats) {
     );
     let mut rng = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let configs = size_configs(&mut rng, f);
-    check_function(f, &configs, &mut rng, stats);
+    check_function(f, &configs, &mut rng, natives, stats);
 }
 
 /// Fuse `f`, compile it at both ISAs and compare every launcher with
@@ -163,6 +248,7 @@ fn check_function(
     f: &Function,
     configs: &[BTreeMap<String, usize>],
     rng: &mut StdRng,
+    natives: &Natives,
     stats: &mut Stats,
 ) {
     let printed = text::print(f);
@@ -180,11 +266,24 @@ fn check_function(
         .unwrap_or_else(|e| panic!("compile_at baseline: {e}"));
     let host_fns: Vec<KernelFn> = (0..host.len()).map(|i| host.function(i)).collect();
     let base_fns: Vec<KernelFn> = (0..base.len()).map(|i| base.function(i)).collect();
-    let launchers: [(&str, &dyn Launcher); 3] = [
-        ("kernel interpreter", &InterpLauncher(&prog.kernels)),
-        ("JIT host ISA", &FnLauncher(&host_fns)),
-        ("JIT baseline ISA", &FnLauncher(&base_fns)),
+    let native_sets = natives.launch_sets(&prog.kernels, &host_fns);
+    let native_launchers: Vec<(String, FnLauncher)> = native_sets
+        .iter()
+        .map(|(n, fns)| (n.clone(), FnLauncher(fns)))
+        .collect();
+    let (interp_l, host_l, base_l) = (
+        InterpLauncher(&prog.kernels),
+        FnLauncher(&host_fns),
+        FnLauncher(&base_fns),
+    );
+    let mut launchers: Vec<(&str, &dyn Launcher)> = vec![
+        ("kernel interpreter", &interp_l),
+        ("JIT host ISA", &host_l),
+        ("JIT baseline ISA", &base_l),
     ];
+    for (n, l) in &native_launchers {
+        launchers.push((n.as_str(), l));
+    }
 
     let program = stats.current.clone();
     for env in configs {
@@ -223,7 +322,7 @@ fn check_function(
         }
         prog.check_bounds(&sizes)
             .unwrap_or_else(|e| panic!("check_bounds at {env:?}: {e}\n{}", prog.text()));
-        for (name, launcher) in launchers {
+        for &(name, launcher) in &launchers {
             stats.current = format!("{program} {name} at {env:?}");
             let got = prog
                 .run(launcher, &bufs)
@@ -357,7 +456,7 @@ fn check_text(src: &str, configs: &[&[(&str, usize)]]) {
     let mut stats = Stats::default();
     let mut rng = StdRng::seed_from_u64(7);
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| {
-        check_function(&f, &configs, &mut rng, &mut stats)
+        check_function(&f, &configs, &mut rng, &Natives::none(), &mut stats)
     })) {
         panic!("{}\n--- program ---\n{src}", panic_text(p));
     }

@@ -1154,15 +1154,17 @@ pub(crate) fn aot_items(syms: &[String]) -> (TokenStream, TokenStream) {
     let mut decls = Vec::new();
     let mut entries = Vec::new();
     for s in syms {
+        let v4 = format_ident!("{}_v4", s);
         let v3 = format_ident!("{}_v3", s);
         let base = format_ident!("{}_base", s);
         let (u8_ty, i64_ty) = (paths::u8(), paths::float(DType::I64));
         decls.push(quote! {
+            fn #v4(args: *const *mut #u8_ty, sizes: *const #i64_ty);
             fn #v3(args: *const *mut #u8_ty, sizes: *const #i64_ty);
             fn #base(args: *const *mut #u8_ty, sizes: *const #i64_ty);
         });
         let name = Literal::string(s);
-        entries.push(quote!(#aot_kernel { name: #name, v3: #v3, base: #base }));
+        entries.push(quote!(#aot_kernel { name: #name, v4: #v4, v3: #v3, base: #base }));
     }
     let n = Literal::usize_unsuffixed(syms.len());
     let items = quote! {

@@ -1,0 +1,477 @@
+// The math and reduction helpers of native kernels (see `native/mod.rs`).
+//
+// This file is both a module of `oxla-cpu` (so its functions are tested
+// directly) and, verbatim, the head of every generated kernel source, which
+// rustc compiles once per ISA level. So it uses `core` only, never panics
+// (no indexing that could fail, no overflow checks needed), and branches
+// only where LLVM turns them into selects: the same algorithms as the
+// Cranelift emitters of `math.rs` (range reduction plus a polynomial, the
+// 1.5·2^p rounding trick, integers moved through the bits), written as
+// scalar Rust that the loop vectorizer widens to the ISA's full width.
+// `fma` is one instruction where the ISA has it (a `cfg!` of the crate being
+// compiled) and a multiply and an add elsewhere.
+
+#![allow(dead_code, clippy::excessive_precision, clippy::approx_constant)]
+
+#[inline(always)]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    if cfg!(target_feature = "fma") {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+#[inline(always)]
+pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+    if cfg!(target_feature = "fma") {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// `1/k!` for k in 0..N, as f64 (the Taylor coefficients of e^x).
+const fn inverse_factorials<const N: usize>() -> [f64; N] {
+    let mut c = [0.0; N];
+    let mut k = 0;
+    while k < N {
+        let mut fact = 1.0;
+        let mut j = 1;
+        while j <= k {
+            fact *= j as f64;
+            j += 1;
+        }
+        c[k] = 1.0 / fact;
+        k += 1;
+    }
+    c
+}
+
+const INV_FACT: [f64; 14] = inverse_factorials::<14>();
+
+/// `c[from] + x·(c[from+1] + x·(… c[to]))` by Horner's rule, in f32.
+#[inline(always)]
+fn taylor_f32(x: f32, from: usize, to: usize) -> f32 {
+    let mut acc = INV_FACT[to] as f32;
+    let mut k = to;
+    while k > from {
+        k -= 1;
+        acc = fma_f32(acc, x, INV_FACT[k] as f32);
+    }
+    acc
+}
+
+/// As `taylor_f32`, in f64.
+#[inline(always)]
+fn taylor_f64(x: f64, from: usize, to: usize) -> f64 {
+    let mut acc = INV_FACT[to];
+    let mut k = to;
+    while k > from {
+        k -= 1;
+        acc = fma_f64(acc, x, INV_FACT[k]);
+    }
+    acc
+}
+
+const MAGIC_F32: f32 = 12_582_912.0; // 1.5·2^23
+const MAGIC_F64: f64 = 6_755_399_441_055_744.0; // 1.5·2^52
+const LN2_HI_F32: f32 = 0.693_359_375;
+const LN2_LO_F32: f32 = -2.121_944_4e-4;
+const LN2_HI_F64: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO_F64: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+
+/// Round to the nearest integer (ties to even), |x| < 2^22.
+#[inline(always)]
+fn round_f32(x: f32) -> f32 {
+    (x + MAGIC_F32) - MAGIC_F32
+}
+
+/// Round to the nearest integer (ties to even), |x| < 2^51.
+#[inline(always)]
+fn round_f64(x: f64) -> f64 {
+    (x + MAGIC_F64) - MAGIC_F64
+}
+
+/// 2^n for a float `n` holding an integer in the normal exponent range.
+#[inline(always)]
+fn pow2_f32(n: f32) -> f32 {
+    let biased = (n + (MAGIC_F32 + 127.0))
+        .to_bits()
+        .wrapping_sub(MAGIC_F32.to_bits());
+    f32::from_bits(biased << 23)
+}
+
+/// 2^n for a float `n` holding an integer in the normal exponent range.
+#[inline(always)]
+fn pow2_f64(n: f64) -> f64 {
+    let biased = (n + (MAGIC_F64 + 1023.0))
+        .to_bits()
+        .wrapping_sub(MAGIC_F64.to_bits());
+    f64::from_bits(biased << 52)
+}
+
+/// `mag` (non-negative) with the sign bit of `sign`.
+#[inline(always)]
+fn with_sign_of_f32(mag: f32, sign: f32) -> f32 {
+    f32::from_bits(mag.to_bits() | (sign.to_bits() & 0x8000_0000))
+}
+
+#[inline(always)]
+fn with_sign_of_f64(mag: f64, sign: f64) -> f64 {
+    f64::from_bits(mag.to_bits() | (sign.to_bits() & 0x8000_0000_0000_0000))
+}
+
+/// `e^x`: x = k·ln2 + r, |r| ≤ ln2/2, e^r by its Taylor polynomial of
+/// degree 7, times 2^k applied in two halves (subnormal results round once,
+/// large x overflow to inf). NaN fails both clamps and propagates.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    let x = if x > 89.0 { 89.0 } else { x };
+    let x = if x < -104.0 { -104.0 } else { x };
+    let k = round_f32(x * core::f32::consts::LOG2_E);
+    let r = x - k * LN2_HI_F32;
+    let r = r - k * LN2_LO_F32;
+    let e_r = taylor_f32(r, 0, 7);
+    let k1 = round_f32(k * 0.5);
+    let k2 = k - k1;
+    e_r * pow2_f32(k1) * pow2_f32(k2)
+}
+
+/// `e^x` in f64: as `exp_f32`, degree 12, ln2 in fdlibm's two pieces.
+#[inline(always)]
+pub fn exp_f64(x: f64) -> f64 {
+    let x = if x > 710.0 { 710.0 } else { x };
+    let x = if x < -746.0 { -746.0 } else { x };
+    let k = round_f64(x * core::f64::consts::LOG2_E);
+    let r = x - k * LN2_HI_F64;
+    let r = r - k * LN2_LO_F64;
+    let e_r = taylor_f64(r, 0, 12);
+    let k1 = round_f64(k * 0.5);
+    let k2 = k - k1;
+    e_r * pow2_f64(k1) * pow2_f64(k2)
+}
+
+/// `ln x`: x = m·2^e with m in [√½, √2), ln m = 2·atanh(s), s = (m-1)/(m+1),
+/// by its odd series (to s^9); subnormals are scaled first. Negative x gives
+/// NaN, 0 gives -inf, inf gives inf.
+#[inline(always)]
+pub fn log_f32(x: f32) -> f32 {
+    let tiny = x < f32::MIN_POSITIVE;
+    let xs = if tiny { x * 8_388_608.0 } else { x };
+    let e_adj = if tiny { -23.0 - 127.0 } else { -127.0 };
+    const SQRT_HALF: u32 = 0x3f35_04f3;
+    let ix = xs
+        .to_bits()
+        .wrapping_add((127u32 << 23).wrapping_sub(SQRT_HALF));
+    let m = f32::from_bits((ix & 0x007f_ffff).wrapping_add(SQRT_HALF));
+    let e = (ix >> 23) as i32 as f32 + e_adj;
+    let f = m - 1.0;
+    let s = f / (f + 2.0);
+    let z = s * s;
+    let mut series = (2.0 / 9.0) as f32;
+    series = fma_f32(series, z, (2.0 / 7.0) as f32);
+    series = fma_f32(series, z, (2.0 / 5.0) as f32);
+    series = fma_f32(series, z, (2.0 / 3.0) as f32);
+    let r = z * series;
+    let hfsq = (f * 0.5) * f;
+    let t = fma_f32(s, hfsq + r, e * LN2_LO_F32);
+    let y = fma_f32(e, LN2_HI_F32, f - (hfsq - t));
+    let y = if x == f32::INFINITY { x } else { y };
+    let y = if x == 0.0 { f32::NEG_INFINITY } else { y };
+    let y = if x < 0.0 { f32::NAN } else { y };
+    if x != x {
+        x
+    } else {
+        y
+    }
+}
+
+/// `ln x` in f64: as `log_f32`, series to s^19.
+#[inline(always)]
+pub fn log_f64(x: f64) -> f64 {
+    let tiny = x < f64::MIN_POSITIVE;
+    let xs = if tiny { x * 4_503_599_627_370_496.0 } else { x };
+    let e_adj = if tiny { -52.0 - 1023.0 } else { -1023.0 };
+    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
+    let ix = xs
+        .to_bits()
+        .wrapping_add((1023u64 << 52).wrapping_sub(SQRT_HALF));
+    let m = f64::from_bits((ix & 0x000f_ffff_ffff_ffff).wrapping_add(SQRT_HALF));
+    // The exponent (< 2^12) to float through the bits, as the baseline ISA
+    // has no vector i64 -> f64 conversion.
+    let e = f64::from_bits((ix >> 52).wrapping_add(MAGIC_F64.to_bits())) - MAGIC_F64 + e_adj;
+    let f = m - 1.0;
+    let s = f / (f + 2.0);
+    let z = s * s;
+    let mut series = 2.0 / 19.0;
+    let mut k = 8;
+    while k >= 1 {
+        series = fma_f64(series, z, 2.0 / (2 * k + 1) as f64);
+        k -= 1;
+    }
+    let r = z * series;
+    let hfsq = (f * 0.5) * f;
+    let t = fma_f64(s, hfsq + r, e * LN2_LO_F64);
+    let y = fma_f64(e, LN2_HI_F64, f - (hfsq - t));
+    let y = if x == f64::INFINITY { x } else { y };
+    let y = if x == 0.0 { f64::NEG_INFINITY } else { y };
+    let y = if x < 0.0 { f64::NAN } else { y };
+    if x != x {
+        x
+    } else {
+        y
+    }
+}
+
+/// e^y - 1 for -45 ≤ y ≤ 40 in f64: y = k·ln2 + r, e^r - 1 = r + r²·(1/2! +
+/// …) (degree 8 where an f32 result is wanted, 13 otherwise), then
+/// 2^k·(e^r - 1) + (2^k - 1) (see `math::expm1_core` for the error analysis).
+#[inline(always)]
+fn expm1_core(y: f64, for_f32: bool) -> f64 {
+    let k = round_f64(y * core::f64::consts::LOG2_E);
+    let (r, q) = if for_f32 {
+        let r = fma_f64(k, -core::f64::consts::LN_2, y);
+        (r, taylor_f64(r, 2, 8))
+    } else {
+        let r = (y - k * LN2_HI_F64) - k * LN2_LO_F64;
+        (r, taylor_f64(r, 2, 13))
+    };
+    let em1_r = fma_f64(r * r, q, r);
+    let s = pow2_f64(k);
+    fma_f64(s, em1_r, s - 1.0)
+}
+
+#[inline(always)]
+fn expm1_all(x: f64, for_f32: bool) -> f64 {
+    let above = x > 40.0;
+    let xc = if above { 40.0 } else { x };
+    let xc = if xc < -45.0 { -45.0 } else { xc };
+    let core = expm1_core(xc, for_f32);
+    let y = if above { exp_f64(x) } else { core };
+    if x.abs() < 5.551_115_123_125_783e-17 {
+        x
+    } else {
+        y
+    }
+}
+
+/// `e^x - 1`, in f64 lanes and rounded once.
+#[inline(always)]
+pub fn expm1_f32(x: f32) -> f32 {
+    expm1_all(x as f64, true) as f32
+}
+
+#[inline(always)]
+pub fn expm1_f64(x: f64) -> f64 {
+    expm1_all(x, false)
+}
+
+/// `tanh x` = copysign(E/(E + 2), x), E = e^{2|x|} - 1 without cancellation;
+/// |x| clamped at 10 (tanh rounds to 1 there; ±inf gives ±1). Evaluated in
+/// f64 and rounded once (the relative error ~2^-30 is far below half an f32
+/// ulp).
+#[inline(always)]
+pub fn tanh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let a = if a > 10.0 { 10.0 } else { a } as f64;
+    let e = expm1_core(a + a, true);
+    with_sign_of_f32((e / (e + 2.0)) as f32, x)
+}
+
+/// `tanh x` in f64: as `tanh_f32` (clamped at 20), and x itself below 2^-27.
+#[inline(always)]
+pub fn tanh_f64(x: f64) -> f64 {
+    let a = x.abs();
+    let a = if a > 20.0 { 20.0 } else { a };
+    let e = expm1_core(a + a, false);
+    let y = with_sign_of_f64(e / (e + 2.0), x);
+    if a < 7.450_580_596_923_828e-9 {
+        x
+    } else {
+        y
+    }
+}
+
+/// `x^n` by repeated squaring (as the Cranelift kernels do).
+#[inline(always)]
+pub fn powi_f32(x: f32, n: i32) -> f32 {
+    let mut e = n.unsigned_abs();
+    let mut result = 1.0f32;
+    let mut base = x;
+    let mut first = true;
+    while e > 0 {
+        if e & 1 == 1 {
+            result = if first { base } else { result * base };
+            first = false;
+        }
+        e >>= 1;
+        if e > 0 {
+            base = base * base;
+        }
+    }
+    if n < 0 {
+        1.0 / result
+    } else {
+        result
+    }
+}
+
+#[inline(always)]
+pub fn powi_f64(x: f64, n: i32) -> f64 {
+    let mut e = n.unsigned_abs();
+    let mut result = 1.0f64;
+    let mut base = x;
+    let mut first = true;
+    while e > 0 {
+        if e & 1 == 1 {
+            result = if first { base } else { result * base };
+            first = false;
+        }
+        e >>= 1;
+        if e > 0 {
+            base = base * base;
+        }
+    }
+    if n < 0 {
+        1.0 / result
+    } else {
+        result
+    }
+}
+
+/// NaN if either is NaN, else the larger (the IR's `max`).
+#[inline(always)]
+pub fn max_f32(a: f32, b: f32) -> f32 {
+    if a > b || a != a {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+pub fn min_f32(a: f32, b: f32) -> f32 {
+    if a < b || a != a {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+pub fn max_f64(a: f64, b: f64) -> f64 {
+    if a > b || a != a {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+pub fn min_f64(a: f64, b: f64) -> f64 {
+    if a < b || a != a {
+        a
+    } else {
+        b
+    }
+}
+
+/// `jnp.sign`: -1, +1, or the operand itself for ±0 and NaN.
+#[inline(always)]
+pub fn sign_f32(x: f32) -> f32 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+pub fn sign_f64(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+/// Pairwise combination of reduction leaves: a binary counter of partial
+/// results (leaf `c`, 1-based, is first combined with as many pending
+/// partials as `c` has trailing zero bits), so equal-sized subtrees merge
+/// pairwise and the rounding error grows like the log of the leaf count.
+/// The tree depends only on the number of leaves.
+pub struct Cascade<T: Copy> {
+    stack: [T; 64],
+    depth: usize,
+    leaves: u64,
+}
+
+impl<T: Copy> Cascade<T> {
+    #[inline(always)]
+    pub fn new(zero: T) -> Self {
+        Cascade {
+            stack: [zero; 64],
+            depth: 0,
+            leaves: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, leaf: T, op: impl Fn(T, T) -> T) {
+        self.leaves = self.leaves.wrapping_add(1);
+        let mut c = self.leaves;
+        let mut v = leaf;
+        // `depth` is the number of one bits of `leaves - 1`, at most 63, and
+        // each merge below pops one of them: every index is in bounds.
+        while c & 1 == 0 && self.depth > 0 {
+            self.depth -= 1;
+            v = op(self.stack[self.depth & 63], v);
+            c >>= 1;
+        }
+        self.stack[self.depth & 63] = v;
+        self.depth += 1;
+    }
+
+    /// The combination of every leaf (the newest partial first), or
+    /// `identity` when there were none.
+    #[inline(always)]
+    pub fn finish(&self, identity: T, op: impl Fn(T, T) -> T) -> T {
+        if self.depth == 0 {
+            return identity;
+        }
+        let mut d = self.depth - 1;
+        let mut v = self.stack[d & 63];
+        while d > 0 {
+            d -= 1;
+            v = op(self.stack[d & 63], v);
+        }
+        v
+    }
+}
+
+/// `a[0] ⊕ … ⊕ a[N-1]` as a balanced tree (lanes of one accumulator).
+#[inline(always)]
+pub fn tree<T: Copy, const N: usize>(a: [T; N], op: impl Fn(T, T) -> T + Copy) -> T {
+    let mut buf = a;
+    let mut n = N;
+    while n > 1 {
+        let half = n / 2;
+        let mut i = 0;
+        while i < half {
+            buf[i] = op(buf[2 * i], buf[2 * i + 1]);
+            i += 1;
+        }
+        if n % 2 == 1 {
+            buf[half] = buf[n - 1];
+            n = half + 1;
+        } else {
+            n = half;
+        }
+    }
+    buf[0]
+}

@@ -1,0 +1,86 @@
+//! Native kernels in a test: the generated Rust source compiled by `rustc`
+//! (the one on `PATH`, or `RUSTC`) into a shared library and loaded, so the
+//! same code the build helper links runs against the interpreter here.
+
+use oxla_core::{Kernel, KernelFn};
+use oxla_cpu::native::{rust_source, supports, NativeLevel};
+use oxla_cpu::IsaLevel;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub struct NativeModule {
+    lib: libloading::Library,
+    names: Vec<String>,
+    suffix: &'static str,
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+impl NativeModule {
+    /// Compile the kernels `supports` accepts at `level` (the host must run
+    /// it). Unsupported kernels have no function.
+    pub fn compile(kernels: &[Kernel], level: IsaLevel) -> Result<NativeModule, String> {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("native");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let id = format!(
+            "k{}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            level.suffix()
+        );
+        let src = dir.join(format!("{id}.rs"));
+        let lib = dir.join(format!("lib{id}.so"));
+        std::fs::write(&src, rust_source(kernels, level)).map_err(|e| e.to_string())?;
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let out = std::process::Command::new(rustc)
+            .args(NativeLevel::rustc_flags(level, ""))
+            .args(["--crate-type=cdylib", "--cap-lints=allow"])
+            .arg(format!("--crate-name={id}"))
+            .arg("-o")
+            .arg(&lib)
+            .arg(&src)
+            .output()
+            .map_err(|e| format!("running rustc: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "rustc failed on {}:\n{}",
+                src.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        // SAFETY: the library is ours, just built from generated source with
+        // no initialisers.
+        let lib = unsafe { libloading::Library::new(&lib) }.map_err(|e| e.to_string())?;
+        let names = kernels
+            .iter()
+            .map(|k| format!("{}_{}", k.name, level.suffix()))
+            .collect();
+        Ok(NativeModule {
+            lib,
+            names,
+            suffix: level.suffix(),
+        })
+    }
+
+    /// The compiled function of the kernel named `name` (`Kernel::name`),
+    /// if it was compiled.
+    pub fn function_named(&self, name: &str) -> Option<KernelFn> {
+        let symbol = format!("{name}_{}", self.suffix);
+        // SAFETY: as in `function`.
+        unsafe { self.lib.get::<KernelFn>(symbol.as_bytes()).ok().map(|s| *s) }
+    }
+
+    /// The compiled function of kernel `i`, if it was supported.
+    pub fn function(&self, kernels: &[Kernel], i: usize) -> Option<KernelFn> {
+        supports(&kernels[i]).ok()?;
+        // SAFETY: the symbol was generated with the `KernelFn` signature;
+        // the function pointer lives as long as `self.lib`, which the
+        // caller keeps alive while calling it.
+        unsafe {
+            self.lib
+                .get::<KernelFn>(self.names[i].as_bytes())
+                .ok()
+                .map(|s| *s)
+        }
+    }
+}
