@@ -179,8 +179,10 @@ impl CompiledFn {
         // dtype that stay alive and unchanged for this call: a borrow the
         // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
         // `ready.fns` holds one compiled function per kernel of
-        // `ready.program`, in order, and `ready.plans` one plan per kernel
-        // (a plan reads and writes only what its kernel does);
+        // `ready.program`, in order, `ready.plans` one plan per kernel
+        // (a plan reads and writes only what its kernel does) and
+        // `ready.splits` one split per kernel (each part reads and writes
+        // only what the whole kernel does, see `oxla_cpu::Split`);
         // `Compiled::build` checked the program's schedule. `dests` is empty
         // (every result in a fresh buffer) or each `RawDest` comes from
         // `Dest::raw`, which points at the standard-layout
@@ -191,8 +193,10 @@ impl CompiledFn {
         let result = unsafe {
             ready.program.execute_into_then(
                 &CpuLauncher {
+                    kernels: &ready.program.kernels,
                     fns: &ready.fns,
                     plans: &ready.plans,
+                    splits: &ready.splits,
                 },
                 raw,
                 dests,

@@ -299,7 +299,10 @@ pub use half;
 mod inspect;
 mod runtime;
 pub use inspect::Inspect;
-pub use oxla_cpu::{host_level, host_supports_v3, host_supports_v4, IsaLevel};
+pub use oxla_cpu::{
+    host_level, host_supports_v3, host_supports_v4, num_threads, set_num_threads, IsaLevel,
+    THREADS_ENV,
+};
 pub use runtime::{compile_log, CompileRecord, CompiledBy, ISA_ENV};
 
 /// The most bytes of loop carries that the reverse sweep of a loop has kept

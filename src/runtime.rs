@@ -5,7 +5,7 @@ use crate::__private::AotKernel;
 use oxla_core::exec::Program;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::KernelFn;
-use oxla_cpu::{matmul_plans, IsaLevel, JitModule, MatmulPlan};
+use oxla_cpu::{matmul_plans, split_plans, IsaLevel, JitModule, MatmulPlan, Split};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,8 @@ pub(crate) struct Ready {
     pub fns: Vec<KernelFn>,
     /// The kernels that are matrix products, run on `gemm`.
     pub plans: Vec<Option<MatmulPlan>>,
+    /// How each kernel splits across threads.
+    pub splits: Vec<Option<Split>>,
     /// Whether every kernel came from the build script.
     pub aot: bool,
     /// The ISA level the kernels were compiled for (`None`: the host's).
@@ -100,6 +102,7 @@ impl Compiled {
             Some(fns) => Ok(Ready {
                 aot: !fns.is_empty(),
                 plans: matmul_plans(&program.kernels),
+                splits: split_plans(&program.kernels),
                 isa: Some(bound),
                 program,
                 fns,
@@ -115,6 +118,7 @@ impl Compiled {
                     .collect();
                 Ok(Ready {
                     plans: matmul_plans(&program.kernels),
+                    splits: split_plans(&program.kernels),
                     program,
                     fns,
                     aot: false,

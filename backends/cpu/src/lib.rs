@@ -10,6 +10,7 @@ mod math;
 mod matmul;
 pub mod native;
 mod object;
+mod parallel;
 mod pow;
 mod rounding;
 mod run;
@@ -20,4 +21,7 @@ pub use jit::JitModule;
 pub use math::{oxla_cpu_cos_f32, oxla_cpu_cos_f64, oxla_cpu_sin_f32, oxla_cpu_sin_f64};
 pub use matmul::{matmul_plans, CpuLauncher, MatmulPlan};
 pub use object::{clif_text, emit_object};
+pub use parallel::{
+    num_threads, set_num_threads, split_plans, Split, BLOCK_ELEMS, MIN_PARALLEL_ELEMS, THREADS_ENV,
+};
 pub use run::run_checked;

@@ -17,6 +17,7 @@
 //! a blocked sum could be long, and very long contractions stay on the
 //! pairwise-summing kernel.
 
+use crate::parallel::Split;
 use oxla_core::exec::Launcher;
 use oxla_core::kernel::matmul::{MatmulKernel, MatmulShape};
 use oxla_core::{DType, Kernel, KernelFn};
@@ -158,10 +159,14 @@ struct GemmShape {
     par: gemm::Parallelism,
 }
 
-/// Runs compiled CPU kernels, and the matrix products among them on `gemm`.
+/// Runs compiled CPU kernels, the matrix products among them on `gemm`, and
+/// large kernels split across threads (`parallel`).
 pub struct CpuLauncher<'a> {
+    pub kernels: &'a [Kernel],
     pub fns: &'a [KernelFn],
     pub plans: &'a [Option<MatmulPlan>],
+    /// Per kernel, how it splits across threads (empty: never).
+    pub splits: &'a [Option<Split>],
 }
 
 /// The plan of each kernel (`None` where it is not a matrix product).
@@ -178,6 +183,12 @@ impl Launcher for CpuLauncher<'_> {
                 return;
             }
         }
-        (self.fns[kernel])(args.as_ptr(), sizes.as_ptr())
+        let f = self.fns[kernel];
+        if let (Some(Some(split)), Some(k)) = (self.splits.get(kernel), self.kernels.get(kernel)) {
+            if split.run(k, f, args, sizes) {
+                return;
+            }
+        }
+        f(args.as_ptr(), sizes.as_ptr())
     }
 }

@@ -48,7 +48,15 @@ fn run(p: &Program, fns: &[KernelFn], gemm: bool, bufs: &[Buffer]) -> Vec<f64> {
             "no kernel recognized as a product:\n{}",
             p.text()
         );
-        p.run(&CpuLauncher { fns, plans: &plans }, bufs)
+        p.run(
+            &CpuLauncher {
+                kernels: &p.kernels,
+                fns,
+                plans: &plans,
+                splits: &[],
+            },
+            bufs,
+        )
     } else {
         p.run(&FnLauncher(fns), bufs)
     }

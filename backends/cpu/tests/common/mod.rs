@@ -286,6 +286,8 @@ pub struct Compiled {
     pub host: Vec<oxla_core::KernelFn>,
     pub base: Vec<oxla_core::KernelFn>,
     pub plans: Vec<Option<oxla_cpu::MatmulPlan>>,
+    pub splits: Vec<Option<oxla_cpu::Split>>,
+    pub kernels: Vec<Kernel>,
 }
 
 impl Compiled {
@@ -296,17 +298,21 @@ impl Compiled {
             host: (0..host.len()).map(|i| host.function(i)).collect(),
             base: (0..base.len()).map(|i| base.function(i)).collect(),
             plans: oxla_cpu::matmul_plans(kernels),
+            splits: oxla_cpu::split_plans(kernels),
+            kernels: kernels.to_vec(),
             _host: host,
             _base: base,
         }
     }
 
-    /// The host kernels with the products on `gemm`, as the `oxla` crate
-    /// runs them.
+    /// The host kernels with the products on `gemm` and large kernels
+    /// split across threads, as the `oxla` crate runs them.
     pub fn with_gemm(&self) -> oxla_cpu::CpuLauncher<'_> {
         oxla_cpu::CpuLauncher {
+            kernels: &self.kernels,
             fns: &self.host,
             plans: &self.plans,
+            splits: &self.splits,
         }
     }
 }
