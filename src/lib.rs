@@ -286,6 +286,9 @@ pub use oxla_macros::{
 mod tree;
 pub use tree::Tree;
 
+mod float;
+pub use float::Float;
+
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;
 

@@ -166,7 +166,7 @@ fn lower_into(
     if !only_lifetimes || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
-            "generic functions are not supported: use one float type (f32, f64, f16 or bf16) and arrays of it",
+            "generic functions are supported over one float type only: `fn f<T: oxla::Float>(x: T) -> T` (T is f32 or f64), or use one concrete float type (f32, f64, f16 or bf16)",
         );
     }
     if let Some(v) = &sig.variadic {

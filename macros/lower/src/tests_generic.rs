@@ -1,0 +1,1 @@
+//! Functions generic over their float type (see `generic`).
