@@ -172,13 +172,15 @@ pub(crate) fn instantiate(item: &syn::ItemFn, t: &syn::Ident, dtype: DType) -> s
     let mut out = item.clone();
     let g = &mut out.sig.generics;
     g.params = std::mem::take(&mut g.params)
-        .into_pairs()
-        .filter(|p| !matches!(p.value(), syn::GenericParam::Type(tp) if tp.ident == *t))
+        .into_iter()
+        .filter(|p| !matches!(p, syn::GenericParam::Type(tp) if tp.ident == *t))
         .collect();
     if let Some(w) = &mut g.where_clause {
         w.predicates = std::mem::take(&mut w.predicates)
-            .into_pairs()
-            .filter(|p| !matches!(p.value(), syn::WherePredicate::Type(pt) if is_ident_type(&pt.bounded_ty, t)))
+            .into_iter()
+            .filter(
+                |p| !matches!(p, syn::WherePredicate::Type(pt) if is_ident_type(&pt.bounded_ty, t)),
+            )
             .collect();
         if w.predicates.is_empty() {
             g.where_clause = None;
