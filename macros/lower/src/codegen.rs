@@ -427,13 +427,14 @@ pub(crate) fn returns_tuple(item: &syn::ItemFn, g: &GeneratedFn) -> bool {
 }
 
 /// For a generic function (see `generic`): `g`'s IR constant and its
-/// function, without an `_into` sibling.
+/// function, without an `_into` sibling (a `stub` after an error).
 pub(crate) fn generate_instance(
     item: &syn::ItemFn,
     g: &GeneratedFn,
     opts: &CodegenOptions,
+    stub: bool,
 ) -> Result<(TokenStream, TokenStream), syn::Error> {
-    let (ir_const, function, _) = generate_parts(item, g, &[], opts, false, &TokenStream::new())?;
+    let (ir_const, function, _) = generate_parts(item, g, &[], opts, stub, &TokenStream::new())?;
     Ok((ir_const, function))
 }
 

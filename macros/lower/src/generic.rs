@@ -440,12 +440,43 @@ pub(crate) fn expand(
         .collect();
     let mut out = TokenStream::new();
     for (g32, g64) in gens32.iter().zip(gens64) {
-        match wrapper(item, &t, (item32, g32), (item64, g64), opts, &cfgs, prelude) {
+        match wrapper(item, &t, (item32, g32), (item64, g64), opts, &cfgs, prelude, false) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
     }
     errors.check().map(|()| out)
+}
+
+/// After an error: every function the expansion would define, generic as
+/// it would be, with a body that only panics (see `placeholder`). `None`
+/// when the generics themselves are wrong or the signature says too little.
+pub(crate) fn stubs(
+    item: &syn::ItemFn,
+    stack: &[TransformAttr],
+    prelude: &TokenStream,
+) -> Option<TokenStream> {
+    let t = float_param(item, &mut Errors::new())?;
+    let inst = instantiate(item, &t, DType::F64);
+    let f = crate::placeholder::signature_ir(&inst)?;
+    let gens = crate::stack::apply_stack(&inst, stack, f, Vec::new(), Vec::new()).0;
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    // A name the errors say is taken twice is emitted once.
+    let mut defined = std::collections::BTreeSet::new();
+    let mut out = TokenStream::new();
+    for g in &gens {
+        if !defined.insert(ident_name(&g.name)) {
+            continue;
+        }
+        let pair = (&inst, g);
+        let opts = CodegenOptions::default();
+        out.extend(wrapper(item, &t, pair, pair, &opts, &cfgs, prelude, true).ok()?);
+    }
+    Some(out)
 }
 
 /// Where a value of a generic function's signature is.
@@ -509,9 +540,10 @@ fn wrapper(
     opts: &CodegenOptions,
     cfgs: &[&syn::Attribute],
     prelude: &TokenStream,
+    stub: bool,
 ) -> Result<TokenStream, syn::Error> {
-    let (ir_const, fn64) = codegen::generate_instance(item64, g64, opts)?;
-    let (_, fn32) = codegen::generate_instance(item32, g32, opts)?;
+    let (ir_const, fn64) = codegen::generate_instance(item64, g64, opts, stub)?;
+    let (_, fn32) = codegen::generate_instance(item32, g32, opts, stub)?;
     // `NAME_IR` is the f64 instance's, `NAME_F32_IR` the f32 one's.
     let name32 = format!("{}_f32", ident_name(&g32.name));
     let ir32 = syn::Ident::new(&codegen::ir_const_name(&name32), g32.name.span());
@@ -617,7 +649,10 @@ fn wrapper(
     let (from32, from64) = (format_ident!("from_f32"), format_ident!("from_f64"));
     let (conv32, conv64) = (convert(&to32), convert(&to64));
     let (back32, back64) = (back(&from32), back(&from64));
-    let body = quote! {
+    let body = if stub {
+        codegen::stub_body()
+    } else {
+        quote! {
         if #private::is_f32::<#t>() {
             #fn32
             #conv32
@@ -629,8 +664,11 @@ fn wrapper(
             let #r = #name(#(#args),*);
             #back64
         }
+        }
     };
-    let track_caller = if straight_line {
+    let track_caller = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else if straight_line {
         quote!(#[inline])
     } else {
         quote!(#[track_caller])

@@ -194,6 +194,10 @@ pub(crate) fn expand_with(
             Err(e) => errors.extend(e),
         }
         let errs = errors.to_compile_errors();
+        let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
+        if let Some(stubs) = generic::stubs(&item, attrs, &markers) {
+            return quote!(#stubs #errs);
+        }
         let item = without_body(item, &markers);
         return quote!(#item #errs);
     }
