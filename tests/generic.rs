@@ -199,3 +199,70 @@ fn a_generic_helper_takes_its_callers_type() {
         close32(swish_grad(x as f32), g, "swish_grad");
     }
 }
+
+// References to arrays, fixed-size arrays, a tuple result with an integer.
+#[oxla::vjp(mixed_vjp)]
+#[oxla::jit]
+fn mixed_kinds<T: oxla::Float>(
+    a: &Array2<T>,
+    p: [T; 3],
+    q: &[[T; 3]; 2],
+) -> (T, Array1<T>, i64) {
+    let s = a.sum() * p[0] + q[1][2] * p[2];
+    let rows = a.sum_axis(oxla::ndarray::Axis(1)) * p[1];
+    (s, rows, argmax(a))
+}
+
+#[test]
+fn references_fixed_arrays_and_tuples_at_both_types() {
+    let a = array![[1.0f64, -2.0, 0.5], [3.0, 0.25, -1.0]];
+    let p = [0.5f64, 2.0, -1.5];
+    let q = [[0.0f64, 1.0, 2.0], [3.0, 4.0, 5.0]];
+    let (s, rows, i) = mixed_kinds(&a, p, &q);
+    let want_s = a.sum() * p[0] + q[1][2] * p[2];
+    assert!((s - want_s).abs() < 1e-12);
+    assert_eq!(i, 3);
+    for r in 0..2 {
+        assert!((rows[r] - a.row(r).sum() * p[1]).abs() < 1e-12);
+    }
+    let a32 = a.mapv(|v| v as f32);
+    let p32 = p.map(|v| v as f32);
+    let q32 = q.map(|r| r.map(|v| v as f32));
+    let (s32, rows32, i32_) = mixed_kinds(&a32, p32, &q32);
+    close32(s32, want_s, "s");
+    close32(rows32[1], rows[1], "rows");
+    assert_eq!(i32_, 3);
+    // The VJP of the scalar result with respect to `p`: (Σa, 0, q[1][2]),
+    // at both types.
+    let ct_rows = Array1::<f64>::zeros(2);
+    let out = mixed_vjp(&a, &p, &q, 1.0, ct_rows.view(), 0);
+    let ct_rows32 = Array1::<f32>::zeros(2);
+    let out32 = mixed_vjp(&a32, &p32, &q32, 1.0, ct_rows32.view(), 0);
+    let (dp, dp32) = (&out.4, &out32.4);
+    let want = [a.sum(), 0.0, q[1][2]];
+    for k in 0..3 {
+        assert!((dp[k] - want[k]).abs() < 1e-12, "{dp:?}");
+        close32(dp32[k], dp[k], "vjp");
+    }
+}
+
+// An associated function of an `impl` block.
+struct Model;
+
+impl Model {
+    #[oxla::grad(energy_grad)]
+    fn energy<T: oxla::Float>(x: ArrayView1<T>) -> T {
+        (&x * &x).sum() * 0.5
+    }
+}
+
+#[test]
+fn an_associated_generic_function() {
+    let x = array![1.0f64, -2.0, 3.0];
+    assert!((Model::energy(x.view()) - 7.0).abs() < 1e-12);
+    let g: Array1<f64> = Model::energy_grad(x.view());
+    assert_eq!(g, x);
+    let x32 = x.mapv(|v| v as f32);
+    let g32: Array1<f32> = Model::energy_grad(x32.view());
+    assert_eq!(g32, x32);
+}
