@@ -518,6 +518,6 @@ fn raw_args<'a>(
 pub mod generic {
     pub use crate::float::{
         from_f32, from_f64, is_f32, to_f32, to_f64, ArrayRef, Fixed, FixedRef, Owning, Scalar,
-        Slice, VecOf, View,
+        Slice, SliceMut, VecOf, View, ViewMut,
     };
 }

@@ -10,7 +10,7 @@
 //! `T` is that type (the identity) and `None` otherwise. No `unsafe`, no copy,
 //! nothing per element: each implementation is either `Some(x)` or `None`.
 
-use ndarray::{Array, ArrayView, Dimension};
+use ndarray::{Array, ArrayView, ArrayViewMut, Dimension};
 use std::fmt::{Debug, Display};
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -182,6 +182,20 @@ impl<'a> Family for Slice<'a> {
 pub struct View<'a, D>(PhantomData<&'a D>);
 impl<'a, D: Dimension> Family for View<'a, D> {
     type Of<F: Float> = ArrayView<'a, F, D>;
+}
+
+/// `ArrayViewMut<'a, F, D>` (a destination of `name_into`).
+#[doc(hidden)]
+pub struct ViewMut<'a, D>(PhantomData<&'a D>);
+impl<'a, D: Dimension> Family for ViewMut<'a, D> {
+    type Of<F: Float> = ArrayViewMut<'a, F, D>;
+}
+
+/// `&'a mut [F]` (a destination of `name_into`).
+#[doc(hidden)]
+pub struct SliceMut<'a>(PhantomData<&'a ()>);
+impl<'a> Family for SliceMut<'a> {
+    type Of<F: Float> = &'a mut [F];
 }
 
 /// `&'a Array<F, D>`.

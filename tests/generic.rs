@@ -203,11 +203,7 @@ fn a_generic_helper_takes_its_callers_type() {
 // References to arrays, fixed-size arrays, a tuple result with an integer.
 #[oxla::vjp(mixed_vjp)]
 #[oxla::jit]
-fn mixed_kinds<T: oxla::Float>(
-    a: &Array2<T>,
-    p: [T; 3],
-    q: &[[T; 3]; 2],
-) -> (T, Array1<T>, i64) {
+fn mixed_kinds<T: oxla::Float>(a: &Array2<T>, p: [T; 3], q: &[[T; 3]; 2]) -> (T, Array1<T>, i64) {
     let s = a.sum() * p[0] + q[1][2] * p[2];
     let rows = a.sum_axis(oxla::ndarray::Axis(1)) * p[1];
     (s, rows, argmax(a))
@@ -265,4 +261,61 @@ fn an_associated_generic_function() {
     let x32 = x.mapv(|v| v as f32);
     let g32: Array1<f32> = Model::energy_grad(x32.view());
     assert_eq!(g32, x32);
+}
+
+// `name_into`: array results written into the caller's buffers.
+#[oxla::jvp(scaled_jvp)]
+#[oxla::jit]
+fn scaled<T>(x: ArrayView1<T>, k: T) -> (Array1<T>, T)
+where
+    T: oxla::Float,
+{
+    let y = &x * k;
+    (y.exp(), y.sum())
+}
+
+#[oxla::jit]
+fn halves<T: oxla::Float>(x: &[T]) -> Vec<T> {
+    x * 0.5
+}
+
+#[oxla::grad(halves_sum_grad)]
+fn halves_sum<T: oxla::Float>(x: ArrayView1<T>) -> T {
+    (&x * 0.5).sum()
+}
+
+#[test]
+fn into_siblings_write_the_callers_buffers_at_both_types() {
+    let x = array![0.5f64, -1.0, 2.0];
+    let (y, s) = scaled(x.view(), 0.5);
+    let mut out = Array1::<f64>::zeros(3);
+    let s2 = scaled_into(x.view(), 0.5, &mut out);
+    assert_eq!(out, y);
+    assert_eq!(s2, s);
+    let x32 = x.mapv(|v| v as f32);
+    let mut out32 = Array1::<f32>::zeros(3);
+    let s32 = scaled_into(x32.view(), 0.5f32, &mut out32);
+    close32(s32, s, "scaled_into");
+    for i in 0..3 {
+        close32(out32[i], y[i], "scaled_into out");
+    }
+    let mut buf = [0.0f32; 3];
+    halves_into(&[2.0f32, 4.0, -6.0], &mut buf);
+    assert_eq!(buf, [1.0, 2.0, -3.0]);
+    let mut g = Array1::<f64>::zeros(3);
+    halves_sum_grad_into(x.view(), &mut g);
+    assert_eq!(g, array![0.5, 0.5, 0.5]);
+    // A transform's `_into`: two destinations, two scalar results.
+    let t = array![1.0f64, 0.0, -1.0];
+    let (y, s, ty, ts) = scaled_jvp(x.view(), 0.5, t.view(), 0.25);
+    let (mut o0, mut o2) = (Array1::<f64>::zeros(3), Array1::<f64>::zeros(3));
+    let (s2, ts2) = scaled_jvp_into(x.view(), 0.5, t.view(), 0.25, &mut o0, &mut o2);
+    assert_eq!((o0, o2, s2, ts2), (y, ty.clone(), s, ts));
+    let t32 = t.mapv(|v| v as f32);
+    let (mut p0, mut p2) = (Array1::<f32>::zeros(3), Array1::<f32>::zeros(3));
+    let (_, ts32) = scaled_jvp_into(x32.view(), 0.5, t32.view(), 0.25, &mut p0, &mut p2);
+    close32(ts32, ts, "jvp_into tangent");
+    for i in 0..3 {
+        close32(p2[i], ty[i], "jvp_into tangent out");
+    }
 }

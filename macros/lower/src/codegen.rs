@@ -426,16 +426,15 @@ pub(crate) fn returns_tuple(item: &syn::ItemFn, g: &GeneratedFn) -> bool {
     }
 }
 
-/// For a generic function (see `generic`): `g`'s IR constant and its
-/// function, without an `_into` sibling (a `stub` after an error).
+/// For a generic function (see `generic`): `g`'s IR constant, its function
+/// and its `_into` sibling (`stub`s after an error).
 pub(crate) fn generate_instance(
     item: &syn::ItemFn,
     g: &GeneratedFn,
     opts: &CodegenOptions,
     stub: bool,
-) -> Result<(TokenStream, TokenStream), syn::Error> {
-    let (ir_const, function, _) = generate_parts(item, g, &[], opts, stub, &TokenStream::new())?;
-    Ok((ir_const, function))
+) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
+    generate_parts(item, g, &[], opts, stub, &TokenStream::new())
 }
 
 /// The `static` holding a function's compiled program, emitted in the
@@ -485,6 +484,32 @@ fn compiled_item(
     }
 }
 
+/// The destinations of `<name>_into`, one per array result: `out` for a
+/// lone result, else `out{i}` for result i; a clash with a parameter gets an
+/// `oxla_` prefix.
+pub(crate) fn dest_idents(
+    param_idents: &[syn::Ident],
+    result_tys: &[RustTy],
+) -> Vec<Option<syn::Ident>> {
+    let single = result_tys.len() == 1;
+    result_tys
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (t.rank() > 0).then(|| {
+                let base = if single {
+                    "out".to_string()
+                } else {
+                    format!("out{i}")
+                };
+                let clash = param_idents.iter().any(|p| ident_name(p) == base);
+                let n = if clash { format!("oxla_{base}") } else { base };
+                syn::Ident::new(&n, Span::call_site())
+            })
+        })
+        .collect()
+}
+
 /// `<name>_into`: the same parameters, then one destination per array
 /// result, which the call writes into (see `docs/ARCHITECTURE.md`, "Arrays
 /// at the boundary"); it returns the scalar results.
@@ -505,25 +530,7 @@ fn into_function(
     let nd = paths::ndarray();
     let into_trait = paths::into_trait();
     let private = paths::private();
-    let single = result_tys.len() == 1;
-    // Destination names: `out` for a lone result, else `out{i}` for result i;
-    // a clash with a parameter gets an `oxla_` prefix.
-    let dest_idents: Vec<Option<syn::Ident>> = result_tys
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            (t.rank() > 0).then(|| {
-                let base = if single {
-                    "out".to_string()
-                } else {
-                    format!("out{i}")
-                };
-                let clash = param_idents.iter().any(|p| ident_name(p) == base);
-                let n = if clash { format!("oxla_{base}") } else { base };
-                syn::Ident::new(&n, Span::call_site())
-            })
-        })
-        .collect();
+    let dest_idents = dest_idents(param_idents, result_tys);
     let dest_params: Vec<TokenStream> = result_tys
         .iter()
         .zip(&dest_idents)

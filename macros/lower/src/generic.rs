@@ -440,7 +440,16 @@ pub(crate) fn expand(
         .collect();
     let mut out = TokenStream::new();
     for (g32, g64) in gens32.iter().zip(gens64) {
-        match wrapper(item, &t, (item32, g32), (item64, g64), opts, &cfgs, prelude, false) {
+        match wrapper(
+            item,
+            &t,
+            (item32, g32),
+            (item64, g64),
+            opts,
+            &cfgs,
+            prelude,
+            false,
+        ) {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
@@ -542,8 +551,8 @@ fn wrapper(
     prelude: &TokenStream,
     stub: bool,
 ) -> Result<TokenStream, syn::Error> {
-    let (ir_const, fn64) = codegen::generate_instance(item64, g64, opts, stub)?;
-    let (_, fn32) = codegen::generate_instance(item32, g32, opts, stub)?;
+    let (ir_const, fn64, into64) = codegen::generate_instance(item64, g64, opts, stub)?;
+    let (_, fn32, into32) = codegen::generate_instance(item32, g32, opts, stub)?;
     // `NAME_IR` is the f64 instance's, `NAME_F32_IR` the f32 one's.
     let name32 = format!("{}_f32", ident_name(&g32.name));
     let ir32 = syn::Ident::new(&codegen::ir_const_name(&name32), g32.name.span());
@@ -567,6 +576,7 @@ fn wrapper(
     let (param_tys, result_tys) = codegen::rust_types(item64, g64, dtype);
     let idents = codegen::param_idents(item64, g64);
     let tuple = codegen::returns_tuple(item64, g64);
+    let dests = codegen::dest_idents(&idents, &result_tys);
     let visible: Vec<(syn::Ident, RustTy)> = idents
         .into_iter()
         .zip(param_tys)
@@ -721,7 +731,149 @@ fn wrapper(
             }
         }
     };
-    Ok(quote!(#ir_const #function))
+    let has_array_result = result_tys.iter().any(|r| r.rank() > 0);
+    let into_fn = if straight_line || !has_array_result {
+        TokenStream::new()
+    } else {
+        // `name_into`: the destinations move to the concrete type like the
+        // parameters, the scalar results come back.
+        let into_name = format_ident!("{}_into", ident_name(name), span = name.span());
+        let dest_list: Vec<(&syn::Ident, &RustTy)> = dests
+            .iter()
+            .zip(&result_tys)
+            .filter_map(|(d, ty)| Some((d.as_ref()?, ty)))
+            .collect();
+        let dest_params: Vec<TokenStream> = dest_list
+            .iter()
+            .map(|(id, ty)| {
+                let elem = element(ty, t);
+                match ty {
+                    RustTy::NdArray(_, r) => {
+                        let ix = paths::ix(*r);
+                        quote!(#id: impl #into_trait<#nd::ArrayViewMut<'oxla, #elem, #ix>>)
+                    }
+                    _ => quote!(#id: &'oxla mut [#elem]),
+                }
+            })
+            .collect();
+        let convert_dests = |to: &syn::Ident| -> TokenStream {
+            let lets = dest_list
+                .iter()
+                .filter(|(_, ty)| ty.dtype().is_float())
+                .map(|(id, ty)| match ty {
+                    RustTy::NdArray(_, r) => {
+                        let ix = paths::ix(*r);
+                        quote! {
+                            let #id: #nd::ArrayViewMut<'_, #t, #ix> = #into_trait::into(#id);
+                            let #id = #private::#to::<#t, #private::ViewMut<'_, #ix>>(#id);
+                        }
+                    }
+                    _ => quote!(let #id = #private::#to::<#t, #private::SliceMut<'_>>(#id);),
+                });
+            quote!(#(#lets)*)
+        };
+        let scalars: Vec<&RustTy> = result_tys.iter().filter(|r| r.rank() == 0).collect();
+        let back_scalars = |from: &syn::Ident| -> TokenStream {
+            let conv = |value: TokenStream, ty: &RustTy| match family(ty, Place::Result) {
+                Some(fam) => quote!(#private::#from::<#t, #fam>(#value)),
+                None => value,
+            };
+            match scalars.as_slice() {
+                [] => quote!(),
+                [ty] => conv(quote!(#r), ty),
+                many => {
+                    let parts = many.iter().enumerate().map(|(i, ty)| {
+                        let i = syn::Index::from(i);
+                        conv(quote!(#r.#i), ty)
+                    });
+                    quote!((#(#parts,)*))
+                }
+            }
+        };
+        let ret = match scalars.as_slice() {
+            [] => quote!(),
+            [ty] => {
+                let ty = element(ty, t);
+                quote!(-> #ty)
+            }
+            many => {
+                let tys = many.iter().map(|ty| element(ty, t));
+                quote!(-> (#(#tys,)*))
+            }
+        };
+        let dest_args = dest_list.iter().map(|(id, _)| id);
+        let call_args = quote!(#(#args,)* #(#dest_args),*);
+        let body = if stub {
+            codegen::stub_body()
+        } else {
+            let (d32, d64) = (convert_dests(&to32), convert_dests(&to64));
+            let (b32, b64) = (back_scalars(&from32), back_scalars(&from64));
+            quote! {
+                if #private::is_f32::<#t>() {
+                    #into32
+                    #conv32
+                    #d32
+                    let #r = #into_name(#call_args);
+                    #b32
+                } else {
+                    #into64
+                    #conv64
+                    #d64
+                    let #r = #into_name(#call_args);
+                    #b64
+                }
+            }
+        };
+        let sig = match &g64.origin {
+            Origin::Original => {
+                let mut sig = item.sig.clone();
+                sig.ident = into_name.clone();
+                sig.generics.params.insert(0, syn::parse_quote!('oxla));
+                for p in &dest_params {
+                    sig.inputs.push(syn::parse_quote!(#p));
+                }
+                sig.output = syn::parse2(ret.clone()).unwrap_or(syn::ReturnType::Default);
+                quote!(#sig)
+            }
+            Origin::Transform { .. } => {
+                let params = visible.iter().map(|(id, ty)| {
+                    let ty = generic_param_type(ty, t);
+                    quote!(#id: #ty)
+                });
+                let span = name.span();
+                let bound = quote_spanned!(span=> ::oxla::Float);
+                quote!(fn #into_name<'oxla, #t: #bound>(#(#params,)* #(#dest_params),*) #ret)
+            }
+        };
+        let doc = format!(
+            " `{}`, writing its array results into the caller's buffers, for `{t}` f32 or f64 (see the function). Generated by oxla.",
+            ident_name(name)
+        );
+        let allow = if stub {
+            quote!(#[allow(dead_code, clippy::too_many_arguments, unused_variables, unreachable_code)])
+        } else {
+            quote!(#[allow(dead_code, clippy::too_many_arguments)])
+        };
+        quote! {
+            #(#cfgs)*
+            #[doc = #doc]
+            #allow
+            #[track_caller]
+            #vis #sig {
+                #body
+            }
+        }
+    };
+    Ok(quote!(#ir_const #function #into_fn))
+}
+
+/// The element type of `ty` in the generic signature: `t` for a float.
+fn element(ty: &RustTy, t: &syn::Ident) -> TokenStream {
+    if ty.dtype().is_float() {
+        t.to_token_stream()
+    } else {
+        paths::float(ty.dtype())
+    }
 }
 
 /// A transform's parameter type with `t` for the float type.
