@@ -278,6 +278,12 @@ impl Substitute {
                         &format!("{}.0", i.base10_digits()),
                         i.span(),
                     )),
+                    // `T::from(std::f64::consts::LN_2)`: the instance's constant.
+                    syn::Expr::Path(p) if crate::inline::float_constant(&p.path).is_some() => {
+                        let ty = self.concrete(span);
+                        let c = &p.path.segments.last()?.ident;
+                        Some(syn::parse_quote_spanned!(span=> #ty::consts::#c))
+                    }
                     _ => {
                         let ty = self.concrete(span);
                         Some(syn::parse_quote_spanned!(span=> ((#arg) as #ty)))

@@ -59,6 +59,11 @@ fn an_instance_replaces_the_type_parameter_everywhere() {
         body.contains("((y*2.0)asf32)+(nasf32)+f32::EPSILON+f32::exp(y)+f32::consts::PI"),
         "{body}"
     );
+    let g = item(quote! {
+        fn g<T: Float>(x: T) -> T { x * T::from(std::f64::consts::LN_2) }
+    });
+    let body = squash(&instantiate(&g, &t, DType::F32).block);
+    assert_eq!(body, "{x*f32::consts::LN_2}");
     // Each instance lowers to its own float type.
     for dtype in [DType::F32, DType::F64] {
         let g = crate::lower::lower_fn(&instantiate(&f, &t, dtype)).expect("lowers");
