@@ -327,6 +327,13 @@ impl VisitMut for Substitute {
                     *e = r;
                     return;
                 }
+                // `T::exp(x)` is `f32::exp(x)`; an unknown `T::name(x)` stays,
+                // so that its error names `T`.
+                let known = matches!(&*c.func, syn::Expr::Path(p) if self.t_path(p)
+                    .is_some_and(|n| crate::lower::FLOAT_PATH_METHODS.contains(&n.to_string().as_str())));
+                if !known {
+                    return;
+                }
             }
         }
         syn::visit_mut::visit_expr_mut(self, e);

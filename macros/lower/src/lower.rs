@@ -1522,7 +1522,7 @@ fn method_hint(func: &Expr) -> String {
 }
 
 /// The float methods that may also be written `f64::name(x, …)`.
-const FLOAT_PATH_METHODS: &[&str] = &[
+pub(crate) const FLOAT_PATH_METHODS: &[&str] = &[
     "exp",
     "ln",
     "sin",

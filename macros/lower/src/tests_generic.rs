@@ -236,4 +236,8 @@ fn errors_name_the_supported_form() {
     let out = crate::generic::collect(&f, &stack).unwrap_err().messages();
     assert_eq!(out.len(), 1, "{out:#?}");
     assert_one(&out, "unknown method `frobnicate`");
+    // An unknown `T::name(x)` is reported as written.
+    let f = item(quote! { fn f<T: oxla::Float>(x: T) -> T { T::frobnicate(x) } });
+    let out = crate::generic::collect(&f, &[]).unwrap_err().messages();
+    assert_one(&out, "unknown function `T::frobnicate`");
 }
