@@ -384,6 +384,27 @@ fn expand_instances(
     t: &syn::Ident,
     stack: &[TransformAttr],
 ) -> Result<Vec<(syn::ItemFn, Vec<GeneratedFn>)>, Errors> {
+    // The instances are items inside the generic function, where `Self`
+    // (of an `impl` block) is out of reach.
+    struct SelfPaths(Vec<syn::Path>);
+    impl<'ast> syn::visit::Visit<'ast> for SelfPaths {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            if p.segments.first().is_some_and(|s| s.ident == "Self") {
+                self.0.push(p.clone());
+            }
+            syn::visit::visit_path(self, p);
+        }
+    }
+    let mut self_paths = SelfPaths(Vec::new());
+    syn::visit::Visit::visit_block(&mut self_paths, &item.block);
+    if !self_paths.0.is_empty() {
+        let mut e = Errors::new();
+        for p in &self_paths.0 {
+            let shown = p.to_token_stream().to_string().replace(' ', "");
+            e.spanned(p, format!("`{shown}` in a generic function is not supported: its f32 and f64 instances are items inside it, where `Self` is out of reach; name the type (`Model::K`)"));
+        }
+        return Err(e);
+    }
     let mut out = Vec::new();
     let mut first_errors: Option<Errors> = None;
     for dtype in INSTANCES {

@@ -240,4 +240,7 @@ fn errors_name_the_supported_form() {
     let f = item(quote! { fn f<T: oxla::Float>(x: T) -> T { T::frobnicate(x) } });
     let out = crate::generic::collect(&f, &[]).unwrap_err().messages();
     assert_one(&out, "unknown function `T::frobnicate`");
+    let f = item(quote! { fn f<T: oxla::Float>(x: T) -> T { x * Self::K } });
+    let out = crate::generic::collect(&f, &[]).unwrap_err().messages();
+    assert_one(&out, "`Self::K` in a generic function is not supported");
 }
