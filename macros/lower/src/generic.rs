@@ -87,7 +87,12 @@ pub(crate) fn float_param(item: &syn::ItemFn, errors: &mut Errors) -> Option<syn
             }
         }
     }
-    let t = found?;
+    let Some(t) = found else {
+        if errors.len() == before {
+            errors.spanned(generics, FORM);
+        }
+        return None;
+    };
     if !bounded && errors.len() == before {
         errors.spanned(
             &t,

@@ -228,6 +228,11 @@ fn errors_name_the_supported_form() {
     assert_one(&m, "write `T` instead of `f32`");
     let m = param_errors(quote! { fn f<T>(x: T) -> T where T: oxla::Float, i32: Copy { x } });
     assert_one(&m, "this `where` clause is not supported");
+    let m = param_errors(quote! { fn f(x: f32) -> f32 where { x } });
+    assert_one(
+        &m,
+        "an oxla function may be generic over its one float type only",
+    );
     // `T: Float` in a `where` clause is the bound.
     assert!(param_errors(quote! { fn f<T>(x: T) -> T where T: Float { x } }).is_empty());
     // Errors of the body are reported once, not per instance.
