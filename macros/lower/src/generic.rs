@@ -25,7 +25,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::visit_mut::VisitMut;
 
 /// The float types a generic function is instantiated at, in order.
-pub(crate) const INSTANCES: [DType; 2] = [DType::F32, DType::F64];
+const INSTANCES: [DType; 2] = [DType::F32, DType::F64];
 
 /// How the supported form reads, for errors.
 const FORM: &str = "an oxla function may be generic over its one float type only: `fn f<T: oxla::Float>(x: T) -> T` (T is f32 or f64)";
@@ -455,9 +455,9 @@ pub(crate) fn collect(
     expand_instances(item, &t, stack).map(|v| v.into_iter().flat_map(|(_, g)| g).collect())
 }
 
-/// The expansion of a generic `item` with its transform `stack`: the IR
-/// constants (of the f64 instance) and one generic function per generated
-/// function. `prelude` goes at the start of the annotated function's body.
+/// The expansion of a generic `item` with its transform `stack`: for each
+/// generated function, its IR constants (`NAME_IR` of the f64 instance,
+/// `NAME_F32_IR`) and one generic function (and `name_into`). `prelude` goes at the start of the annotated function's body.
 pub(crate) fn expand(
     item: &syn::ItemFn,
     stack: &[TransformAttr],
