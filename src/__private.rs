@@ -518,3 +518,12 @@ fn raw_args<'a>(
         heap
     }
 }
+
+/// Moving values between a generic function's `T` and its instances' f32
+/// and f64 (see `oxla::Float`).
+pub mod generic {
+    pub use crate::float::{
+        from_f32, from_f64, is_f32, to_f32, to_f64, ArrayRef, Fixed, FixedRef, Owning, Scalar,
+        Slice, SliceMut, VecOf, View, ViewMut,
+    };
+}

@@ -128,6 +128,7 @@
 //! | `if a < b { x } else { y }`, `if flag { x } else { y }` | elementwise select | through the chosen branch |
 //! | `a < b`, `a <= b`, `a == b`, … as a value | elementwise comparison: `bool`s, to return or cast | none |
 //! | `n as f32`, `(x * 10.0) as i32`, `flag as i32`; on arrays `x.mapv(\|v\| v as f32)` | Rust's `as` (float → integer truncates and saturates, NaN → 0); to the function's float type, `i32` or `i64` | through float → float (the identity); none from or to an integer |
+//! | `fn f<T: oxla::Float>(x: &[T]) -> T` (or `where T: oxla::Float`); in its body `T::zero()`, `T::one()`, `T::from(0.5)` (also `.unwrap()`), `n as T`, `T::EPSILON`, `T::PI()`, `T::exp(x)`, and literals | generic over the float type: compiled for `f32` and for `f64`, every generated function generic too (`NAME_IR` the f64 instance's IR, `NAME_F32_IR` the f32 one's); `T::…` means the concrete type's | each instance's own |
 //! | `a.dot(&b)`, `dot(a, b)` | ndarray's product: vector·vector, matrix·vector, vector·matrix, matrix·matrix (one `dot_general`) | bilinear: `da·b + a·db` |
 //! | `matmul(a, b)` | numpy's `matmul`: stacks of matrices over leading axes | bilinear |
 //! | `x.t()`, `x.reversed_axes()`, `x.permuted_axes([1, 0, 2])` | transpose | transposed back |
@@ -285,6 +286,9 @@ pub use oxla_macros::{
 
 mod tree;
 pub use tree::Tree;
+
+mod float;
+pub use float::Float;
 
 /// The compiler underneath: IR, transforms, fusion, interpreters.
 pub use oxla_core;

@@ -140,3 +140,31 @@ fn a_helper_calls_compose_and_match_the_helper_called_directly() {
         assert!((g - w).abs() <= 1e-6 * (1.0 + w.abs()), "{g} vs {w}");
     }
 }
+
+// A generic helper of another crate, called at f32 and at f64.
+#[oxla::grad(generic_caller_grad)]
+fn generic_caller<T: oxla::Float>(x: T) -> T {
+    oxla_layers_test::generic::log_cosh(x * 2.0)
+}
+
+#[oxla::grad(f64_caller_grad)]
+fn f64_caller(x: f64) -> f64 {
+    oxla_layers_test::generic::log_cosh(x)
+}
+
+#[test]
+fn a_generic_helper_of_another_crate_takes_each_callers_type() {
+    for x in [0.5f64, -1.25, 2.0] {
+        let want = (2.0 * x).cosh().ln();
+        assert!((generic_caller(x) - want).abs() < 1e-12);
+        assert!((generic_caller(x as f32) as f64 - want).abs() < 1e-5);
+        let d = 2.0 * (2.0 * x).tanh();
+        assert!((generic_caller_grad(x) - d).abs() < 1e-12);
+        assert!((generic_caller_grad(x as f32) as f64 - d).abs() < 1e-5);
+        assert!((f64_caller_grad(x) - x.tanh()).abs() < 1e-14);
+        // The helper itself, called from Rust at both types.
+        let lc = x.cosh().ln();
+        assert!((oxla_layers_test::generic::log_cosh(x as f32) as f64 - lc).abs() < 1e-5);
+        assert!((oxla_layers_test::generic::log_cosh(x) - lc).abs() < 1e-14);
+    }
+}

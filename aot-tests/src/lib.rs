@@ -289,3 +289,11 @@ pub fn looped(x: &[f64], n: usize) -> f64 {
     }
     s
 }
+
+/// Generic over its float type: the build script compiles the kernels of
+/// both instances (f32 and f64), and of both instances of its gradient.
+#[grad(generic_loss_grad)]
+pub fn generic_loss<T: oxla::Float>(w: &[T], x: &[T]) -> T {
+    let r = (w * x).tanh() - T::from(0.5);
+    sum(r * r) / 2.0
+}

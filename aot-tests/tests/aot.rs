@@ -756,3 +756,47 @@ fn a_loop_and_its_reverse_sweep_run_on_the_build_scripts_kernels() {
     assert_build_script("looped_grad");
     assert_build_script("looped");
 }
+
+#[test]
+fn both_instances_of_a_generic_function_run_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(23);
+    for n in LENGTHS {
+        let w = random(&mut rng, n, -2.0, 2.0);
+        let x = random(&mut rng, n, -2.0, 2.0);
+        let args =
+            |dtype, w: &[f64], x: &[f64]| vec![Tensor::vector(dtype, w), Tensor::vector(dtype, x)];
+        let want = reference(GENERIC_LOSS_IR, args(DType::F64, &w, &x));
+        assert_matches(
+            "generic_loss f64",
+            &[vec![generic_loss(&w, &x)]],
+            &want,
+            1e-13,
+        );
+        let want = reference(GENERIC_LOSS_GRAD_IR, args(DType::F64, &w, &x));
+        let (gw, gx) = generic_loss_grad(&w, &x);
+        assert_matches("generic_loss_grad f64", &[gw, gx], &want, 1e-13);
+        let (wf, xf) = (f32s(&w), f32s(&x));
+        let args32 = args(DType::F32, &widen(&wf), &widen(&xf));
+        let want = reference(GENERIC_LOSS_F32_IR, args32.clone());
+        let got = generic_loss(&wf, &xf) as f64;
+        assert_matches("generic_loss f32", &[vec![got]], &want, 1e-5);
+        let want = reference(GENERIC_LOSS_GRAD_F32_IR, args32);
+        let (gw, gx) = generic_loss_grad(&wf, &xf);
+        assert_matches(
+            "generic_loss_grad f32",
+            &[widen(&gw), widen(&gx)],
+            &want,
+            1e-5,
+        );
+    }
+    // One program per instance, each on the build script's kernels.
+    for function in ["generic_loss", "generic_loss_grad"] {
+        let log = compile_log();
+        let recs: Vec<_> = log.iter().filter(|r| r.function == function).collect();
+        assert_eq!(recs.len(), 2, "`{function}`: {recs:?}");
+        for rec in recs {
+            assert_eq!(rec.how, CompiledBy::BuildScript, "{rec:?}");
+            assert_eq!(rec.isa, Some(expected_isa()), "{rec:?}");
+        }
+    }
+}

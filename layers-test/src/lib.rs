@@ -59,3 +59,11 @@ pub mod params {
         (z.exp() + 1.0).ln()
     }
 }
+
+/// A helper generic over its float type: each caller inlines it at its own.
+pub mod generic {
+    #[oxla::func]
+    pub fn log_cosh<T: oxla::Float>(x: T) -> T {
+        (x.exp() + (-x).exp()).ln() - T::from(std::f64::consts::LN_2)
+    }
+}

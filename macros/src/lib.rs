@@ -83,7 +83,8 @@
 //! # The language
 //!
 //! - **Parameters**: floats (`f32`, `f64`, `f16`, `bf16`; one float type per
-//!   function), integer scalars (`i32`, `i64`, `usize`, `u32`) and `bool`,
+//!   function, or a type parameter `T: oxla::Float` for a function compiled
+//!   for both f32 and f64), integer scalars (`i32`, `i64`, `usize`, `u32`) and `bool`,
 //!   slices `&[T]`, ndarray views and references (`ArrayView2<T>`,
 //!   `&Array2<T>`, ranks 1–6) and fixed-size arrays (`[[T; 3]; 2]`, static
 //!   sizes). Every other size is a symbol bound at the call, so one compiled

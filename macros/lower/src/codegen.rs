@@ -216,7 +216,7 @@ pub(crate) fn flat_types(item: &syn::ItemFn, g: &GeneratedFn) -> (Vec<RustTy>, V
 }
 
 /// The float type of `f`'s parameters and results (f32 when it has none).
-fn float_type(f: &Function) -> DType {
+pub(crate) fn float_type(f: &Function) -> DType {
     f.params
         .iter()
         .chain(&f.outs)
@@ -249,28 +249,8 @@ fn generate_parts(
         #vis const #const_ident: &str = #text_lit;
     };
 
-    // Parameters: the user's for the original function, else from the IR.
     let dtype = float_type(f);
-    let param_idents: Vec<syn::Ident> = match g.origin {
-        Origin::Original => {
-            // The declared parameters, then the constants' hidden ones.
-            let mut declared = item.sig.inputs.iter().filter_map(|a| match a {
-                syn::FnArg::Typed(pt) => match &*pt.pat {
-                    syn::Pat::Ident(pi) => Some(pi.ident.clone()),
-                    _ => None,
-                },
-                syn::FnArg::Receiver(_) => None,
-            });
-            f.param_names
-                .iter()
-                .filter_map(|n| match is_const_param(n) {
-                    true => Some(syn::Ident::new(n, Span::call_site())),
-                    false => declared.next(),
-                })
-                .collect()
-        }
-        Origin::Transform { .. } => ir_param_idents(f),
-    };
+    let param_idents = param_idents(item, g);
     let const_lets = const_lets(g, &param_idents, dtype);
     if param_idents.len() != f.params.len() {
         return Err(syn::Error::new(
@@ -278,12 +258,7 @@ fn generate_parts(
             "internal error: parameter count changed",
         ));
     }
-    let tuple_return = match (&g.origin, &item.sig.output) {
-        (Origin::Original, syn::ReturnType::Type(_, ty)) => {
-            return_tys(ty).map(|(_, t)| t).unwrap_or(false)
-        }
-        _ => f.outs.len() != 1,
-    };
+    let tuple_return = returns_tuple(item, g);
 
     let (param_tys, result_tys) = rust_types(item, g, dtype);
     let straight_line = is_straight_line(f);
@@ -414,6 +389,54 @@ fn generate_parts(
     Ok((ir_const, function, into_fn))
 }
 
+/// The parameters' names: the user's for the original function (then the
+/// constants' hidden ones), else from the IR.
+pub(crate) fn param_idents(item: &syn::ItemFn, g: &GeneratedFn) -> Vec<syn::Ident> {
+    let f = &g.function;
+    match g.origin {
+        Origin::Original => {
+            // The declared parameters, then the constants' hidden ones.
+            let mut declared = item.sig.inputs.iter().filter_map(|a| match a {
+                syn::FnArg::Typed(pt) => match &*pt.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.clone()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            });
+            f.param_names
+                .iter()
+                .filter_map(|n| match is_const_param(n) {
+                    true => Some(syn::Ident::new(n, Span::call_site())),
+                    false => declared.next(),
+                })
+                .collect()
+        }
+        Origin::Transform { .. } => ir_param_idents(f),
+    }
+}
+
+/// Whether the function returns a tuple (the original as declared; a
+/// transform when it has several results).
+pub(crate) fn returns_tuple(item: &syn::ItemFn, g: &GeneratedFn) -> bool {
+    match (&g.origin, &item.sig.output) {
+        (Origin::Original, syn::ReturnType::Type(_, ty)) => {
+            return_tys(ty).map(|(_, t)| t).unwrap_or(false)
+        }
+        _ => g.function.outs.len() != 1,
+    }
+}
+
+/// For a generic function (see `generic`): `g`'s IR constant, its function
+/// and its `_into` sibling (`stub`s after an error).
+pub(crate) fn generate_instance(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    opts: &CodegenOptions,
+    stub: bool,
+) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
+    generate_parts(item, g, &[], opts, stub, &TokenStream::new())
+}
+
 /// The `static` holding a function's compiled program, emitted in the
 /// function's body: generated items never name each other, so they work in
 /// an `impl` block as well as in a module. A function and its `_into`
@@ -461,6 +484,32 @@ fn compiled_item(
     }
 }
 
+/// The destinations of `<name>_into`, one per array result: `out` for a
+/// lone result, else `out{i}` for result i; a clash with a parameter gets an
+/// `oxla_` prefix.
+pub(crate) fn dest_idents(
+    param_idents: &[syn::Ident],
+    result_tys: &[RustTy],
+) -> Vec<Option<syn::Ident>> {
+    let single = result_tys.len() == 1;
+    result_tys
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (t.rank() > 0).then(|| {
+                let base = if single {
+                    "out".to_string()
+                } else {
+                    format!("out{i}")
+                };
+                let clash = param_idents.iter().any(|p| ident_name(p) == base);
+                let n = if clash { format!("oxla_{base}") } else { base };
+                syn::Ident::new(&n, Span::call_site())
+            })
+        })
+        .collect()
+}
+
 /// `<name>_into`: the same parameters, then one destination per array
 /// result, which the call writes into (see `docs/ARCHITECTURE.md`, "Arrays
 /// at the boundary"); it returns the scalar results.
@@ -481,25 +530,7 @@ fn into_function(
     let nd = paths::ndarray();
     let into_trait = paths::into_trait();
     let private = paths::private();
-    let single = result_tys.len() == 1;
-    // Destination names: `out` for a lone result, else `out{i}` for result i;
-    // a clash with a parameter gets an `oxla_` prefix.
-    let dest_idents: Vec<Option<syn::Ident>> = result_tys
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            (t.rank() > 0).then(|| {
-                let base = if single {
-                    "out".to_string()
-                } else {
-                    format!("out{i}")
-                };
-                let clash = param_idents.iter().any(|p| ident_name(p) == base);
-                let n = if clash { format!("oxla_{base}") } else { base };
-                syn::Ident::new(&n, Span::call_site())
-            })
-        })
-        .collect();
+    let dest_idents = dest_idents(param_idents, result_tys);
     let dest_params: Vec<TokenStream> = result_tys
         .iter()
         .zip(&dest_idents)
@@ -955,7 +986,11 @@ pub(crate) fn scalar_body_for_tests(f: &Function) -> TokenStream {
 /// `Vec<T>` when the original function uses no ndarray type, else (and for
 /// every higher rank) an ndarray view (`impl Into<ArrayViewN<T>>`, so that
 /// `&array`, `array.view()` and slices all pass) and an owned array.
-fn rust_types(item: &syn::ItemFn, g: &GeneratedFn, dtype: DType) -> (Vec<RustTy>, Vec<RustTy>) {
+pub(crate) fn rust_types(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    dtype: DType,
+) -> (Vec<RustTy>, Vec<RustTy>) {
     let declared_params: Vec<RustTy> = item
         .sig
         .inputs

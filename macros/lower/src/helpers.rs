@@ -395,8 +395,12 @@ fn expand_func_with(
         errors.spanned(&name, format!("`{name}` is one of oxla's own functions, which a call `{name}(..)` in an annotated function means: name the helper differently"));
     }
     // A helper's calls are resolved here, where its paths mean what they say.
-    let (_, unknown) = with_helpers(helpers, || match crate::tree::flatten_fn(&item, &[]) {
-        crate::tree::Flattened::None => crate::lower::lower_fn(&item).is_ok(),
+    // A generic helper is checked at f64 (its expansion below reports its
+    // generics).
+    let instance = crate::generic::instantiate_helper(&item, oxla_core::DType::F64);
+    let checked = instance.as_ref().unwrap_or(&item);
+    let (_, unknown) = with_helpers(helpers, || match crate::tree::flatten_fn(checked, &[]) {
+        crate::tree::Flattened::None => crate::lower::lower_fn(checked).is_ok(),
         crate::tree::Flattened::Flat(flat, _) => crate::lower::lower_fn(&flat.item).is_ok(),
         _ => false,
     });
@@ -548,7 +552,11 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
     .into_iter()
     .collect();
     for h in &helpers {
-        if let (Ok(gens), _) = with_helpers(&table, || crate::tree::expand_stack_flat(h, &jit)) {
+        let (gens, _) = with_helpers(&table, || match crate::generic::is_generic(h) {
+            true => crate::generic::collect(h, &jit),
+            false => crate::tree::expand_stack_flat(h, &jit),
+        });
+        if let Ok(gens) = gens {
             out.extend(gens);
         }
     }

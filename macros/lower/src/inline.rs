@@ -50,10 +50,13 @@ impl Lowerer<'_> {
             helpers::note_unknown(&p.path);
             return None;
         };
+        // A generic helper at this function's float type.
+        let instance = crate::generic::instantiate_helper(&helper.item, self.dtype);
+        let helper_item = instance.as_ref().unwrap_or(&helper.item);
         // A helper taking parameter structs takes their leaves (the call's
         // struct arguments were flattened alike).
-        let flat = crate::tree::flatten_helper(&helper.item, &callees);
-        let item = flat.as_ref().unwrap_or(&helper.item);
+        let flat = crate::tree::flatten_helper(helper_item, &callees);
+        let item = flat.as_ref().unwrap_or(helper_item);
         let name = ident_name(&item.sig.ident);
         let shown = p.path.to_token_stream().to_string().replace(' ', "");
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();

@@ -24,6 +24,7 @@ pub mod consts;
 mod control;
 mod elementwise;
 pub mod errors;
+mod generic;
 pub mod helpers;
 mod inline;
 mod loops;
@@ -46,6 +47,8 @@ mod tests_control;
 mod tests_errors;
 #[cfg(test)]
 mod tests_fuzz;
+#[cfg(test)]
+mod tests_generic;
 #[cfg(test)]
 mod tests_loops;
 #[cfg(test)]
@@ -171,6 +174,33 @@ pub(crate) fn expand_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     let attrs_ok = errors.is_empty();
+    // A function generic over its float type: one instance per type.
+    if generic::is_generic(&item) {
+        let (result, unknown) =
+            helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
+        if let Some(step) = helpers::next_step(
+            attr_name,
+            &args_tokens,
+            &item_tokens,
+            helper_tokens,
+            helpers,
+            &unknown,
+        ) {
+            return step;
+        }
+        match result {
+            Ok(ts) if attrs_ok => return ts,
+            Ok(_) => {}
+            Err(e) => errors.extend(e),
+        }
+        let errs = errors.to_compile_errors();
+        let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
+        if let Some(stubs) = generic::stubs(&item, attrs, &markers) {
+            return quote!(#stubs #errs);
+        }
+        let item = without_body(item, &markers);
+        return quote!(#item #errs);
+    }
     // A function with parameter structs is flattened first (see `tree`).
     let ((flat, expanded), unknown) =
         helpers::with_helpers(helpers, || match tree::flatten_fn(&item, &stack) {

@@ -166,7 +166,7 @@ fn lower_into(
     if !only_lifetimes || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
-            "generic functions are not supported: use one float type (f32, f64, f16 or bf16) and arrays of it",
+            "generic functions are supported over one float type only: `fn f<T: oxla::Float>(x: T) -> T` (T is f32 or f64), or use one concrete float type (f32, f64, f16 or bf16)",
         );
     }
     if let Some(v) = &sig.variadic {
@@ -1522,7 +1522,7 @@ fn method_hint(func: &Expr) -> String {
 }
 
 /// The float methods that may also be written `f64::name(x, …)`.
-const FLOAT_PATH_METHODS: &[&str] = &[
+pub(crate) const FLOAT_PATH_METHODS: &[&str] = &[
     "exp",
     "ln",
     "sin",

@@ -645,7 +645,12 @@ fn collect_items(items: &[syn::Item], out: &mut Vec<GeneratedFn>) {
                 if stack.is_empty() || !errors.is_empty() {
                     continue;
                 }
-                if let Ok(gens) = crate::tree::expand_stack_flat(&f, &stack) {
+                let gens = if crate::generic::is_generic(&f) {
+                    crate::generic::collect(&f, &stack)
+                } else {
+                    crate::tree::expand_stack_flat(&f, &stack)
+                };
+                if let Ok(gens) = gens {
                     out.extend(gens);
                 }
             }

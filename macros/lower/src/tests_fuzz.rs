@@ -323,7 +323,7 @@ impl Gen {
         let w = self.wild;
         let float = self
             .rng
-            .pick(&["f32", "f64", "f64", "f32", "oxla::half::f16"]);
+            .pick(&["f32", "f64", "f64", "f32", "oxla::half::f16", "T"]);
         let param_types = [
             float,
             float,
@@ -413,7 +413,12 @@ impl Gen {
                 w,
             ))
             .replace("FLOAT", float);
-        let generics = if w && self.rng.chance(5) { "<T>" } else { "" };
+        let generics = match float {
+            // Generic over the float type.
+            "T" => "<T: oxla::Float>",
+            _ if w && self.rng.chance(5) => "<T>",
+            _ => "",
+        };
         let mut attrs = String::new();
         for _ in 0..self.rng.below(3) {
             let a = self.rng.pick(choose(
@@ -470,8 +475,9 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         "for ",
         "while ",
         "let (",
+        "<T: oxla::Float>",
     ];
-    let mut with_form = [0usize; 10];
+    let mut with_form = [0usize; 11];
     // The generator nests deeply; the default test thread's stack is small.
     let run = move || {
         for case in 0..6000 {
