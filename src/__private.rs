@@ -3,7 +3,7 @@
 
 use crate::runtime::{Compiled, Ready};
 use ndarray::{Array, ArrayD, ArrayView, ArrayViewMut, Dimension, IxDyn};
-use oxla_core::exec::{ArgDims, RawArg, RawDest, MAX_RANK};
+use oxla_core::exec::{ArgDims, RawArg, RawDest, ScalarSlots, MAX_RANK};
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
 use oxla_cpu::CpuLauncher;
@@ -169,6 +169,42 @@ impl CompiledFn {
         take: impl FnOnce(&mut Outputs<'_>) -> R,
     ) -> R {
         let ready = self.ready();
+        let launcher = CpuLauncher {
+            kernels: &ready.program.kernels,
+            fns: &ready.fns,
+            plans: &ready.plans,
+            splits: &ready.splits,
+        };
+        let mut take = Some(take);
+        if let (Some(direct), true, true) =
+            (&ready.direct, dests.is_empty(), self.checks.is_empty())
+        {
+            // SAFETY: every `RawArg` points at `len` contiguous elements of
+            // its dtype that stay alive and unchanged for this call (see
+            // `Arg`); `direct` was planned from `ready.program`, whose
+            // kernels `launcher` runs (as below); it checks every argument's
+            // type and length before it launches, and returns `None`
+            // (calling nothing) when it cannot.
+            let done = unsafe {
+                direct.call(
+                    &ready.program,
+                    &launcher,
+                    args.len(),
+                    |i| &args[i].raw,
+                    |bufs, dims, slots| {
+                        let take = take.take().expect("a call takes its outputs once");
+                        take(&mut Outputs {
+                            bufs,
+                            dims,
+                            slots: Some(slots),
+                        })
+                    },
+                )
+            };
+            if let Some(r) = done {
+                return r;
+            }
+        }
         let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
         let mut heap = Vec::new();
         let raw = raw_args(args, &mut inline, &mut heap);
@@ -190,18 +226,17 @@ impl CompiledFn {
         // `len` writes, and overlapping no argument (shared borrows) and no
         // other destination (another `&mut`); `execute_into_then` checks each
         // destination's type and shape before any kernel runs.
+        let take = take.take().expect("a call takes its outputs once");
         let result = unsafe {
-            ready.program.execute_into_then(
-                &CpuLauncher {
-                    kernels: &ready.program.kernels,
-                    fns: &ready.fns,
-                    plans: &ready.plans,
-                    splits: &ready.splits,
-                },
-                raw,
-                dests,
-                |bufs, dims| take(&mut Outputs { bufs, dims }),
-            )
+            ready
+                .program
+                .execute_into_then(&launcher, raw, dests, |bufs, dims| {
+                    take(&mut Outputs {
+                        bufs,
+                        dims,
+                        slots: None,
+                    })
+                })
         };
         match result {
             Ok(r) => r,
@@ -370,6 +405,9 @@ impl<T: Element, const N: usize, const M: usize, const L: usize> FixedArray for 
 pub struct Outputs<'a> {
     bufs: &'a mut [Buffer],
     dims: &'a [ArgDims],
+    /// From a direct call: scalar results are in these slots, their
+    /// buffers empty.
+    slots: Option<&'a ScalarSlots>,
 }
 
 /// Element types a generated function takes and returns.
@@ -378,6 +416,8 @@ pub trait Element: Copy + 'static {
     fn take(buf: Buffer) -> Vec<Self>;
     fn first(buf: &Buffer) -> Self;
     fn into_buffer(v: Vec<Self>) -> Buffer;
+    /// The value a kernel stored in a scalar slot of a direct call.
+    fn from_slot(slot: &u64) -> Self;
 }
 
 macro_rules! element {
@@ -406,6 +446,11 @@ macro_rules! element {
             }
             fn into_buffer(v: Vec<$t>) -> Buffer {
                 Buffer::$variant(v)
+            }
+            fn from_slot(slot: &u64) -> $t {
+                // SAFETY: the kernel stored a `$t` at the slot's address,
+                // which is aligned for it (8-byte aligned, at most 8 bytes).
+                unsafe { *(slot as *const u64 as *const $t) }
             }
         }
     };
@@ -442,6 +487,10 @@ impl Element for bool {
     fn into_buffer(v: Vec<bool>) -> Buffer {
         Buffer::Bool(v.into_iter().map(u8::from).collect())
     }
+    fn from_slot(slot: &u64) -> bool {
+        // The kernel stored one byte, 0 or 1, at the slot's address.
+        slot.to_ne_bytes()[if cfg!(target_endian = "little") { 0 } else { 7 }] != 0
+    }
 }
 
 /// An unsigned integer scalar argument (`usize`, `u32`), passed to the
@@ -473,12 +522,23 @@ pub fn index_arg<T: IndexArg + std::fmt::Display>(x: T, name: &str) -> i64 {
 }
 
 impl Outputs<'_> {
+    /// Output `i` from its slot, if a direct call left it there.
+    fn from_slot<T: Element>(&self, i: usize) -> Option<T> {
+        let slots = self.slots?;
+        (self.dims[i].get() == Some(&[])).then(|| T::from_slot(&slots[i]))
+    }
     /// Output `i` as a vector (its elements in row-major order).
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
+        if let Some(v) = self.from_slot(i) {
+            return vec![v];
+        }
         T::take(oxla_core::exec::take_buffer(&mut self.bufs[i]))
     }
     /// Output `i`, a scalar (its buffer stays for reuse by the next call).
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {
+        if let Some(v) = self.from_slot(i) {
+            return v;
+        }
         T::first(&self.bufs[i])
     }
     /// Output `i` as an array of dimensionality `D`.

@@ -2,7 +2,7 @@
 //! build script compiled or compile them with the JIT, once per function.
 
 use crate::__private::AotKernel;
-use oxla_core::exec::Program;
+use oxla_core::exec::{DirectCall, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::KernelFn;
 use oxla_cpu::{matmul_plans, split_plans, IsaLevel, JitModule, MatmulPlan, Split};
@@ -17,6 +17,8 @@ pub(crate) struct Ready {
     pub plans: Vec<Option<MatmulPlan>>,
     /// How each kernel splits across threads.
     pub splits: Vec<Option<Split>>,
+    /// The lean call, when the program is one launch (see `DirectCall`).
+    pub direct: Option<DirectCall>,
     /// Whether every kernel came from the build script.
     pub aot: bool,
     /// The ISA level the kernels were compiled for (`None`: the host's).
@@ -103,6 +105,7 @@ impl Compiled {
                 aot: !fns.is_empty(),
                 plans: matmul_plans(&program.kernels),
                 splits: split_plans(&program.kernels),
+                direct: DirectCall::of(&program),
                 isa: Some(bound),
                 program,
                 fns,
@@ -119,6 +122,7 @@ impl Compiled {
                 Ok(Ready {
                     plans: matmul_plans(&program.kernels),
                     splits: split_plans(&program.kernels),
+                    direct: DirectCall::of(&program),
                     program,
                     fns,
                     aot: false,

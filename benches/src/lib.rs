@@ -1,12 +1,19 @@
 //! Kernels under benchmark, each beside hand-written Rust baselines.
 //! The oxla versions are compiled ahead of time by `build.rs`.
 
+pub mod hand;
 pub mod models;
 
 /// `sum(x * 2 * y + z)`: one fused oxla kernel.
 #[oxla::jit]
 pub fn fused_sum(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
     sum(x * 2.0 * y + z)
+}
+
+/// `sum(tanh(x) * exp(-y*y))`: one fused oxla kernel, math-heavy.
+#[oxla::jit]
+pub fn tanh_exp_sum(x: &[f32], y: &[f32]) -> f32 {
+    sum(x.tanh() * (-(y * y)).exp())
 }
 
 /// The idiomatic iterator baseline.

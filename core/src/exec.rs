@@ -9,7 +9,9 @@ use crate::shape::derived::Plan;
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
+mod direct;
 mod loops;
+pub use direct::{DirectCall, ScalarSlots};
 pub use loops::{LoopStep, Nested};
 
 /// A materialized value: a parameter or a kernel's output.

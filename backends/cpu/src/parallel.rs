@@ -88,6 +88,8 @@ pub struct Split {
     partials: Option<Reduce>,
     /// The output dtype of a reduction over every axis.
     dtype: DType,
+    /// The domain's element count: a factor times size arguments.
+    total: (u64, Vec<usize>),
 }
 
 /// The split plan of each kernel (`None` where it runs whole).
@@ -161,7 +163,15 @@ impl Split {
             });
         }
         let dtype = k.stores.first().map_or(DType::F32, |s| k.args[s.arg].dtype);
+        let mut total = (1u64, Vec::new());
+        for d in &k.domain {
+            total.0 = total.0.saturating_mul(d.factor);
+            for s in &d.syms {
+                total.1.push(k.sizes.iter().position(|n| n == s)?);
+            }
+        }
         Some(Split {
+            total,
             sym,
             strides: result,
             elem: k.args.iter().map(|a| a.dtype.size_bytes()).collect(),
@@ -183,11 +193,11 @@ impl Split {
         args: &[*mut u8],
         sizes: &[i64],
     ) -> bool {
-        let total: u64 = kernel
-            .domain
+        let total = self
+            .total
+            .1
             .iter()
-            .map(|s| kernel.eval_size(s, sizes))
-            .product();
+            .fold(self.total.0, |n, s| n.saturating_mul(sizes[*s] as u64));
         if total < MIN_PARALLEL_ELEMS {
             return false;
         }

@@ -101,6 +101,76 @@ fn math_error_bounds() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The native kernels' math (`oxla_cpu::native`, Rust source compiled by
+/// rustc) at every ISA level the host runs, against the same bounds, on the
+/// same sample: every 4099th f32 pattern (`OXLA_NATIVE_STRIDE` to change
+/// it; 1 is the exhaustive sweep) with the special values, and 10⁵ f64
+/// per domain.
+#[test]
+fn native_math_error_bounds() {
+    let stride = std::env::var("OXLA_NATIVE_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4099);
+    let ops = [
+        UnaryOp::Exp,
+        UnaryOp::ExpM1,
+        UnaryOp::Log,
+        UnaryOp::Tanh,
+        UnaryOp::Sqrt,
+    ];
+    let mut failures = vec![];
+    for level in IsaLevel::ALL
+        .into_iter()
+        .filter(|l| oxla_cpu::host_supports(*l))
+    {
+        for op in ops {
+            let f = UnaryFn::<f32>::native(op, level);
+            let mut t = sweep_f32(op, &f, stride, 2);
+            let specials: Vec<f32> = [0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]
+                .into_iter()
+                .chain([f32::MAX, f32::MIN, f32::MIN_POSITIVE, f32::from_bits(1)])
+                .chain([1e4, 1e10, 1e20, 1e30, -1e30, 88.7, 89.0, -103.0, -104.0])
+                .collect::<Vec<_>>()
+                .repeat(5);
+            let mut y = vec![0f32; specials.len()];
+            f.run(&specials, &mut y);
+            for (x, y) in specials.iter().zip(&y) {
+                t.add(x.to_bits() as u64, error_f32(op, *x, *y));
+            }
+            eprintln!(
+                "native {:>5} f32 {level:?}: max {:.3} ulp at {:e}, {} special failures over {}",
+                op.name(),
+                t.max_ulp,
+                f32::from_bits(t.at as u32),
+                t.specials(),
+                t.count
+            );
+            if t.max_ulp > bound_f32(op) || t.specials() > 0 {
+                failures.push(format!("native {} f32 {level:?}: {t:?}", op.name()));
+            }
+            let f = UnaryFn::<f64>::native(op, level);
+            for (domain, xs) in f64_domains(op, 100_000, 11) {
+                let t = measure_f64(op, &f, &xs);
+                eprintln!(
+                    "native {:>5} f64 {level:?} {domain}: max {:.3} ulp at {:e}, {} special failures",
+                    op.name(),
+                    t.max_ulp,
+                    f64::from_bits(t.at),
+                    t.specials()
+                );
+                if t.max_ulp > bound_f64(op) || t.specials() > 0 {
+                    failures.push(format!(
+                        "native {} f64 {level:?} {domain}: {t:?}",
+                        op.name()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// `x` at every position of a buffer long enough for the vector body and a
 /// scalar tail, and also between small values in the same vector.
 fn placements<T: Copy>(x: T, small: T) -> Vec<T> {

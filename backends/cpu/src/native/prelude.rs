@@ -180,7 +180,7 @@ pub fn log_f32(x: f32) -> f32 {
     let y = if x == f32::INFINITY { x } else { y };
     let y = if x == 0.0 { f32::NEG_INFINITY } else { y };
     let y = if x < 0.0 { f32::NAN } else { y };
-    if x != x {
+    if x.is_nan() {
         x
     } else {
         y
@@ -217,7 +217,7 @@ pub fn log_f64(x: f64) -> f64 {
     let y = if x == f64::INFINITY { x } else { y };
     let y = if x == 0.0 { f64::NEG_INFINITY } else { y };
     let y = if x < 0.0 { f64::NAN } else { y };
-    if x != x {
+    if x.is_nan() {
         x
     } else {
         y
@@ -343,7 +343,7 @@ pub fn powi_f64(x: f64, n: i32) -> f64 {
 /// NaN if either is NaN, else the larger (the IR's `max`).
 #[inline(always)]
 pub fn max_f32(a: f32, b: f32) -> f32 {
-    if a > b || a != a {
+    if a > b || a.is_nan() {
         a
     } else {
         b
@@ -352,7 +352,7 @@ pub fn max_f32(a: f32, b: f32) -> f32 {
 
 #[inline(always)]
 pub fn min_f32(a: f32, b: f32) -> f32 {
-    if a < b || a != a {
+    if a < b || a.is_nan() {
         a
     } else {
         b
@@ -361,7 +361,7 @@ pub fn min_f32(a: f32, b: f32) -> f32 {
 
 #[inline(always)]
 pub fn max_f64(a: f64, b: f64) -> f64 {
-    if a > b || a != a {
+    if a > b || a.is_nan() {
         a
     } else {
         b
@@ -370,7 +370,7 @@ pub fn max_f64(a: f64, b: f64) -> f64 {
 
 #[inline(always)]
 pub fn min_f64(a: f64, b: f64) -> f64 {
-    if a < b || a != a {
+    if a < b || a.is_nan() {
         a
     } else {
         b

@@ -23,8 +23,13 @@
 
 use oxla_core::kernel::{Inst, InstKind, KernelArg, Reduce, Store};
 use oxla_core::ops::elementwise::UnaryOp;
+use oxla_core::KernelFn;
 use oxla_core::{DType, Kernel, Size};
 use oxla_cpu::{IsaLevel, JitModule};
+
+#[path = "../common/native.rs"]
+mod native;
+use native::NativeModule;
 use std::marker::PhantomData;
 
 /// The functions the CPU backend implements with its own code (and sqrt).
@@ -97,11 +102,18 @@ impl Float for f64 {
     const DTYPE: DType = DType::F64;
 }
 
-/// `unary_kernel(op, T)` compiled by the JIT. Its element type is `T` by
-/// construction, which is what makes `run` sound.
+/// `unary_kernel(op, T)` compiled by the JIT or as a native kernel. Its
+/// element type is `T` by construction, which is what makes `run` sound.
 pub struct UnaryFn<T> {
-    jit: JitModule,
+    f: KernelFn,
+    /// Keeps `f`'s code alive.
+    _code: Code,
     _elem: PhantomData<T>,
+}
+
+enum Code {
+    Jit(JitModule),
+    Native(NativeModule),
 }
 
 impl<T: Float> UnaryFn<T> {
@@ -114,7 +126,22 @@ impl<T: Float> UnaryFn<T> {
         }
         .expect("compile");
         UnaryFn {
-            jit,
+            f: jit.function(0),
+            _code: Code::Jit(jit),
+            _elem: PhantomData,
+        }
+    }
+
+    /// The native kernel (Rust source compiled by rustc) at `level`.
+    pub fn native(op: UnaryOp, level: IsaLevel) -> UnaryFn<T> {
+        let k = unary_kernel(op, T::DTYPE);
+        let m = NativeModule::compile(std::slice::from_ref(&k), level).expect("rustc");
+        let f = m
+            .function(std::slice::from_ref(&k), 0)
+            .expect("a native kernel");
+        UnaryFn {
+            f,
+            _code: Code::Native(m),
             _elem: PhantomData,
         }
     }
@@ -124,10 +151,11 @@ impl<T: Float> UnaryFn<T> {
         assert_eq!(x.len(), out.len(), "input and output lengths");
         let args = [x.as_ptr() as *mut u8, out.as_mut_ptr() as *mut u8];
         let sizes = [x.len() as i64];
-        // SAFETY: the function is `unary_kernel(op, T)` (see `compile`),
-        // alive while `self.jit` is: it reads `n` elements of `x` and writes
-        // `n` of `out`, both `T` and that long (checked above), not aliased.
-        unsafe { (self.jit.function(0))(args.as_ptr(), sizes.as_ptr()) };
+        // SAFETY: the function is `unary_kernel(op, T)` (see `compile` and
+        // `native`), alive while `self._code` is: it reads `n` elements of
+        // `x` and writes `n` of `out`, both `T` and that long (checked
+        // above), not aliased.
+        unsafe { (self.f)(args.as_ptr(), sizes.as_ptr()) };
     }
 }
 

@@ -1,0 +1,136 @@
+//! The best hand-written Rust we know for the two fused-sum workloads,
+//! compiled for the running CPU: explicit independent accumulators (lanes)
+//! that LLVM keeps in vector registers, fast polynomial `exp` and `tanh`
+//! in f32 (a few ulp, the accuracy hand-written kernels usually settle
+//! for), and `#[target_feature]` multiversioning (AVX-512, AVX2 + FMA,
+//! baseline) chosen at run time. One thread.
+
+/// `sum(x * 2 * y + z)` at the CPU's best width.
+pub fn fused_sum(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
+    let n = x.len().min(y.len()).min(z.len());
+    let (x, y, z) = (&x[..n], &y[..n], &z[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { fused_sum_avx512(x, y, z) };
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { fused_sum_avx2(x, y, z) };
+        }
+    }
+    fused_sum_lanes::<16>(x, y, z)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn fused_sum_avx512(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
+    fused_sum_lanes::<64>(x, y, z)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fused_sum_avx2(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
+    fused_sum_lanes::<32>(x, y, z)
+}
+
+#[inline(always)]
+fn fused_sum_lanes<const L: usize>(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
+    let mut acc = [0.0f32; L];
+    let chunks = x
+        .chunks_exact(L)
+        .zip(y.chunks_exact(L))
+        .zip(z.chunks_exact(L));
+    for ((x, y), z) in chunks {
+        for k in 0..L {
+            acc[k] += x[k] * 2.0 * y[k] + z[k];
+        }
+    }
+    let tail = x.len() - x.len() % L;
+    let mut total: f32 = acc.iter().sum();
+    for i in tail..x.len() {
+        total += x[i] * 2.0 * y[i] + z[i];
+    }
+    total
+}
+
+/// `sum(tanh(x) * exp(-y*y))` at the CPU's best width.
+pub fn tanh_exp_sum(x: &[f32], y: &[f32]) -> f32 {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { tanh_exp_avx512(x, y) };
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { tanh_exp_avx2(x, y) };
+        }
+    }
+    tanh_exp_lanes::<16>(x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn tanh_exp_avx512(x: &[f32], y: &[f32]) -> f32 {
+    tanh_exp_lanes::<32>(x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tanh_exp_avx2(x: &[f32], y: &[f32]) -> f32 {
+    tanh_exp_lanes::<16>(x, y)
+}
+
+#[inline(always)]
+fn tanh_exp_lanes<const L: usize>(x: &[f32], y: &[f32]) -> f32 {
+    let mut acc = [0.0f32; L];
+    for (x, y) in x.chunks_exact(L).zip(y.chunks_exact(L)) {
+        for k in 0..L {
+            acc[k] += fast_tanh(x[k]) * fast_exp(-(y[k] * y[k]));
+        }
+    }
+    let tail = x.len() - x.len() % L;
+    let mut total: f32 = acc.iter().sum();
+    for i in tail..x.len() {
+        total += fast_tanh(x[i]) * fast_exp(-(y[i] * y[i]));
+    }
+    total
+}
+
+/// e^x: x = k·ln2 + r, a degree-5 polynomial, 2^k through the exponent bits
+/// (inputs clamped to [-87, 88]; about 2 ulp).
+#[inline(always)]
+pub fn fast_exp(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 88.0);
+    let k = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    let r = (x - k * 0.693_359_4) - k * -2.121_944_4e-4;
+    let p = 1.0 / 120.0;
+    let p = p * r + 1.0 / 24.0;
+    let p = p * r + 1.0 / 6.0;
+    let p = p * r + 0.5;
+    let p = p * r + 1.0;
+    let p = p * r + 1.0;
+    let scale = f32::from_bits(((k as i32 + 127) << 23) as u32);
+    p * scale
+}
+
+/// tanh x: its Taylor polynomial (to x^11) below |x| = 0.35,
+/// 1 - 2/(e^{2|x|} + 1) above, with the sign put back (a few ulp).
+#[inline(always)]
+pub fn fast_tanh(x: f32) -> f32 {
+    let a = x.abs().min(9.0);
+    let a2 = a * a;
+    let p = -1382.0 / 155_925.0;
+    let p = p * a2 + 62.0 / 2835.0;
+    let p = p * a2 - 17.0 / 315.0;
+    let p = p * a2 + 2.0 / 15.0;
+    let p = p * a2 - 1.0 / 3.0;
+    let small = a + a * a2 * p;
+    let large = 1.0 - 2.0 / (fast_exp(a + a) + 1.0);
+    let t = if a < 0.35 { small } else { large };
+    t.copysign(x)
+}
