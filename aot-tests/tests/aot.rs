@@ -1,7 +1,8 @@
 //! The build script's kernels, executed: every function of this crate must
 //! have run on the kernels `build.rs` compiled (never the JIT), at the ISA
-//! level picked for this CPU and, in a second process, at the baseline level;
-//! each result equals the reference interpreter's on the same IR.
+//! level picked for this CPU and, in child processes, at every lower level
+//! (x86-64-v3 where the best is v4, and baseline); each result equals the
+//! reference interpreter's on the same IR.
 
 use oxla::oxla_core::{interp, text, DType, Tensor};
 use oxla::{compile_log, CompiledBy, IsaLevel, ISA_ENV};
@@ -521,24 +522,31 @@ fn vmap_of_grad_matches_interpreter_and_a_loop() {
     assert_build_script("example_grad");
 }
 
-/// Run every other test of this binary again in a child process whose kernels
-/// are the build script's baseline (SSE2) ones.
+/// Run every other test of this binary again in child processes whose
+/// kernels are the build script's lower levels: baseline (SSE2) and, where
+/// the CPU's best is AVX-512, x86-64-v3.
 #[test]
 fn baseline_kernels_too() {
     if std::env::var_os(ISA_ENV).is_some() {
         return; // already the child
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(ISA_ENV, "baseline")
-        .args(["--test-threads", "2", "--skip", "baseline_kernels_too"])
-        .output()
-        .expect("re-run this test binary");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("test result: ok"),
-        "baseline run failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut levels = vec!["baseline"];
+    if oxla::host_level() == IsaLevel::X86_64V4 {
+        levels.push("x86-64-v3");
+    }
+    for level in levels {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env(ISA_ENV, level)
+            .args(["--test-threads", "2", "--skip", "baseline_kernels_too"])
+            .output()
+            .expect("re-run this test binary");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("test result: ok"),
+            "{level} run failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
