@@ -9,6 +9,7 @@ use crate::shape::derived::Plan;
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
+mod cond;
 mod loops;
 pub use loops::{LoopStep, Nested};
 

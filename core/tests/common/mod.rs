@@ -3,6 +3,7 @@
 //! finite differences and tolerance comparison.
 #![allow(dead_code)]
 
+pub mod cond;
 pub mod loops;
 pub mod nd;
 
@@ -1323,6 +1324,9 @@ pub fn op_kind(op: &Op) -> &'static str {
         // are `core/tests/loops.rs` and the facade's `tests/loops.rs`.
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
+        // Not in the catalog either: its tests are `core/tests/cond.rs`,
+        // `backends/cpu/tests/cond.rs` and the facade's `tests/control_flow.rs`.
+        Op::Cond(_) => "cond",
     }
 }
 
