@@ -58,7 +58,12 @@ fn derivatives_match_finite_differences_on_both_sides() {
         assert_close(&format!("{ctx}: jvp vs fd"), &jout[1].data, &fd[0], 1e-7);
         // The tangent equals the JVP of the inlined branch.
         let side = eval(&jvp(&branchy_side(x > 0.0)), &jargs);
-        assert_close(&format!("{ctx}: jvp vs branch"), &jout[1].data, &side[1].data, 1e-14);
+        assert_close(
+            &format!("{ctx}: jvp vs branch"),
+            &jout[1].data,
+            &side[1].data,
+            1e-14,
+        );
         // grad against finite differences per coordinate.
         let g = eval(&grad(&f, &[0, 1]).unwrap(), &args);
         for i in 0..2 {
@@ -71,7 +76,12 @@ fn derivatives_match_finite_differences_on_both_sides() {
         vargs.push(Tensor::scalar(DType::F64, ct));
         let vout = eval(&vjp(&f), &vargs);
         let rhs = inner(&vout[1..], &dir);
-        assert_close(&format!("{ctx}: vjp vs jvp"), &[rhs], &[ct * jout[1].data[0]], 1e-12);
+        assert_close(
+            &format!("{ctx}: vjp vs jvp"),
+            &[rhs],
+            &[ct * jout[1].data[0]],
+            1e-12,
+        );
         // Hessian (forward over reverse) against differences of the gradient.
         let h = eval(&hessian(&f, 1).unwrap(), &args);
         let gf = grad(&f, &[1]).unwrap();
@@ -79,7 +89,10 @@ fn derivatives_match_finite_differences_on_both_sides() {
         for i in 0..n {
             let mut d = vec![0.0; n];
             d[i] = 1.0;
-            let dirs = vec![Tensor::scalar(DType::F64, 0.0), Tensor::vector(DType::F64, &d)];
+            let dirs = vec![
+                Tensor::scalar(DType::F64, 0.0),
+                Tensor::vector(DType::F64, &d),
+            ];
             let col = fd_jvp(&gf, &args, &dirs, 1e-5);
             let got: Vec<f64> = (0..n).map(|r| h[0].data[r * n + i]).collect();
             assert_close(&format!("{ctx}: hessian column {i}"), &got, &col[0], 1e-6);
@@ -129,7 +142,12 @@ fn the_untaken_side_does_not_poison_the_gradient() {
 fn vmap_with_an_unbatched_or_a_batched_predicate_matches_a_loop() {
     let f = branchy();
     let gf = grad(&f, &[0, 1]).unwrap();
-    let ys = [[0.4, -1.1, 0.7], [1.2, 0.3, -0.6], [-0.9, 0.5, 0.2], [0.1, 0.8, -1.4]];
+    let ys = [
+        [0.4, -1.1, 0.7],
+        [1.2, 0.3, -0.6],
+        [-0.9, 0.5, 0.2],
+        [0.1, 0.8, -1.4],
+    ];
     let flat: Vec<f64> = ys.iter().flatten().copied().collect();
     let yb = Tensor::new(DType::F64, vec![4, 3], flat);
     for g in [&f, &gf] {
@@ -141,14 +159,23 @@ fn vmap_with_an_unbatched_or_a_batched_predicate_matches_a_loop() {
             for (e, y) in ys.iter().enumerate() {
                 let want = eval(g, &branchy_args(x, y));
                 for (o, w) in want.iter().enumerate() {
-                    assert_eq!(slice0(&got[o], e).data, w.data, "`{}` x={x} example {e}", g.name);
+                    assert_eq!(
+                        slice0(&got[o], e).data,
+                        w.data,
+                        "`{}` x={x} example {e}",
+                        g.name
+                    );
                 }
             }
         }
         // Batched predicate: examples on both sides.
         let xs = [0.8, -0.6, 1.5, -0.2];
         let b = vmap(g, &[Some(0), Some(0)]).unwrap();
-        assert!(conds(&b).is_empty(), "`{}`: a batched predicate selects", g.name);
+        assert!(
+            conds(&b).is_empty(),
+            "`{}`: a batched predicate selects",
+            g.name
+        );
         let got = eval(&b, &[Tensor::vector(DType::F64, &xs), yb.clone()]);
         for (e, (x, y)) in xs.iter().zip(&ys).enumerate() {
             let want = eval(g, &branchy_args(*x, y));
@@ -192,7 +219,11 @@ fn simplify_prunes_unused_results_and_constants() {
     let cs = conds(&g);
     assert_eq!(cs.len(), 2);
     assert_eq!(cs[1].then.outs.len(), 1, "unused result pruned");
-    assert_eq!(cs[1].n_consts(), 1, "`y` is read by neither branch any more");
+    assert_eq!(
+        cs[1].n_consts(),
+        1,
+        "`y` is read by neither branch any more"
+    );
     for x in [1.0, -2.0] {
         let args = branchy_args(x, &Y);
         assert_eq!(eval(&g, &args), eval(&f, &args));
@@ -250,7 +281,12 @@ fn fused_conds_run_by_the_kernel_interpreter_match_the_reference() {
         vmap(&f, &[None, Some(0)]).unwrap(),
     ] {
         let p = fuse(&g).unwrap();
-        assert!(!p.loops.is_empty(), "`{}`: no cond step\n{}", g.name, p.text());
+        assert!(
+            !p.loops.is_empty(),
+            "`{}`: no cond step\n{}",
+            g.name,
+            p.text()
+        );
         for x in XS {
             let mut args = branchy_args(x, &Y);
             if g.name.ends_with("vmap") {
@@ -263,4 +299,40 @@ fn fused_conds_run_by_the_kernel_interpreter_match_the_reference() {
             }
         }
     }
+}
+
+/// `check_schedule` refuses a cond step that breaks the executor's
+/// preconditions.
+#[test]
+fn malformed_cond_steps_are_refused() {
+    use oxla_core::kernel::fusion::fuse;
+    let p = fuse(&grad(&branchy(), &[0, 1]).unwrap()).unwrap();
+    p.check_schedule().unwrap();
+    assert!(p.loops.iter().all(|s| s.otherwise.is_some()));
+    let refused = |what: &str, change: &dyn Fn(&mut oxla_core::exec::Program)| {
+        let mut bad = p.clone();
+        change(&mut bad);
+        let e = bad.check_schedule().expect_err(what);
+        assert!(e.contains("cond") || e.contains("loop"), "{what}: {e}");
+    };
+    refused("a renumbered kernel that is another", &|q| {
+        let n = q.loops[0].otherwise.as_mut().unwrap();
+        n.kernels[0] = (n.kernels[0] + 1) % q.kernels.len();
+    });
+    refused("a result written into an operand", &|q| {
+        q.loops[0].outs[0] = q.loops[0].args[1];
+    });
+    refused("a result written into a parameter", &|q| {
+        q.loops[0].outs[0] = 0;
+    });
+    refused("a predicate of another type", &|q| {
+        q.loops[0].args.swap(0, 1);
+    });
+    refused("a missing operand", &|q| {
+        q.loops[0].args.pop();
+    });
+    refused("branches of different types", &|q| {
+        let other = q.loops[1].body.clone();
+        q.loops[0].body = other;
+    });
 }

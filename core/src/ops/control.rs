@@ -1358,10 +1358,16 @@ impl Cond {
                 }
             }
         }
-        let types = |b: &Function| -> Vec<Type> { b.outs.iter().map(|o| b.ty(*o).clone()).collect() };
+        let types =
+            |b: &Function| -> Vec<Type> { b.outs.iter().map(|o| b.ty(*o).clone()).collect() };
         let (t, e) = (types(&self.then), types(&self.otherwise));
         if t != e {
-            let list = |v: &[Type]| v.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+            let list = |v: &[Type]| {
+                v.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             return Err(format!(
                 "cond: the branches' results differ: ({}) and ({})",
                 list(&t),
@@ -1425,7 +1431,8 @@ impl Cond {
                 let v = vjp_cotangents(b, &wrt);
                 // The linear params are read as zeros: a function linear in
                 // them has a VJP that does not depend on them.
-                let keep: Vec<Option<usize>> = (0..n_primal).chain(nk..nk + n_out).map(Some).collect();
+                let keep: Vec<Option<usize>> =
+                    (0..n_primal).chain(nk..nk + n_out).map(Some).collect();
                 zero_params(&v, &keep)
             },
             0,
@@ -1499,7 +1506,9 @@ pub fn push_cond(
         otherwise,
         n_linear: 0,
     };
-    let ins: Vec<Var> = std::iter::once(pred).chain(consts.iter().copied()).collect();
+    let ins: Vec<Var> = std::iter::once(pred)
+        .chain(consts.iter().copied())
+        .collect();
     f.push_all(Op::Cond(Box::new(c)), &ins)
 }
 
