@@ -162,10 +162,23 @@ impl Lowerer<'_> {
     /// `if` without `else` gives no value but may assign.
     pub(crate) fn lower_if_as(&mut self, i: &syn::ExprIf, want: Want) -> Option<Vec<Var>> {
         let pred = self.lower_condition(&i.cond);
+        // A scalar condition: only the taken branch runs (`cond`).
+        if let Some(p) = pred.filter(|p| self.f.shape(*p).is_scalar()) {
+            return self.lower_cond(p, i, want);
+        }
         let before = self.scopes.clone();
         let then = self.lower_block_as(&i.then_branch, want);
         let then = self.branch_end(then, &before);
-        let other = match &i.else_branch {
+        let other = self.lower_else(i, want);
+        let other = self.branch_end(other, &before);
+        let merged = self.merge_branches(pred, then, other, i.span());
+        self.scopes = merged.state;
+        merged.values
+    }
+
+    /// The else branch of `i` (an `else if` chain, a block, or nothing).
+    pub(crate) fn lower_else(&mut self, i: &syn::ExprIf, want: Want) -> Option<Vec<Var>> {
+        match &i.else_branch {
             Some((_, e)) => match &**e {
                 Expr::Block(b) if b.label.is_none() => self.lower_block_as(&b.block, want),
                 Expr::If(x) => self.lower_if_as(x, want),
@@ -179,11 +192,7 @@ impl Lowerer<'_> {
                 );
                 None
             }
-        };
-        let other = self.branch_end(other, &before);
-        let merged = self.merge_branches(pred, then, other, i.span());
-        self.scopes = merged.state;
-        merged.values
+        }
     }
 
     /// The branch just lowered, with the bindings reset to `before`.
