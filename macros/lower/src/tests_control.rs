@@ -828,3 +828,27 @@ fn errors_of_a_scalar_if() {
     });
     assert_one(&m, "inside a closure");
 }
+
+/// A closure called inside a branch reads its captures through the
+/// branch's constants; an `if` inside a closure body is a cond too.
+#[test]
+fn closures_and_scalar_ifs() {
+    let f = lower(quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            let k = y * 2.0;
+            let g = |t: f64| t * k + 1.0;
+            let h = |t: f64| if t > 0.0 { t.sqrt() } else { -t };
+            let v = if x > 1.0 { g(x) } else { h(x) + g(0.5) };
+            v + h(y)
+        }
+    });
+    assert!(!dump(&f).contains("select"), "{}", dump(&f));
+    for (x, y) in [(2.0, 0.3), (0.5, -0.7), (-3.0, 4.0)] {
+        let k = y * 2.0;
+        let g = |t: f64| t * k + 1.0;
+        let h = |t: f64| if t > 0.0 { t.sqrt() } else { -t };
+        let v = if x > 1.0 { g(x) } else { h(x) + g(0.5) };
+        let got = eval(&f, &[vec![x], vec![y]])[0][0];
+        assert_eq!(got, v + h(y), "at ({x}, {y})");
+    }
+}
