@@ -527,3 +527,45 @@ fn a_scalar_if_in_an_array_function_values_and_gradients_on_both_sides() {
         assert!(close(got[k], gated_ref(r, *s), 1e-12), "row {k}");
     }
 }
+
+/// A scalar `if` inside a loop body, on the kernel path: the body's
+/// program holds a cond step of its own; reverse mode goes through both.
+#[transforms(grad(halving_grad, wrt = x))]
+fn halving(x: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if s > 1.0 {
+            s = s * 0.5 + (i as f64) * 0.01;
+        } else {
+            s += sum(x * x).sqrt();
+        }
+    }
+    s
+}
+
+fn halving_ref(x: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if s > 1.0 {
+            s = s * 0.5 + (i as f64) * 0.01;
+        } else {
+            s += x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        }
+    }
+    s
+}
+
+#[test]
+fn a_scalar_if_inside_a_loop_on_the_kernel_path() {
+    for x in [vec![0.3, -0.2, 0.4], vec![0.9, 0.7], vec![0.05; 5]] {
+        for n in [0usize, 1, 4, 9] {
+            let want = halving_ref(&x, n);
+            assert!(close(halving(&x, n), want, 1e-12), "{x:?} {n}");
+            let g = halving_grad(&x, n);
+            let fd = fd_grad(&x, |x| halving_ref(x, n));
+            for (a, b) in g.iter().zip(&fd) {
+                assert!(close(*a, *b, 1e-6), "{x:?} {n}: {g:?} vs {fd:?}");
+            }
+        }
+    }
+}
