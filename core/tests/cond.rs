@@ -231,6 +231,30 @@ fn simplify_prunes_unused_results_and_constants() {
 }
 
 #[test]
+fn a_cond_on_a_constant_predicate_simplifies_to_its_branch() {
+    for (p, then) in [(1.0, true), (0.0, false)] {
+        let mut f = Function::new("constant");
+        let x = f.add_param("x", scalar());
+        let y = f.add_param("y", vector("n"));
+        let pred = f.literal(p, DType::Bool);
+        let b = branchy_side(true);
+        let mut e = b.clone();
+        e.outs = vec![e.params[0]];
+        let r = oxla_core::ops::control::push_cond(&mut f, pred, &[x, y], b, e).unwrap();
+        f.outs = r;
+        let g = simplify(&f);
+        assert!(conds(&g).is_empty(), "{}", text::print(&g));
+        let args = branchy_args(0.7, &Y);
+        let want = if then {
+            eval(&branchy_side(true), &args)
+        } else {
+            vec![args[0].clone()]
+        };
+        assert_eq!(eval(&g, &args), want);
+    }
+}
+
+#[test]
 fn branches_must_agree_on_their_result_types() {
     let mut t = Function::new("t");
     let tx = t.add_param("x", scalar());

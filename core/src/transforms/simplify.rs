@@ -47,6 +47,17 @@ fn forward(f: &Function) -> Function {
         };
         let (op, ins) = (&op, &ins[..]);
         g_defs.update(&g);
+        // A cond on a constant predicate is its taken branch.
+        if let Op::Cond(c) = op {
+            if let Some(p) = g.literal_value(ins[0], &g_defs.0) {
+                let taken = if p != 0.0 { &c.then } else { &c.otherwise };
+                let out = crate::ops::control::inline(&mut g, taken, &ins[1..]);
+                for (o, v) in e.outs.iter().zip(out) {
+                    map[o.index()] = Some(v);
+                }
+                continue;
+            }
+        }
         let out = match rewrite(&mut g, &g_defs.0, op, ins) {
             Some(v) => vec![v],
             None => {
