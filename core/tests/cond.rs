@@ -66,9 +66,9 @@ fn derivatives_match_finite_differences_on_both_sides() {
         );
         // grad against finite differences per coordinate.
         let g = eval(&grad(&f, &[0, 1]).unwrap(), &args);
-        for i in 0..2 {
+        for (i, gi) in g.iter().enumerate() {
             let fd = fd_grad(&f, &args, i, 0, H);
-            assert_close(&format!("{ctx}: grad {i} vs fd"), &g[i].data, &fd, 1e-7);
+            assert_close(&format!("{ctx}: grad {i} vs fd"), &gi.data, &fd, 1e-7);
         }
         // ⟨ct, J·dir⟩ = ⟨Jᵀ·ct, dir⟩.
         let ct = 0.75;
@@ -101,9 +101,9 @@ fn derivatives_match_finite_differences_on_both_sides() {
         let mut gsum = grad(&f, &[0]).unwrap();
         gsum.name = format!("dfdx{k}");
         let gg = eval(&grad(&gsum, &[0, 1]).unwrap(), &args);
-        for i in 0..2 {
+        for (i, gi) in gg.iter().enumerate() {
             let fd = fd_grad(&gsum, &args, i, 0, 1e-5);
-            assert_close(&format!("{ctx}: grad of grad {i}"), &gg[i].data, &fd, 1e-6);
+            assert_close(&format!("{ctx}: grad of grad {i}"), &gi.data, &fd, 1e-6);
         }
     }
 }
