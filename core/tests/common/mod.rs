@@ -19,6 +19,8 @@ pub use gather_cases::gather_cases;
 pub use slicing_cases::slicing_cases;
 mod scan_cases;
 pub use scan_cases::scan_cases;
+mod cond_cases;
+pub use cond_cases::cond_cases;
 
 pub const F: DType = DType::F64;
 
@@ -43,7 +45,7 @@ pub struct Case {
 
 pub const SEP: f64 = 0.1;
 
-const POS: (f64, f64) = (0.5, 2.0);
+pub(crate) const POS: (f64, f64) = (0.5, 2.0);
 pub(crate) const ANY: (f64, f64) = (-2.0, 2.0);
 
 /// Shape of rank 0, 1 (`[n]`) or 2 (`[n,3]`).
@@ -295,6 +297,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.extend(slicing_cases(n));
     cases.extend(gather_cases(n));
     cases.extend(scan_cases(n));
+    cases.extend(cond_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -969,6 +972,10 @@ macro_rules! family_tests {
         fn products_and_scans() {
             $check("scan");
         }
+        #[test]
+        fn conds() {
+            $check("cond");
+        }
     };
 }
 #[allow(unused_imports)]
@@ -1324,8 +1331,6 @@ pub fn op_kind(op: &Op) -> &'static str {
         // are `core/tests/loops.rs` and the facade's `tests/loops.rs`.
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
-        // Not in the catalog either: its tests are `core/tests/cond.rs`,
-        // `backends/cpu/tests/cond.rs` and the facade's `tests/control_flow.rs`.
         Op::Cond(_) => "cond",
     }
 }
@@ -1356,6 +1361,7 @@ pub const OP_KINDS: &[&str] = &[
     "scatter_add",
     "reduce_prod",
     "linear_scan",
+    "cond",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1408,6 +1414,7 @@ pub const FAMILIES: &[&str] = &[
     "slicing",
     "gather",
     "scan",
+    "cond",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another
