@@ -569,3 +569,46 @@ fn a_scalar_if_inside_a_loop_on_the_kernel_path() {
         }
     }
 }
+
+/// A scalar `if` inside a loop in a scalar function: straight-line Rust
+/// (an `if`/`else` inside the loop, and inside the reverse sweep's
+/// backward step).
+#[transforms(grad(damped_grad, wrt = x), hessian(damped_hessian, wrt = x))]
+fn damped(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        if s > 1.0 {
+            s = s.sqrt();
+        } else {
+            s = s * 1.5 + 0.1;
+        }
+    }
+    s
+}
+
+fn damped_ref(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        if s > 1.0 {
+            s = s.sqrt();
+        } else {
+            s = s * 1.5 + 0.1;
+        }
+    }
+    s
+}
+
+#[test]
+fn a_scalar_if_inside_a_loop_in_straight_line_code() {
+    for x in [-2.0, 0.3, 0.9, 1.7, 5.0] {
+        for n in [0usize, 1, 3, 8] {
+            assert_eq!(damped(x, n), damped_ref(x, n), "{x} {n}");
+            let g = damped_grad(x, n);
+            let fd = central(|x| damped_ref(x, n), x);
+            assert!(close(g, fd, 1e-6), "grad at {x} {n}: {g} vs {fd}");
+            let h = damped_hessian(x, n);
+            let fd = central(|x| damped_grad(x, n), x);
+            assert!(close(h, fd, 1e-5), "hessian at {x} {n}: {h} vs {fd}");
+        }
+    }
+}
