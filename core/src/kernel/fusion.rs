@@ -148,7 +148,7 @@ fn loop_step(
         Op::Cond(c) => return cond_step(f, c, at, args, outs, kernels),
         _ => unreachable!("internal error: not a loop"),
     };
-    let mut nest = |g: &Function| nested(f, g, kernels);
+    let mut nest = |g: &Function| nested(f, g, "the loop", kernels);
     let body = nest(&l.body)?;
     let cond = l.cond.as_ref().map(&mut nest).transpose()?;
     let back = match back {
@@ -174,10 +174,15 @@ fn loop_step(
     })
 }
 
-/// `g` (a function a host step runs) fused into a program of its own,
-/// whose kernels join `kernels`.
-fn nested(f: &Function, g: &Function, kernels: &mut Vec<Kernel>) -> Result<Nested, String> {
-    let p = fuse(g).map_err(|err| format!("`{}`: in `{}`: {err}", f.name, g.name))?;
+/// `g` (a function a host step runs: `what`) fused into a program of its
+/// own, whose kernels join `kernels`.
+fn nested(
+    f: &Function,
+    g: &Function,
+    what: &str,
+    kernels: &mut Vec<Kernel>,
+) -> Result<Nested, String> {
+    let p = fuse(g).map_err(|err| format!("`{}`: in {what} `{}`: {err}", f.name, g.name))?;
     let map = p
         .kernels
         .iter()
@@ -210,13 +215,13 @@ fn cond_step(
         kind: crate::ops::control::LoopKind::For,
         n_consts: c.n_consts(),
         checkpoint: crate::ops::control::Checkpoint::All,
-        body: nested(f, &c.then, kernels)?,
+        body: nested(f, &c.then, "the cond branch", kernels)?,
         cond: None,
         back: None,
         results: (0..outs.len()).collect(),
         args,
         outs,
-        otherwise: Some(nested(f, &c.otherwise, kernels)?),
+        otherwise: Some(nested(f, &c.otherwise, "the cond branch", kernels)?),
     })
 }
 
