@@ -360,3 +360,39 @@ fn malformed_cond_steps_are_refused() {
         q.loops[0].body = other;
     });
 }
+
+/// A branch that gives a constant back unchanged, or a literal, has no
+/// kernel of its own: the step copies the constant's buffer.
+#[test]
+fn a_branch_without_kernels_runs_on_the_kernel_path() {
+    use oxla_core::kernel::fusion::fuse;
+    let mut t = Function::new("scaled");
+    let tx = t.add_param("x", vector("n"));
+    let ts = t.add_param("s", scalar());
+    let sb = t.broadcast(ts, Shape(vec![Dim::sym("n")]), vec![]);
+    let r = t.mul(tx, sb);
+    t.outs = vec![r, ts];
+    let mut e = Function::new("same");
+    let ex = e.add_param("x", vector("n"));
+    let _ = e.add_param("s", scalar());
+    e.outs = vec![ex, e.literal(2.0, DType::F64)];
+    let mut f = Function::new("pass_through");
+    let x = f.add_param("x", vector("n"));
+    let s = f.add_param("s", scalar());
+    let zero = f.literal(0.0, DType::F64);
+    let p = f.cmp(oxla_core::ops::elementwise::CmpOp::Gt, s, zero);
+    f.outs = oxla_core::ops::control::push_cond(&mut f, p, &[x, s], t, e).unwrap();
+    let p = fuse(&f).unwrap();
+    for s in [1.5, -1.0] {
+        let args = vec![
+            Tensor::vector(DType::F64, &Y),
+            Tensor::scalar(DType::F64, s),
+        ];
+        assert_eq!(
+            run_program(&p, &args),
+            eval(&f, &args),
+            "s = {s}\n{}",
+            p.text()
+        );
+    }
+}
