@@ -125,7 +125,8 @@
 //! |---|---|---|
 //! | `x.exp()` `.ln()` `.sin()` `.cos()` `.tanh()` `.sqrt()` `.powi(n)` (also `f64::exp(x)`, `f32::powi(x, n)`, … for every float method) | elementwise | the usual one; `powi(0)` is 0 in every order |
 //! | `a.max(b)`, `a.min(b)` | elementwise, NaN from either operand (JAX's `maximum`) | a tie splits 0.5/0.5 |
-//! | `if a < b { x } else { y }`, `if flag { x } else { y }` | elementwise select | through the chosen branch |
+//! | `if a < b { x } else { y }`, `if flag { x } else { y }` on a scalar condition | a cond (`lax.cond`): only the taken branch runs | through the taken branch only: a side that is NaN or infinite where it is not taken (`x.ln()` for `x <= 0`) does not reach the gradient |
+//! | `if a < b { x } else { y }` on an array condition | elementwise select (both sides computed) | through the chosen branch, elementwise (as `jnp.where`: an infinite derivative on the other side gives NaN) |
 //! | `a < b`, `a <= b`, `a == b`, … as a value | elementwise comparison: `bool`s, to return or cast | none |
 //! | `n as f32`, `(x * 10.0) as i32`, `flag as i32`; on arrays `x.mapv(\|v\| v as f32)` | Rust's `as` (float → integer truncates and saturates, NaN → 0); to the function's float type, `i32` or `i64` | through float → float (the identity); none from or to an integer |
 //! | `fn f<T: oxla::Float>(x: &[T]) -> T` (or `where T: oxla::Float`); in its body `T::zero()`, `T::one()`, `T::from(0.5)` (also `.unwrap()`), `n as T`, `T::EPSILON`, `T::PI()`, `T::exp(x)`, and literals | generic over the float type: compiled for `f32` and for `f64`, every generated function generic too (`NAME_IR` the f64 instance's IR, `NAME_F32_IR` the f32 one's); `T::…` means the concrete type's | each instance's own |
@@ -167,9 +168,9 @@
 //! | `std::f64::consts::PI`, `f32::consts::E`, … | the constant, in the function's float type | none |
 //! | `A`, `consts::G`, `Self::K` (a crate `const` or `static`, SCREAMING_CASE) | read at each call as `(A) as T` (T the function's float type; rustc checks it exists and is a number); not inside a helper | none (never differentiated, never batched) |
 //! | `let mut y = x;` then `y = e;`, `y += e;` (`-=`, `*=`, `/=`) | a new value for `y` (SSA); it keeps `y`'s dtype and shape | through the new value |
-//! | `if c { y = a; } else if d { y *= b; }` (any branch may assign; `else` optional when it only assigns) | each assigned variable is merged after the `if`: `select(c, then, else)` (an array `c` picks elementwise) | through the chosen branch |
+//! | `if c { y = a; } else if d { y *= b; }` (any branch may assign; `else` optional when it only assigns) | each assigned variable is a result of the `if`'s cond (a scalar `c`), or merged by `select(c, then, else)` (an array `c`, elementwise) | through the chosen branch |
 //! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
-//! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects; arms may assign | through the chosen arm |
+//! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects (every arm is computed); arms may assign | through the chosen arm |
 //! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
 //! | `i + 1`, `n - i`, `2 * i`, `i < n` on integer scalars | integer arithmetic and comparisons, exact below 2^53 (no integer division) | none |
 //! | `for i in a..b { … }`, `a..=b` (integer bounds), `while cond { … }` (a scalar bool), nested; `oxla::checkpoint(range_or_cond)`, `oxla::checkpoint_every(k, …)` | a loop op of the IR (never unrolled) whose carries are the `let mut` variables the body assigns; reverse mode keeps every step's carries, or every ⌈√n⌉-th / k-th with the rest recomputed (`oxla::loop_tape_peak_bytes()`) | through every step, forward and reverse (also through `while`), Hessians (forward over reverse), `vmap` with a trip count per example; not reverse over reverse |

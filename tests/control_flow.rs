@@ -3,7 +3,9 @@
 //! integer, sizes (`x.len()`), and crate `const`s. Each function's values
 //! are checked against the same body as plain Rust, and its gradients
 //! against central finite differences, on the straight-line scalar path
-//! and on the array (kernel) path.
+//! and on the array (kernel) path. An `if` on a scalar condition runs only
+//! the taken branch (a cond), so a side that is NaN where it is not taken
+//! reaches neither the value nor the gradient.
 
 use oxla::{grad, jit, transforms};
 
@@ -373,5 +375,240 @@ fn constants_reach_the_into_sibling_and_vmap() {
     let batched = shifted_rows(&rows, 0.1);
     for row in batched.rows() {
         assert_eq!(row.to_vec(), want);
+    }
+}
+
+// ---- `if` on a scalar: only the taken side runs -------------------------------
+
+#[transforms(
+    grad(log_or_zero_grad),
+    hessian(log_or_zero_hessian),
+    vmap(log_or_zero_grads, of = grad(wrt = x)),
+)]
+fn log_or_zero(x: f64) -> f64 {
+    if x > 0.0 {
+        x.ln()
+    } else {
+        0.0
+    }
+}
+
+fn log_or_zero_ref(x: f64) -> f64 {
+    if x > 0.0 {
+        x.ln()
+    } else {
+        0.0
+    }
+}
+
+/// The gradient where the untaken side is NaN (`ln` of a negative number)
+/// or infinite (`1/x` at 0) is the taken side's, 0; both of the select
+/// of both sides that an `if` used to be gave 0·(1/0) = NaN at 0.
+#[test]
+fn the_untaken_side_of_a_scalar_if_does_not_reach_the_gradient() {
+    for x in [-1.0, -1e-300, 0.0, 1e-3, 0.5, 2.0, 7.5] {
+        assert_eq!(log_or_zero(x), log_or_zero_ref(x), "at {x}");
+        let g = log_or_zero_grad(x);
+        let want = if x > 0.0 { 1.0 / x } else { 0.0 };
+        assert_eq!(g, want, "grad at {x}");
+        let h = log_or_zero_hessian(x);
+        let want = if x > 0.0 { -1.0 / (x * x) } else { 0.0 };
+        assert_eq!(h, want, "hessian at {x}");
+        if x.abs() > 1e-2 {
+            let fd = central(log_or_zero_ref, x);
+            assert!(close(g, fd, 1e-6), "grad at {x}: {g} vs {fd}");
+        }
+    }
+    // Batched: the condition differs per example (both branches run, a
+    // select picks each example's finite gradient).
+    let xs = [-1.0, 2.0, 0.0, 4.0, -3.5];
+    let gs = log_or_zero_grads(&xs);
+    for (x, g) in xs.iter().zip(&gs) {
+        assert_eq!(*g, log_or_zero_grad(*x), "example {x}");
+    }
+}
+
+/// A scalar function with an `if` batched by `vmap`: the condition is per
+/// example.
+#[oxla::vmap(soft_sqrt_all)]
+fn soft_sqrt(x: f64) -> f64 {
+    if x > 1.0 {
+        x.sqrt()
+    } else if x < -1.0 {
+        -(-x).sqrt()
+    } else {
+        x
+    }
+}
+
+fn soft_sqrt_ref(x: f64) -> f64 {
+    if x > 1.0 {
+        x.sqrt()
+    } else if x < -1.0 {
+        -(-x).sqrt()
+    } else {
+        x
+    }
+}
+
+#[test]
+fn vmap_of_a_function_with_an_if_picks_per_example() {
+    let xs = [-4.0, -1.0, -0.5, 0.0, 0.9, 1.0, 2.25, 9.0];
+    let got = soft_sqrt_all(&xs);
+    for (x, g) in xs.iter().zip(&got) {
+        assert_eq!(*g, soft_sqrt_ref(*x), "at {x}");
+        assert_eq!(soft_sqrt(*x), soft_sqrt_ref(*x), "at {x}");
+    }
+}
+
+/// An array function whose `if` is on a scalar: the kernel path runs the
+/// taken branch's kernels only (the other side, `ln(s)` for `s <= 0`, is
+/// NaN there). The second `if` assigns a variable.
+#[transforms(
+    jit(gated_jit),
+    grad(gated_grad, wrt = (x, s)),
+    vmap(gated_rows, in_axes = (0, 0)),
+)]
+fn gated(x: &[f64], s: f64) -> f64 {
+    let y = if s > 0.0 { x * s.ln() } else { x * x };
+    let mut t = sum(y.sin());
+    if t < 0.0 {
+        t = -t * s;
+    }
+    t
+}
+
+fn gated_ref(x: &[f64], s: f64) -> f64 {
+    let mut t: f64 = x
+        .iter()
+        .map(|v| if s > 0.0 { v * s.ln() } else { v * v })
+        .map(f64::sin)
+        .sum();
+    if t < 0.0 {
+        t = -t * s;
+    }
+    t
+}
+
+#[test]
+fn a_scalar_if_in_an_array_function_values_and_gradients_on_both_sides() {
+    let xs = [
+        vec![0.3, -0.7, 1.2],
+        vec![0.3, -0.7, 1.2, 0.05, -1.5, 0.8, -0.25, 0.6, 1.1],
+        vec![-0.2, 0.4],
+    ];
+    for x in &xs {
+        for s in [-1.0, -0.3, 0.0, 0.6, 2.5] {
+            let want = gated_ref(x, s);
+            assert!(close(gated(x, s), want, 1e-12), "{x:?} {s}");
+            assert!(close(gated_jit(x, s), want, 1e-12), "{x:?} {s}");
+            let (dx, ds) = gated_grad(x, s);
+            assert!(
+                ds.is_finite() && dx.iter().all(|d| d.is_finite()),
+                "{x:?} {s}"
+            );
+            let fx = fd_grad(x, |x| gated_ref(x, s));
+            for (a, b) in dx.iter().zip(&fx) {
+                assert!(close(*a, *b, 1e-6), "d/dx at {x:?} {s}: {dx:?} vs {fx:?}");
+            }
+            // s = 0 sits on the condition: one-sided from above there.
+            if s != 0.0 {
+                let fs = central(|s| gated_ref(x, s), s);
+                assert!(close(ds, fs, 1e-6), "d/ds at {x:?} {s}: {ds} vs {fs}");
+            }
+        }
+    }
+    // Batched over rows with a condition per row.
+    let rows = [[0.3, -0.7, 1.2], [0.5, 0.1, -0.9], [1.0, 2.0, -0.4]];
+    let ss = [-1.0, 0.6, 2.5];
+    let m = oxla::ndarray::Array2::from_shape_vec((3, 3), rows.concat()).unwrap();
+    let got = gated_rows(&m, &ss);
+    for (k, (r, s)) in rows.iter().zip(&ss).enumerate() {
+        assert!(close(got[k], gated_ref(r, *s), 1e-12), "row {k}");
+    }
+}
+
+/// A scalar `if` inside a loop body, on the kernel path: the body's
+/// program holds a cond step of its own; reverse mode goes through both.
+#[transforms(grad(halving_grad, wrt = x))]
+fn halving(x: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if s > 1.0 {
+            s = s * 0.5 + (i as f64) * 0.01;
+        } else {
+            s += sum(x * x).sqrt();
+        }
+    }
+    s
+}
+
+fn halving_ref(x: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if s > 1.0 {
+            s = s * 0.5 + (i as f64) * 0.01;
+        } else {
+            s += x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        }
+    }
+    s
+}
+
+#[test]
+fn a_scalar_if_inside_a_loop_on_the_kernel_path() {
+    for x in [vec![0.3, -0.2, 0.4], vec![0.9, 0.7], vec![0.05; 5]] {
+        for n in [0usize, 1, 4, 9] {
+            let want = halving_ref(&x, n);
+            assert!(close(halving(&x, n), want, 1e-12), "{x:?} {n}");
+            let g = halving_grad(&x, n);
+            let fd = fd_grad(&x, |x| halving_ref(x, n));
+            for (a, b) in g.iter().zip(&fd) {
+                assert!(close(*a, *b, 1e-6), "{x:?} {n}: {g:?} vs {fd:?}");
+            }
+        }
+    }
+}
+
+/// A scalar `if` inside a loop in a scalar function: straight-line Rust
+/// (an `if`/`else` inside the loop, and inside the reverse sweep's
+/// backward step).
+#[transforms(grad(damped_grad, wrt = x), hessian(damped_hessian, wrt = x))]
+fn damped(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        if s > 1.0 {
+            s = s.sqrt();
+        } else {
+            s = s * 1.5 + 0.1;
+        }
+    }
+    s
+}
+
+fn damped_ref(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        if s > 1.0 {
+            s = s.sqrt();
+        } else {
+            s = s * 1.5 + 0.1;
+        }
+    }
+    s
+}
+
+#[test]
+fn a_scalar_if_inside_a_loop_in_straight_line_code() {
+    for x in [-2.0, 0.3, 0.9, 1.7, 5.0] {
+        for n in [0usize, 1, 3, 8] {
+            assert_eq!(damped(x, n), damped_ref(x, n), "{x} {n}");
+            let g = damped_grad(x, n);
+            let fd = central(|x| damped_ref(x, n), x);
+            assert!(close(g, fd, 1e-6), "grad at {x} {n}: {g} vs {fd}");
+            let h = damped_hessian(x, n);
+            let fd = central(|x| damped_grad(x, n), x);
+            assert!(close(h, fd, 1e-5), "hessian at {x} {n}: {h} vs {fd}");
+        }
     }
 }

@@ -276,6 +276,16 @@ pub fn controlled(x: &[f64], k: i64) -> f64 {
     s
 }
 
+/// An `if` on a scalar in an array function (a cond: only the taken
+/// branch's kernels run; `ln(s)` is NaN on the side not taken for
+/// `s <= 0`), and its gradient: both branches are programs of the build
+/// script's kernels.
+#[grad(gated_grad, wrt = (x, s))]
+pub fn gated(x: &[f64], s: f64) -> f64 {
+    let y = if s > 0.0 { x * s.ln() } else { x * x };
+    sum(y.sin())
+}
+
 /// A `for` loop carrying an array and a scalar, and its gradient through
 /// the reverse sweep (checkpointed): the loop's body, and the backward body,
 /// are programs of the build script's kernels.

@@ -746,6 +746,34 @@ fn control_flow_and_a_constant_run_on_the_build_scripts_kernels() {
 }
 
 #[test]
+fn a_cond_and_its_gradient_run_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(33);
+    for len in [1usize, 7, 130] {
+        let x = random(&mut rng, len, -1.5, 1.5);
+        for s in [-1.0, 0.0, 0.7, 2.5] {
+            let args = || {
+                vec![
+                    Tensor::vector(DType::F64, &x),
+                    Tensor::scalar(DType::F64, s),
+                ]
+            };
+            let want = reference(GATED_IR, args());
+            assert_matches("gated", &[vec![gated(&x, s)]], &want, 1e-13);
+            let want = reference(GATED_GRAD_IR, args());
+            let (dx, ds) = gated_grad(&x, s);
+            assert_matches("gated_grad", &[dx.clone(), vec![ds]], &want, 1e-13);
+            // Finite where the untaken side is NaN.
+            assert!(
+                ds.is_finite() && dx.iter().all(|d| d.is_finite()),
+                "s = {s}"
+            );
+        }
+    }
+    assert_build_script("gated_grad");
+    assert_build_script("gated");
+}
+
+#[test]
 fn a_loop_and_its_reverse_sweep_run_on_the_build_scripts_kernels() {
     let mut rng = StdRng::seed_from_u64(21);
     for (len, n) in [(1usize, 0usize), (7, 1), (130, 9)] {

@@ -9,6 +9,7 @@ use crate::shape::derived::Plan;
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
 
+mod cond;
 mod direct;
 mod loops;
 pub use direct::{DirectCall, ScalarSlots};
@@ -39,7 +40,8 @@ pub struct Program {
     pub kernels: Vec<Kernel>,
     pub buffers: Vec<BufferInfo>,
     pub launches: Vec<Launch>,
-    /// Loops, run on the host between launches (`LoopStep::at`), in order.
+    /// Loops and conds, run on the host between launches (`LoopStep::at`),
+    /// in order.
     /// Their nested programs' kernels are in `kernels` too, so a backend
     /// compiles one list.
     pub loops: Vec<LoopStep>,

@@ -66,6 +66,7 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
         let results = match &e.op {
             Op::Loop(l) => l.eval(&ins)?,
             Op::LoopReverse(l) => l.eval(&ins)?,
+            Op::Cond(c) => c.eval(&ins)?,
             op => {
                 let shape = f.ty(e.out()).shape.concrete(&env)?;
                 vec![op.eval(&ins, &shape, &env)]

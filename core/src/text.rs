@@ -64,6 +64,7 @@ pub fn nested_functions(op: &Op) -> Vec<&Function> {
     match op {
         Op::Loop(l) => l.functions(),
         Op::LoopReverse(l) => l.functions(),
+        Op::Cond(c) => c.functions(),
         _ => Vec::new(),
     }
 }
@@ -197,10 +198,11 @@ fn parse_control(word: &str, fns: Vec<Function>) -> Result<Op, String> {
         .split_once('[')
         .and_then(|(n, a)| Some((n, a.strip_suffix(']')?)))
         .ok_or_else(|| format!("bad op `{word}`"))?;
-    use crate::ops::control::{Loop, LoopReverse};
+    use crate::ops::control::{Cond, Loop, LoopReverse};
     match name {
         "loop" | "loop_tangent" => Ok(Op::Loop(Box::new(Loop::from_text(name, arg, fns)?))),
         "loop_reverse" => Ok(Op::LoopReverse(Box::new(LoopReverse::from_text(arg, fns)?))),
+        "cond" => Ok(Op::Cond(Box::new(Cond::from_text(arg, fns)?))),
         _ => Err(format!("`{name}` holds no functions")),
     }
 }

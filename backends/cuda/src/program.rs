@@ -415,9 +415,14 @@ impl Schedule {
     /// launch reads it, and never one it also reads; every output exists.
     pub fn new(p: &Program) -> Result<Schedule, String> {
         p.check_schedule()?;
-        if !p.loops.is_empty() {
+        if let Some(s) = p.loops.first() {
+            let what = if s.otherwise.is_some() {
+                "a cond (an `if` on a scalar)"
+            } else {
+                "a loop"
+            };
             return Err(format!(
-                "`{}`: loops do not run on the GPU yet (they run on the CPU's kernel path and the reference interpreter)",
+                "`{}`: {what} does not run on the GPU yet: host steps run on the CPU's kernel path and the reference interpreter",
                 p.function.name
             ));
         }

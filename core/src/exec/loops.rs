@@ -28,8 +28,9 @@ pub struct Nested {
     pub kernels: Vec<usize>,
 }
 
-/// A loop of the schedule (`ops::control::Loop`, or the reverse sweep
-/// `LoopReverse` when `back` is set).
+/// A host step of the schedule: a loop (`ops::control::Loop`, or the
+/// reverse sweep `LoopReverse` when `back` is set), or a cond
+/// (`ops::control::Cond`, when `otherwise` is set; see `exec::cond`).
 #[derive(Clone, Debug)]
 pub struct LoopStep {
     /// How many of the program's launches run before it.
@@ -55,6 +56,11 @@ pub struct LoopStep {
     pub args: Vec<usize>,
     /// The buffers the step writes, one per entry of `results`.
     pub outs: Vec<usize>,
+    /// A cond step: the program run when the predicate (the first operand)
+    /// is false; `body` is the one run when it is true (params: the
+    /// constants; results: the step's). Its `kind`, `checkpoint`, `cond`
+    /// and `back` are then unused (`For`, `All`, `None`, `None`).
+    pub otherwise: Option<Nested>,
 }
 
 impl LoopStep {
@@ -70,15 +76,16 @@ impl LoopStep {
     /// The nested programs: body, condition, backward body.
     pub fn programs(&self) -> impl Iterator<Item = &Nested> {
         std::iter::once(&self.body)
+            .chain(&self.otherwise)
             .chain(&self.cond)
             .chain(self.back.as_ref().map(|b| &b.0))
     }
 }
 
 /// Runs a nested program's kernels, numbered in the enclosing program's list.
-struct Renumbered<'a> {
-    inner: &'a dyn Launcher,
-    kernels: &'a [usize],
+pub(super) struct Renumbered<'a> {
+    pub(super) inner: &'a dyn Launcher,
+    pub(super) kernels: &'a [usize],
 }
 
 impl Launcher for Renumbered<'_> {
@@ -108,7 +115,7 @@ impl Program {
     ///
     /// # Safety
     /// As for `execute_into_then`.
-    unsafe fn call_in<R>(
+    pub(super) unsafe fn call_in<R>(
         &self,
         launcher: &dyn Launcher,
         args: &[RawArg],
@@ -124,16 +131,8 @@ impl Program {
         r
     }
 
-    /// Check loop step `j` against the buffers written and read so far
-    /// (see `check_schedule`), and its nested programs.
-    pub(super) fn check_loop(
-        &self,
-        j: usize,
-        written: &mut [bool],
-        read: &mut [bool],
-    ) -> Result<(), String> {
-        let s = &self.loops[j];
-        let what = format!("loop step {j} (`{}`)", s.body.program.function.name);
+    /// Check each nested program of step `s` and the numbering of its kernels.
+    fn check_nested(&self, what: &str, s: &LoopStep) -> Result<(), String> {
         for n in s.programs() {
             n.program
                 .check_schedule()
@@ -151,6 +150,23 @@ impl Program {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Check loop step `j` against the buffers written and read so far
+    /// (see `check_schedule`), and its nested programs.
+    pub(super) fn check_loop(
+        &self,
+        j: usize,
+        written: &mut [bool],
+        read: &mut [bool],
+    ) -> Result<(), String> {
+        let s = &self.loops[j];
+        let what = format!("loop step {j} (`{}`)", s.body.program.function.name);
+        self.check_nested(&what, s)?;
+        if s.otherwise.is_some() {
+            return self.check_cond(j, written, read);
         }
         let (nb, nk, nc) = (s.n_bounds(), s.n_consts, s.n_carries());
         let body = &s.body.program.function;
@@ -289,6 +305,10 @@ impl Program {
         nested: &mut [Scratch],
     ) -> Result<(), String> {
         let s = &self.loops[j];
+        if s.otherwise.is_some() {
+            // SAFETY: the caller's guarantee.
+            return unsafe { self.run_cond(j, launcher, ops, outs, nested) };
+        }
         let [body_space, cond_space, back_space] = nested else {
             unreachable!("three scratch spaces per loop step")
         };
@@ -462,6 +482,9 @@ impl Program {
     /// The loop steps, for `text`: step `j` and its nested programs, indented.
     pub(super) fn loop_text(&self, j: usize, s: &mut String) {
         let l = &self.loops[j];
+        if l.otherwise.is_some() {
+            return self.cond_text(j, s);
+        }
         let b = |v: &[usize]| {
             v.iter()
                 .map(|b| format!("b{b}"))
@@ -710,7 +733,7 @@ fn add_into(acc: &mut Buffer, x: &Buffer) -> Result<(), String> {
 /// # Safety
 /// Each output pointer is valid for `len` writes of its buffer's type and
 /// overlaps none of `from`.
-unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> Result<(), String> {
+pub(super) unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> Result<(), String> {
     for (b, (ptr, len)) in from.iter().zip(outs) {
         if b.len() != *len {
             return Err(format!(

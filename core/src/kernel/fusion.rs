@@ -8,8 +8,8 @@
 //! regroups axes, an operand of `dot_general` that is not already a
 //! plain load, the operand and the indices of a gather (an indexed load),
 //! a scatter-add's result (a zero fill, then a kernel that adds into it),
-//! the operands and results of a loop (a step the host runs: its bodies
-//! are programs of their own, see `exec::LoopStep`),
+//! the operands and results of a loop or a cond (a step the host runs: its
+//! bodies or branches are programs of their own, see `exec::LoopStep`),
 //! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
@@ -145,26 +145,10 @@ fn loop_step(
     let (l, back) = match &e.op {
         Op::Loop(l) => (&**l, None),
         Op::LoopReverse(r) => (&r.fwd, Some((&r.back, r.n_acc))),
+        Op::Cond(c) => return cond_step(f, c, at, args, outs, kernels),
         _ => unreachable!("internal error: not a loop"),
     };
-    let mut nest = |g: &Function| -> Result<Nested, String> {
-        let p = fuse(g).map_err(|err| format!("`{}`: in the loop `{}`: {err}", f.name, g.name))?;
-        let map = p
-            .kernels
-            .iter()
-            .map(|k| match kernels.iter().position(|x| x.name == k.name) {
-                Some(i) => i,
-                None => {
-                    kernels.push(k.clone());
-                    kernels.len() - 1
-                }
-            })
-            .collect();
-        Ok(Nested {
-            program: p,
-            kernels: map,
-        })
-    };
+    let mut nest = |g: &Function| nested(f, g, "the loop", kernels);
     let body = nest(&l.body)?;
     let cond = l.cond.as_ref().map(&mut nest).transpose()?;
     let back = match back {
@@ -186,6 +170,58 @@ fn loop_step(
         results,
         args,
         outs,
+        otherwise: None,
+    })
+}
+
+/// `g` (a function a host step runs: `what`) fused into a program of its
+/// own, whose kernels join `kernels`.
+fn nested(
+    f: &Function,
+    g: &Function,
+    what: &str,
+    kernels: &mut Vec<Kernel>,
+) -> Result<Nested, String> {
+    let p = fuse(g).map_err(|err| format!("`{}`: in {what} `{}`: {err}", f.name, g.name))?;
+    let map = p
+        .kernels
+        .iter()
+        .map(|k| match kernels.iter().position(|x| x.name == k.name) {
+            Some(i) => i,
+            None => {
+                kernels.push(k.clone());
+                kernels.len() - 1
+            }
+        })
+        .collect();
+    Ok(Nested {
+        program: p,
+        kernels: map,
+    })
+}
+
+/// The schedule's step for a cond: each branch fused into a program of its
+/// own (see `exec::cond`).
+fn cond_step(
+    f: &Function,
+    c: &crate::ops::control::Cond,
+    at: usize,
+    args: Vec<usize>,
+    outs: Vec<usize>,
+    kernels: &mut Vec<Kernel>,
+) -> Result<LoopStep, String> {
+    Ok(LoopStep {
+        at,
+        kind: crate::ops::control::LoopKind::For,
+        n_consts: c.n_consts(),
+        checkpoint: crate::ops::control::Checkpoint::All,
+        body: nested(f, &c.then, "the cond branch", kernels)?,
+        cond: None,
+        back: None,
+        results: (0..outs.len()).collect(),
+        args,
+        outs,
+        otherwise: Some(nested(f, &c.otherwise, "the cond branch", kernels)?),
     })
 }
 
@@ -357,7 +393,7 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
     for e in &f.eqns {
         match &e.op {
             // A loop step reads its operands' buffers and writes its results'.
-            Op::Loop(_) | Op::LoopReverse(_) => {
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
                 for v in e.ins.iter().chain(&e.outs) {
                     m[v.index()] = true;
                 }
@@ -817,8 +853,8 @@ impl<'a> KernelBuilder<'a> {
             | Op::Pad { .. }
             | Op::Concatenate { .. }
             | Op::ScatterAdd { .. } => self.load(v, cmap),
-            Op::Loop(_) | Op::LoopReverse(_) => {
-                unreachable!("internal error: a loop's results are materialized")
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
+                unreachable!("internal error: a host step's results are materialized")
             }
         };
         self.memo.insert(key, id);

@@ -135,6 +135,9 @@ pub enum Op {
     Loop(Box<control::Loop>),
     /// Reverse mode through a loop (see `control`).
     LoopReverse(Box<control::LoopReverse>),
+    /// `if pred { then } else { otherwise }` with branch functions (see
+    /// `control::Cond`); one result per branch result.
+    Cond(Box<control::Cond>),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -188,6 +191,7 @@ impl Op {
             Op::Concatenate { operands, .. } => *operands,
             Op::Loop(l) => l.n_operands(),
             Op::LoopReverse(l) => l.fwd.n_operands() + l.n_r(),
+            Op::Cond(c) => c.n_operands(),
         }
     }
 
@@ -196,6 +200,7 @@ impl Op {
         match self {
             Op::Loop(l) => l.infer(ins),
             Op::LoopReverse(l) => l.infer(ins),
+            Op::Cond(c) => c.infer(ins),
             _ => Ok(vec![self.infer(ins)?]),
         }
     }
@@ -203,7 +208,7 @@ impl Op {
     /// Whether the op has its own rules in every transform (`control`),
     /// instead of the single-result rules below.
     pub fn is_control(&self) -> bool {
-        matches!(self, Op::Loop(_) | Op::LoopReverse(_))
+        matches!(self, Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_))
     }
 
     /// Shape and dtype rule.
@@ -216,7 +221,7 @@ impl Op {
             ));
         }
         match self {
-            Op::Loop(_) | Op::LoopReverse(_) => match self.infer_all(ins)?[..] {
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => match self.infer_all(ins)?[..] {
                 [ref t] => Ok(t.clone()),
                 ref ts => Err(format!("{self} has {} results", ts.len())),
             },
@@ -346,7 +351,7 @@ impl Op {
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse)
             }
-            Op::Loop(_) | Op::LoopReverse(_) => {
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
                 panic!("internal error: {self} is evaluated by `control`")
             }
             Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
@@ -413,8 +418,8 @@ impl Op {
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
             }
-            Op::Loop(_) | Op::LoopReverse(_) => {
-                panic!("internal error: the JVP of {self} is `control::loop_jvp`")
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
+                panic!("internal error: the JVP of {self} is in `control`")
             }
         }
     }
@@ -436,6 +441,7 @@ impl Op {
             Op::Select => i > 0,
             Op::LinearScan { .. } => i == 1,
             Op::Loop(l) => l.is_linear_in(i),
+            Op::Cond(c) => c.is_linear_in(i),
             // Reverse over reverse is not supported.
             Op::LoopReverse(_) => false,
             Op::Broadcast { .. }
@@ -555,7 +561,9 @@ impl Op {
             | Op::LoopReverse(_) => {
                 panic!("internal error: {self} is not linear")
             }
-            Op::Loop(_) => panic!("internal error: {self} is transposed by `control`"),
+            Op::Loop(_) | Op::Cond(_) => {
+                panic!("internal error: {self} is transposed by `control`")
+            }
         }
     }
 
@@ -600,7 +608,7 @@ impl Op {
             Op::LinearScan { axis, reverse } => {
                 scan::linear_scan_batch(f, ins, batched, *axis, *reverse, size)
             }
-            Op::Loop(_) | Op::LoopReverse(_) => {
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
                 panic!("internal error: {self} is batched by `control`")
             }
             Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
@@ -655,7 +663,7 @@ impl Op {
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
             Op::LinearScan { .. } => FusionKind::Scan,
-            Op::Loop(_) | Op::LoopReverse(_) => FusionKind::Control,
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => FusionKind::Control,
         }
     }
 }
@@ -709,6 +717,7 @@ impl fmt::Display for Op {
             }
             Op::Loop(l) => f.write_str(&l.header()),
             Op::LoopReverse(l) => f.write_str(&l.header()),
+            Op::Cond(c) => f.write_str(&c.header()),
         }
     }
 }

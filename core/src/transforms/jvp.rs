@@ -47,6 +47,7 @@ pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
         let (outs, touts) = match &e.op {
             Op::Loop(l) if any => control::loop_jvp(&mut g, l, &ins, &ts),
             Op::LoopReverse(l) if any => control::reverse_jvp(&mut g, l, &ins, &ts),
+            Op::Cond(c) if any => control::cond_jvp(&mut g, c, &ins, &ts),
             _ => {
                 let outs = g.copy_eqn(e, &mut primal);
                 let t = if any {

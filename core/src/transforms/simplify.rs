@@ -39,10 +39,25 @@ fn forward(f: &Function) -> Function {
                 );
                 (Op::DotGeneral(d), vec![a, b])
             }
-            None => (e.op.clone(), ins),
+            // A cond's branches are simplified as functions of their own.
+            None => match &e.op {
+                Op::Cond(c) => (Op::Cond(Box::new(c.simplified())), ins),
+                op => (op.clone(), ins),
+            },
         };
         let (op, ins) = (&op, &ins[..]);
         g_defs.update(&g);
+        // A cond on a constant predicate is its taken branch.
+        if let Op::Cond(c) = op {
+            if let Some(p) = g.literal_value(ins[0], &g_defs.0) {
+                let taken = if p != 0.0 { &c.then } else { &c.otherwise };
+                let out = crate::ops::control::inline(&mut g, taken, &ins[1..]);
+                for (o, v) in e.outs.iter().zip(out) {
+                    map[o.index()] = Some(v);
+                }
+                continue;
+            }
+        }
         let out = match rewrite(&mut g, &g_defs.0, op, ins) {
             Some(v) => vec![v],
             None => {
@@ -187,17 +202,46 @@ fn dce(f: &Function) -> Function {
         }
     }
     let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
+    let mut pruned_any = false;
     for e in f
         .eqns
         .iter()
         .filter(|e| e.outs.iter().any(|o| live[o.index()]))
     {
-        g.copy_eqn(e, &mut map);
+        match &e.op {
+            // A cond gives only its live results, and takes only the
+            // constants its branches then read.
+            Op::Cond(c) if e.outs.iter().any(|o| !live[o.index()]) => {
+                let results: Vec<usize> = (0..e.outs.len())
+                    .filter(|k| live[e.outs[*k].index()])
+                    .collect();
+                let (pruned, kept) = c.pruned(&results);
+                let ins: Vec<Var> = std::iter::once(e.ins[0])
+                    .chain(kept.iter().map(|k| e.ins[1 + k]))
+                    .map(|v| map[v.index()].expect("verified IR"))
+                    .collect();
+                let outs = g
+                    .push_all(Op::Cond(Box::new(pruned)), &ins)
+                    .expect("internal error: pruning a cond");
+                for (k, v) in results.iter().zip(outs) {
+                    map[e.outs[*k].index()] = Some(v);
+                }
+                pruned_any = true;
+            }
+            _ => {
+                g.copy_eqn(e, &mut map);
+            }
+        }
     }
     g.outs = f
         .outs
         .iter()
         .map(|o| map[o.index()].expect("verified IR"))
         .collect();
-    g
+    // What fed the constants a pruned cond no longer takes is dead now.
+    if pruned_any {
+        dce(&g)
+    } else {
+        g
+    }
 }

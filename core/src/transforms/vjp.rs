@@ -161,6 +161,39 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
             }
             continue;
         }
+        if let Op::Cond(c) = &e.op {
+            // A tangent cond: the cond of the branches' transposes, on the
+            // same predicate and primal constants.
+            let cts: Vec<Option<Var>> = e.outs.iter().map(|o| ct.remove(o)).collect();
+            if cts.iter().all(Option::is_none) {
+                continue;
+            }
+            let n_primal = 1 + c.n_consts() - c.n_linear;
+            for (k, v) in e.ins.iter().enumerate() {
+                assert!(
+                    !linear[v.index()] || c.is_linear_in(k),
+                    "internal error: a cond is not linear in operand {k}"
+                );
+            }
+            let mut ins: Vec<Var> = e.ins[..n_primal]
+                .iter()
+                .map(|v| map[v.index()].expect("internal error: a cond's primal operand"))
+                .collect();
+            ins.extend(
+                cts.iter()
+                    .zip(&e.outs)
+                    .map(|(c, o)| c.unwrap_or_else(|| g.full(0.0, j.dtype(*o), j.shape(*o)))),
+            );
+            let back = g
+                .push_all(Op::Cond(Box::new(c.transposed())), &ins)
+                .expect("internal error: transposing a cond");
+            for (v, c) in e.ins[n_primal..].iter().zip(back) {
+                if linear[v.index()] {
+                    accumulate(&mut g, &mut ct, *v, c);
+                }
+            }
+            continue;
+        }
         if let Op::LoopReverse(_) = &e.op {
             panic!("reverse mode through the reverse sweep of a loop is not supported: take the derivative of a gradient in forward mode (jvp of grad, as `hessian` does)");
         }

@@ -82,6 +82,7 @@ pub(crate) fn vmap_sized(
             match &e.op {
                 Op::Loop(l) => control::loop_batch(&mut g, l, &ins, &flags, size),
                 Op::LoopReverse(l) => control::reverse_batch(&mut g, l, &ins, &flags, size),
+                Op::Cond(c) => control::cond_batch(&mut g, c, &ins, &flags, size),
                 op => vec![op.batch(&mut g, &ins, &flags, size)],
             }
         } else {

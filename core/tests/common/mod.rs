@@ -3,6 +3,7 @@
 //! finite differences and tolerance comparison.
 #![allow(dead_code)]
 
+pub mod cond;
 pub mod loops;
 pub mod nd;
 
@@ -18,6 +19,8 @@ pub use gather_cases::gather_cases;
 pub use slicing_cases::slicing_cases;
 mod scan_cases;
 pub use scan_cases::scan_cases;
+mod cond_cases;
+pub use cond_cases::cond_cases;
 
 pub const F: DType = DType::F64;
 
@@ -42,7 +45,7 @@ pub struct Case {
 
 pub const SEP: f64 = 0.1;
 
-const POS: (f64, f64) = (0.5, 2.0);
+pub(crate) const POS: (f64, f64) = (0.5, 2.0);
 pub(crate) const ANY: (f64, f64) = (-2.0, 2.0);
 
 /// Shape of rank 0, 1 (`[n]`) or 2 (`[n,3]`).
@@ -294,6 +297,7 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     cases.extend(slicing_cases(n));
     cases.extend(gather_cases(n));
     cases.extend(scan_cases(n));
+    cases.extend(cond_cases(n));
     cases.extend(composites(n));
     cases.extend(unit_broadcasts(n));
     cases.extend(special_ops(n));
@@ -968,6 +972,10 @@ macro_rules! family_tests {
         fn products_and_scans() {
             $check("scan");
         }
+        #[test]
+        fn conds() {
+            $check("cond");
+        }
     };
 }
 #[allow(unused_imports)]
@@ -1323,6 +1331,7 @@ pub fn op_kind(op: &Op) -> &'static str {
         // are `core/tests/loops.rs` and the facade's `tests/loops.rs`.
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
+        Op::Cond(_) => "cond",
     }
 }
 
@@ -1352,6 +1361,7 @@ pub const OP_KINDS: &[&str] = &[
     "scatter_add",
     "reduce_prod",
     "linear_scan",
+    "cond",
 ];
 
 /// Every `UnaryOp`, one value per variant: `UnaryOp::SIMPLE` and a power.
@@ -1404,6 +1414,7 @@ pub const FAMILIES: &[&str] = &[
     "slicing",
     "gather",
     "scan",
+    "cond",
 ];
 
 /// The catalog's families missing from [`FAMILIES`] (added on another

@@ -810,6 +810,7 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             let value = match &e.op {
                 Op::Loop(l) => scalar_loop::loop_expr(l, &ins),
                 Op::LoopReverse(l) => scalar_loop::reverse_expr(l, &ins),
+                Op::Cond(c) => scalar_loop::cond_expr(c, &ins),
                 _ => unreachable!("internal error: an unknown control op"),
             };
             stmts.push(quote!(let (#(#outs,)*) = #value;));
@@ -938,7 +939,8 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
             | Op::Iota { .. }
             | Op::LinearScan { .. }
             | Op::Loop(_)
-            | Op::LoopReverse(_) => {
+            | Op::LoopReverse(_)
+            | Op::Cond(_) => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
                 { let panic = paths::panic(); quote!(#panic(#msg)) }
             }

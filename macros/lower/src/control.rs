@@ -1,8 +1,9 @@
 //! Control flow: blocks, `let mut` and assignment (SSA rebinding in the
 //! scope that owns the variable), `if`/`else` and `match` whose branches
-//! give values or assign variables (merged after the branch by
-//! `merge_branches`), and early `return` inside `if` (rewritten on the
-//! syntax, `if c { return a; } rest` → `if c { a } else { rest }`).
+//! give values or assign variables (an `if` on a scalar becomes a cond,
+//! `cond.rs`; an `if` on an array and a `match` are merged after the
+//! branch by `merge_branches`), and early `return` inside `if` (rewritten
+//! on the syntax, `if c { return a; } rest` → `if c { a } else { rest }`).
 
 use crate::lower::{
     early_return, ident_name, is_compound_assign, strip_parens, BindKind, Lowerer, Scope,
@@ -156,16 +157,31 @@ impl Lowerer<'_> {
 
     // ---- if / else ------------------------------------------------------------
 
-    /// `if`/`else` (and `else if` chains): each branch is lowered from the
-    /// bindings as they stand before the `if`, then the values and every
-    /// variable assigned in either branch are merged (`merge_branches`). An
-    /// `if` without `else` gives no value but may assign.
+    /// `if`/`else` (and `else if` chains). On a scalar condition, a cond
+    /// (`lower_cond`). On an array condition each branch is lowered from
+    /// the bindings as they stand before the `if`, then the values and
+    /// every variable assigned in either branch are merged
+    /// (`merge_branches`). An `if` without `else` gives no value but may
+    /// assign.
     pub(crate) fn lower_if_as(&mut self, i: &syn::ExprIf, want: Want) -> Option<Vec<Var>> {
         let pred = self.lower_condition(&i.cond);
+        // A scalar condition: only the taken branch runs (`cond`).
+        if let Some(p) = pred.filter(|p| self.f.shape(*p).is_scalar()) {
+            return self.lower_cond(p, i, want);
+        }
         let before = self.scopes.clone();
         let then = self.lower_block_as(&i.then_branch, want);
         let then = self.branch_end(then, &before);
-        let other = match &i.else_branch {
+        let other = self.lower_else(i, want);
+        let other = self.branch_end(other, &before);
+        let merged = self.merge_branches(pred, then, other, i.span());
+        self.scopes = merged.state;
+        merged.values
+    }
+
+    /// The else branch of `i` (an `else if` chain, a block, or nothing).
+    pub(crate) fn lower_else(&mut self, i: &syn::ExprIf, want: Want) -> Option<Vec<Var>> {
+        match &i.else_branch {
             Some((_, e)) => match &**e {
                 Expr::Block(b) if b.label.is_none() => self.lower_block_as(&b.block, want),
                 Expr::If(x) => self.lower_if_as(x, want),
@@ -179,11 +195,7 @@ impl Lowerer<'_> {
                 );
                 None
             }
-        };
-        let other = self.branch_end(other, &before);
-        let merged = self.merge_branches(pred, then, other, i.span());
-        self.scopes = merged.state;
-        merged.values
+        }
     }
 
     /// The branch just lowered, with the bindings reset to `before`.
@@ -207,12 +219,13 @@ impl Lowerer<'_> {
         Some(c)
     }
 
-    /// Where control flow joins: `pred ? then : other` for the branches'
-    /// values and for every variable whose value differs between them. Both
-    /// sides are evaluated and a `select` picks (elementwise when `pred` is
-    /// an array); `pred` is `None` when the condition had errors. The one
-    /// place a branch is merged, so that a `cond` that runs only the taken
-    /// side can replace the select here.
+    /// Where control flow joins after an `if` on an array condition or a
+    /// `match` arm: `pred ? then : other` for the branches' values and for
+    /// every variable whose value differs between them. Both sides are
+    /// evaluated and a `select` picks (elementwise when `pred` is an
+    /// array); `pred` is `None` when the condition had errors. (An `if` on
+    /// a scalar is a cond instead, which runs only the taken side: see
+    /// `cond.rs`.)
     pub(crate) fn merge_branches(
         &mut self,
         pred: Option<Var>,

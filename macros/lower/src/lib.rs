@@ -19,6 +19,7 @@
 pub mod aot;
 pub mod attr;
 pub mod codegen;
+mod cond;
 mod constructors;
 pub mod consts;
 mod control;

@@ -52,7 +52,7 @@ enum Kind<'a> {
 
 /// The variable names a loop body assigns (`x = …`, `x += …`), outside
 /// closures.
-fn assigned_names(body: &syn::Block) -> Vec<String> {
+pub(crate) fn assigned_names(body: &syn::Block) -> Vec<String> {
     struct Find(Vec<String>);
     impl<'a> Visit<'a> for Find {
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
@@ -288,7 +288,7 @@ impl Lowerer<'_> {
             Kind::While { cond } => {
                 self.enter_frame("loop_cond", &carries, None);
                 match self.lower_while_condition(cond) {
-                    Some(c) => self.switch_to_body(c, &carries),
+                    Some(c) => self.switch_to_body(vec![c], &carries, "loop_body"),
                     None => {
                         self.exit_frame();
                         return;
@@ -355,7 +355,12 @@ impl Lowerer<'_> {
     /// Start lowering into a new function: every value a visible binding
     /// holds becomes a constant param, then `index` (an i64 param, bound in
     /// a scope of its own), then the carries.
-    fn enter_frame(&mut self, name: &str, carries: &[(usize, usize)], index: Option<&str>) {
+    pub(crate) fn enter_frame(
+        &mut self,
+        name: &str,
+        carries: &[(usize, usize)],
+        index: Option<&str>,
+    ) {
         let outer_f = std::mem::replace(&mut self.f, Function::new(name));
         let mut frame = LoopFrame {
             outer_f,
@@ -415,12 +420,19 @@ impl Lowerer<'_> {
         self.frames.push(frame);
     }
 
-    /// A `while` loop's condition `c` is lowered: keep it, and continue with
-    /// the body, a new function with params for the same constants and
-    /// carries.
-    fn switch_to_body(&mut self, c: Var, carries: &[(usize, usize)]) {
-        let mut cond = std::mem::replace(&mut self.f, Function::new("loop_body"));
-        cond.outs = vec![c];
+    /// A `while` loop's condition is lowered (its results `outs`): keep it,
+    /// and continue with the body (`name`), a new function with params for
+    /// the same constants and carries. (A cond's then branch, likewise,
+    /// before its else branch.) Index checks recorded in the first function
+    /// follow its params into the second.
+    pub(crate) fn switch_to_body(
+        &mut self,
+        outs: Vec<Var>,
+        carries: &[(usize, usize)],
+        name: &str,
+    ) {
+        let mut cond = std::mem::replace(&mut self.f, Function::new(name));
+        cond.outs = outs;
         let frame = self.frames.last_mut().expect("a loop frame");
         let cond_consts: Vec<Var> = frame.consts.iter().map(|c| c.1).collect();
         let cond_carries = std::mem::take(&mut frame.carries);
@@ -435,6 +447,12 @@ impl Lowerer<'_> {
         for c in frame.consts.iter_mut() {
             c.1 = map[&c.1];
         }
+        let recorded = self.takes.split_off(frame.outer_takes);
+        self.takes.extend(
+            recorded
+                .into_iter()
+                .filter_map(|(i, x, axis)| Some((*map.get(&i)?, *map.get(&x)?, axis))),
+        );
         frame.carries = cond_carries.iter().map(|p| map[p]).collect();
         // The body sees what the condition saw, through the new params.
         let by_outer: HashMap<Var, Var> = frame.consts.iter().copied().collect();
@@ -460,7 +478,7 @@ impl Lowerer<'_> {
     /// Close the innermost frame: back to the enclosing function. Index
     /// checks recorded inside are kept when both their arrays are
     /// constants of the loop (then they are values outside it too).
-    fn exit_frame(&mut self) -> LoopFrame {
+    pub(crate) fn exit_frame(&mut self) -> LoopFrame {
         let mut frame = self.frames.pop().expect("a loop frame");
         std::mem::swap(&mut self.f, &mut frame.outer_f);
         self.scopes = std::mem::take(&mut frame.outer_scopes);
@@ -516,10 +534,16 @@ impl Lowerer<'_> {
 }
 
 impl LoopFrame {
+    /// The function lowered first in this frame (a `while` loop's
+    /// condition, a cond's then branch), once the frame switched to the
+    /// second.
+    pub(crate) fn first_mut(&mut self) -> Option<&mut Function> {
+        self.cond.as_mut().map(|c| &mut c.0)
+    }
     /// The loop's body (its results `next`), its condition, and the outside
     /// values of the constants either reads, with every function's params in
     /// the loop's order: constants, [index], carries.
-    fn finish(self, next: Vec<Var>) -> (Function, Option<Function>, Vec<Var>) {
+    pub(crate) fn finish(self, next: Vec<Var>) -> (Function, Option<Function>, Vec<Var>) {
         // `exit_frame` swapped the body into `outer_f`.
         let LoopFrame {
             outer_f: mut body,

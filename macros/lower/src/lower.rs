@@ -1404,6 +1404,10 @@ pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
                 substitute_in_loop(&mut l.fwd, from, to);
                 substitute(&mut l.back, from, to);
             }
+            Op::Cond(c) => {
+                substitute(&mut c.then, from, to);
+                substitute(&mut c.otherwise, from, to);
+            }
             _ => {}
         }
     }

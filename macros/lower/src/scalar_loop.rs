@@ -4,10 +4,12 @@
 //! steps between recomputed one segment at a time), then a loop back through
 //! the backward body. Same semantics as `ops::control`'s reference
 //! evaluation, step for step, so the results are bit-identical to it.
+//! A `Cond` becomes a Rust `if`/`else` whose arms are its branches: only
+//! the taken one runs, as in `Cond::eval`.
 
 use crate::codegen::scalar_block;
 use crate::paths;
-use oxla_core::ops::control::{Checkpoint, Loop, LoopKind, LoopReverse};
+use oxla_core::ops::control::{Checkpoint, Cond, Loop, LoopKind, LoopReverse};
 use oxla_core::DType;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -215,4 +217,13 @@ pub(crate) fn reverse_expr(lr: &LoopReverse, ins: &[TokenStream]) -> TokenStream
         #private::note_loop_tape(__oxla_peak * #bytes);
         (#(#results,)*)
     })
+}
+
+/// A cond as an expression of its results' tuple: `if pred { then } else
+/// { otherwise }`, each branch a block on the constants.
+pub(crate) fn cond_expr(c: &Cond, ins: &[TokenStream]) -> TokenStream {
+    let pred = &ins[0];
+    let then = scalar_block(&c.then, &ins[1..]);
+    let otherwise = scalar_block(&c.otherwise, &ins[1..]);
+    quote!(if #pred { #then } else { #otherwise })
 }

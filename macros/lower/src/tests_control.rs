@@ -121,7 +121,7 @@ fn an_inner_let_shadows_and_assignment_reaches_the_owning_scope() {
 }
 
 #[test]
-fn if_that_assigns_merges_with_select_after_the_branch() {
+fn if_that_assigns_gives_the_variable_as_a_result_of_the_cond() {
     let f = lower(quote! {
         fn f(x: f64) -> f64 {
             let mut y = x;
@@ -137,9 +137,18 @@ fn if_that_assigns_merges_with_select_after_the_branch() {
         }
     });
     let d = dump(&f);
-    // y and z after the `else if`, both again after the outer `if`, z
-    // after the last.
-    assert_eq!(d.matches("select").count(), 5, "{d}");
+    // Scalar conditions: conds, no selects. The outer `if` gives y and z
+    // (its else branch holds the `else if`, which gives them too); the
+    // last gives z.
+    assert_eq!(d.matches("cond[").count(), 3, "{d}");
+    assert!(!d.contains("select"), "{d}");
+    let top: Vec<usize> = f
+        .eqns
+        .iter()
+        .filter(|e| matches!(e.op, oxla_core::Op::Cond(_)))
+        .map(|e| e.outs.len())
+        .collect();
+    assert_eq!(top, [2, 1], "{d}");
     check_scalar(&f, &[-3.0, -0.5, 0.0, 1.0, 4.0], |x| {
         let mut y = x;
         let mut z = 1.0;
@@ -643,4 +652,203 @@ fn tuple_let_binds_the_values_of_a_helper_a_tuple_or_branches() {
         "`split` returns 2 values: bind them with `let (a, b) = split(…);`",
     );
     assert_one(&m, "unsupported pattern in a tuple `let`");
+}
+
+// ---- `if` on a scalar: a cond ---------------------------------------------------
+
+/// The conds at the top level of `f`.
+fn conds(f: &Function) -> Vec<&oxla_core::ops::control::Cond> {
+    f.eqns
+        .iter()
+        .filter_map(|e| match &e.op {
+            oxla_core::Op::Cond(c) => Some(&**c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each branch reads only what it needs: the constants neither reads are
+/// dropped; a branch that does not assign a variable passes its value on.
+#[test]
+fn a_scalar_if_is_a_cond_whose_branches_read_only_what_they_need() {
+    let f = lower(quote! {
+        fn f(x: f64, y: f64, unused: f64) -> f64 {
+            let mut acc = y;
+            let v = if x > 0.0 {
+                acc += 1.0;
+                x.ln()
+            } else {
+                0.0
+            };
+            v + acc + unused * 0.0
+        }
+    });
+    let cs = conds(&f);
+    assert_eq!(cs.len(), 1, "{}", dump(&f));
+    let c = cs[0];
+    // The constants: x (the log side) and y (the value of `acc`).
+    assert_eq!(c.n_consts(), 2, "{}", dump(&f));
+    // Results: the value, then `acc`.
+    assert_eq!(c.then.outs.len(), 2);
+    assert!(!dump(&f).contains("select"), "{}", dump(&f));
+    for (x, y) in [(2.0, 0.5), (-1.0, 0.5), (0.0, -3.0)] {
+        let got = eval(&f, &[vec![x], vec![y], vec![7.0]])[0][0];
+        let mut acc = y;
+        let v = if x > 0.0 {
+            acc += 1.0;
+            x.ln()
+        } else {
+            0.0
+        };
+        assert_eq!(got, v + acc, "at x = {x}");
+    }
+    // Its gradient is finite where the untaken side is NaN or infinite.
+    let g = oxla_core::transforms::grad(&f, &[0, 1]).unwrap();
+    for x in [-1.0, 0.0] {
+        let args = [x, 0.5, 7.0].map(|v| Tensor::scalar(DType::F64, v));
+        let d = oxla_core::interp::eval(&g, &args).unwrap();
+        assert_eq!((d[0].data[0], d[1].data[0]), (0.0, 1.0), "grad at {x}");
+    }
+}
+
+/// In an array function: a scalar condition chooses whole arrays (a cond
+/// whose branches are array functions); a scalar branch value meeting an
+/// array broadcasts in its own branch; an array condition stays a select.
+#[test]
+fn a_scalar_if_in_an_array_function_chooses_whole_arrays() {
+    let f = lower(quote! {
+        fn f(s: f64, x: &[f64]) -> Vec<f64> {
+            let y = if s > 0.0 { x * s } else { 0.0 };
+            let z = if x > 1.0 { x } else { y };
+            if s < -1.0 { z.exp() } else { z + y }
+        }
+    });
+    let d = dump(&f);
+    assert_eq!(conds(&f).len(), 2, "{d}");
+    assert_eq!(d.matches("select").count(), 1, "{d}");
+    for s in [2.0, -0.5, -3.0] {
+        let x = vec![-1.0, 0.5, 2.0];
+        let got = eval(&f, &[vec![s], x.clone()]);
+        let want: Vec<f64> = x
+            .iter()
+            .map(|&xi| {
+                let y = if s > 0.0 { xi * s } else { 0.0 };
+                let z = if xi > 1.0 { xi } else { y };
+                if s < -1.0 {
+                    z.exp()
+                } else {
+                    z + y
+                }
+            })
+            .collect();
+        assert_eq!(got[0], want, "at s = {s}\n{d}");
+    }
+}
+
+/// Conds nest in loops and loops in conds; a crate constant read by one
+/// branch only is a constant of the cond (and a hidden param of the
+/// function); `else if` chains and `if` without `else` assign.
+#[test]
+fn conds_nest_with_loops_and_read_crate_constants() {
+    let f = lower(quote! {
+        fn f(x: f64, n: usize) -> f64 {
+            let mut acc = 0.0;
+            for i in 0..n {
+                if acc > 2.0 {
+                    acc -= K;
+                } else if acc < -1.0 {
+                    acc *= 0.5;
+                } else {
+                    acc += x * (i as f64);
+                }
+            }
+            if x > 0.0 {
+                for _ in 0..n {
+                    acc = acc * 0.9 + 1.0;
+                }
+            }
+            acc
+        }
+    });
+    let d = dump(&f);
+    assert_eq!(conds(&f).len(), 1, "{d}");
+    // The loop body holds the first `if` (a cond whose else branch holds the
+    // `else if`'s); the cond at the top level holds a loop.
+    assert!(d.matches("cond[").count() >= 3, "{d}");
+    let k = 0.75;
+    for x in [0.3, 1.5, -0.4] {
+        for n in [0usize, 3, 8] {
+            let args = [
+                Tensor::scalar(DType::F64, x),
+                Tensor::scalar(DType::I64, n as f64),
+                Tensor::scalar(DType::F64, k),
+            ];
+            let got = oxla_core::interp::eval(&f, &args).unwrap()[0].data[0];
+            let mut acc = 0.0;
+            for i in 0..n {
+                if acc > 2.0 {
+                    acc -= k;
+                } else if acc < -1.0 {
+                    acc *= 0.5;
+                } else {
+                    acc += x * (i as f64);
+                }
+            }
+            if x > 0.0 {
+                for _ in 0..n {
+                    acc = acc * 0.9 + 1.0;
+                }
+            }
+            assert_eq!(got, acc, "x = {x}, n = {n}");
+        }
+    }
+}
+
+#[test]
+fn errors_of_a_scalar_if() {
+    let m = errors(quote! {
+        fn f(s: f64, x: &[f64], y: &[f64]) -> Vec<f64> {
+            if s > 0.0 { x } else { y.sum() < 1.0 }
+        }
+    });
+    assert_one(&m, "the branches give f64[n_x] and bool[]");
+    let m = errors(quote! {
+        fn f(s: f64, x: &[f64]) -> (f64, f64) {
+            if s > 0.0 { (s, s) } else { s }
+        }
+    });
+    assert!(!m.is_empty());
+    // A closure here is a pure function of its arguments, also in an `if`.
+    let m = errors(quote! {
+        fn f(x: f64) -> f64 {
+            let mut a = 0.0;
+            let g = |t: f64| { if t > 0.0 { a = t; } t };
+            g(x) + a
+        }
+    });
+    assert_one(&m, "inside a closure");
+}
+
+/// A closure called inside a branch reads its captures through the
+/// branch's constants; an `if` inside a closure body is a cond too.
+#[test]
+fn closures_and_scalar_ifs() {
+    let f = lower(quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            let k = y * 2.0;
+            let g = |t: f64| t * k + 1.0;
+            let h = |t: f64| if t > 0.0 { t.sqrt() } else { -t };
+            let v = if x > 1.0 { g(x) } else { h(x) + g(0.5) };
+            v + h(y)
+        }
+    });
+    assert!(!dump(&f).contains("select"), "{}", dump(&f));
+    for (x, y) in [(2.0, 0.3), (0.5, -0.7), (-3.0, 4.0)] {
+        let k = y * 2.0;
+        let g = |t: f64| t * k + 1.0;
+        let h = |t: f64| if t > 0.0 { t.sqrt() } else { -t };
+        let v = if x > 1.0 { g(x) } else { h(x) + g(0.5) };
+        let got = eval(&f, &[vec![x], vec![y]])[0][0];
+        assert_eq!(got, v + h(y), "at ({x}, {y})");
+    }
 }
