@@ -153,6 +153,7 @@ impl CompiledFn {
     /// outputs to `take`. Panics with a message naming the argument when a
     /// shape does not match.
     #[track_caller]
+    #[inline]
     pub fn call<R>(&self, args: &[Arg<'_>], take: impl FnOnce(&mut Outputs<'_>) -> R) -> R {
         self.call_into(args, &[], take)
     }
@@ -162,6 +163,7 @@ impl CompiledFn {
     /// destination written through a temporary, see `Dest`). Panics with a
     /// message naming the destination when its shape does not match.
     #[track_caller]
+    #[inline]
     pub fn call_into<R>(
         &self,
         args: &[Arg<'_>],
@@ -263,6 +265,7 @@ pub struct Arg<'a> {
 }
 
 impl<'a> Arg<'a> {
+    #[inline]
     fn borrowed<T: Element>(ptr: *const T, len: usize, dims: &[usize]) -> Arg<'a> {
         Arg {
             raw: RawArg {
@@ -277,16 +280,19 @@ impl<'a> Arg<'a> {
     }
 
     /// A scalar.
+    #[inline]
     pub fn scalar<T: Element>(x: &'a T) -> Arg<'a> {
         Arg::borrowed(x, 1, &[])
     }
 
     /// A slice: an array of rank 1.
+    #[inline]
     pub fn slice<T: Element>(x: &'a [T]) -> Arg<'a> {
         Arg::borrowed(x.as_ptr(), x.len(), &[x.len()])
     }
 
     /// An ndarray view of any rank up to `MAX_RANK`.
+    #[inline]
     pub fn view<T: Element, D: Dimension>(x: ArrayView<'a, T, D>) -> Arg<'a> {
         // Borrowed from the view, not copied: a call allocates nothing here.
         let dims = x.shape();
@@ -307,6 +313,7 @@ impl<'a> Arg<'a> {
 
     /// A fixed-size array (`[T; N]`, `[[T; M]; N]`, …): its sizes are the
     /// parameter's static dimensions.
+    #[inline]
     pub fn fixed<A: FixedArray>(x: &'a A) -> Arg<'a> {
         let dims = A::DIMS;
         Arg::borrowed(x as *const A as *const A::Elem, dims.iter().product(), dims)
@@ -523,6 +530,7 @@ pub fn index_arg<T: IndexArg + std::fmt::Display>(x: T, name: &str) -> i64 {
 
 impl Outputs<'_> {
     /// Output `i` from its slot, if a direct call left it there.
+    #[inline]
     fn from_slot<T: Element>(&self, i: usize) -> Option<T> {
         let slots = self.slots?;
         (self.dims[i].get() == Some(&[])).then(|| T::from_slot(&slots[i]))
@@ -535,6 +543,7 @@ impl Outputs<'_> {
         T::take(oxla_core::exec::take_buffer(&mut self.bufs[i]))
     }
     /// Output `i`, a scalar (its buffer stays for reuse by the next call).
+    #[inline]
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {
         if let Some(v) = self.from_slot(i) {
             return v;

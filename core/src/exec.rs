@@ -234,6 +234,7 @@ impl ArgDims {
     };
 
     /// `None` above `MAX_RANK` axes.
+    #[inline]
     pub fn new(dims: &[usize]) -> Option<ArgDims> {
         if dims.len() > MAX_RANK {
             return None;
@@ -247,6 +248,7 @@ impl ArgDims {
     }
 
     /// The dimensions, or `None` for a flat buffer.
+    #[inline]
     pub fn get(&self) -> Option<&[usize]> {
         (self.rank != u8::MAX).then(|| &self.dims[..self.rank as usize])
     }

@@ -17,7 +17,7 @@ use crate::dtype::DType;
 /// Most symbols, kernel arguments and results a direct call handles.
 const MAX_SYMS: usize = 16;
 const MAX_ARGS: usize = 16;
-pub const MAX_RESULTS: usize = 8;
+pub const MAX_RESULTS: usize = 4;
 
 #[derive(Clone, Copy, Debug)]
 enum Target {
@@ -108,6 +108,7 @@ impl DirectCall {
     /// # Safety
     /// As for `Program::execute`: every `RawArg` is valid for `len` reads of
     /// its dtype for the call, and `launcher` runs `p`'s kernels.
+    #[inline]
     pub unsafe fn call<'a, R>(
         &self,
         p: &Program,
@@ -148,7 +149,7 @@ impl DirectCall {
         if bound[..p.symbols.len()].contains(&UNSET) {
             return None;
         }
-        let mut results: [Buffer; MAX_RESULTS] = std::array::from_fn(|_| Buffer::F32(Vec::new()));
+        let mut results: [Buffer; MAX_RESULTS] = [const { Buffer::F32(Vec::new()) }; MAX_RESULTS];
         let mut slots: ScalarSlots = [0; MAX_RESULTS];
         let mut dims = [ArgDims::FLAT; MAX_RESULTS];
         for (r, (dtype, factor, syms, scalar)) in self.results.iter().enumerate() {

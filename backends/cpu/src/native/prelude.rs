@@ -454,24 +454,21 @@ impl<T: Copy> Cascade<T> {
     }
 }
 
-/// `a[0] ⊕ … ⊕ a[N-1]` as a balanced tree (lanes of one accumulator).
+/// `a[0] ⊕ … ⊕ a[N-1]` as a balanced tree of halvings (lane i meets lane
+/// i + N/2, …), which vectorizes: the first steps are whole-vector ops.
 #[inline(always)]
 pub fn tree<T: Copy, const N: usize>(a: [T; N], op: impl Fn(T, T) -> T + Copy) -> T {
     let mut buf = a;
     let mut n = N;
     while n > 1 {
         let half = n / 2;
+        let rest = n - half;
         let mut i = 0;
         while i < half {
-            buf[i] = op(buf[2 * i], buf[2 * i + 1]);
+            buf[i] = op(buf[i], buf[i + rest]);
             i += 1;
         }
-        if n % 2 == 1 {
-            buf[half] = buf[n - 1];
-            n = half + 1;
-        } else {
-            n = half;
-        }
+        n = rest;
     }
     buf[0]
 }
