@@ -16,21 +16,9 @@ criterion run:
     taskset -c 0 python3 benches/reference/fused.py  # one core
 """
 
-import statistics
-import time
-
 import numpy as np
 
-
-def median_seconds(fn, min_time=2.0, min_reps=20):
-    fn()  # warm up (and compile, for JAX)
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(times) < min_reps:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from models import median_seconds
 
 
 def inputs(n):

@@ -189,24 +189,6 @@ fn compile_native(
     let crate_name = format!("oxla_native_{}", level.suffix());
     let src = out_dir.join(format!("{crate_name}.rs"));
     let obj = out_dir.join(format!("{crate_name}.o"));
-    std::fs::write(&src, oxla_cpu::native::rust_source(kernels, level))
-        .map_err(|e| format!("writing {}: {e}", src.display()))?;
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let output = std::process::Command::new(&rustc)
-        .args(oxla_cpu::native::NativeLevel::rustc_flags(level, target))
-        .args(["--crate-type=lib", "--emit=obj", "--cap-lints=allow"])
-        .arg(format!("--crate-name={crate_name}"))
-        .arg("-o")
-        .arg(&obj)
-        .arg(&src)
-        .output()
-        .map_err(|e| format!("running {rustc}: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{rustc} failed on the native kernels {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    oxla_cpu::native::compile(kernels, level, target, "lib", &src, &obj)?;
     Ok(obj)
 }

@@ -725,12 +725,13 @@ fn aot_declarations() {
         "{s}"
     );
     assert!(s.contains("fn oxla_k_0123_base"), "{s}");
+    assert!(s.contains("fn oxla_k_0123_v4"), "{s}");
     assert!(
         s.contains("static __OXLA_AOT : [:: oxla :: __private :: AotKernel ; 1]"),
         "{s}"
     );
     assert!(
-        s.contains("name : \"oxla_k_0123\" , v3 : oxla_k_0123_v3 , base : oxla_k_0123_base"),
+        s.contains("name : \"oxla_k_0123\" , v4 : oxla_k_0123_v4 , v3 : oxla_k_0123_v3 , base : oxla_k_0123_base"),
         "{s}"
     );
     assert_eq!(r.to_string(), "& __OXLA_AOT");

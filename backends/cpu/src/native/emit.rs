@@ -46,6 +46,49 @@ impl NativeLevel {
     }
 }
 
+/// Write the native kernels of `kernels` for `level` to `src` and compile
+/// them with `RUSTC` (cargo's compiler in a build script; `rustc` on `PATH`
+/// elsewhere) for `target` (empty: the host) into `out`, as `crate_type`
+/// (`lib` with `--emit=obj` for an object file, or `cdylib`).
+pub fn compile(
+    kernels: &[Kernel],
+    level: IsaLevel,
+    target: &str,
+    crate_type: &str,
+    src: &std::path::Path,
+    out: &std::path::Path,
+) -> Result<(), String> {
+    std::fs::write(src, rust_source(kernels, level))
+        .map_err(|e| format!("writing {}: {e}", src.display()))?;
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let name = src
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| format!("{}: not a crate file name", src.display()))?;
+    let mut cmd = std::process::Command::new(&rustc);
+    cmd.args(NativeLevel::rustc_flags(level, target))
+        .arg(format!("--crate-type={crate_type}"))
+        .arg(format!("--crate-name={name}"))
+        .arg("--cap-lints=allow");
+    if crate_type == "lib" {
+        cmd.arg("--emit=obj");
+    }
+    let output = cmd
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .output()
+        .map_err(|e| format!("running {rustc}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{rustc} failed on the native kernels {}:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
 /// Why `kernel` cannot be a native kernel (it then stays on Cranelift), or
 /// `Ok` when it can.
 pub fn supports(k: &Kernel) -> Result<(), String> {

@@ -18,4 +18,4 @@
 mod emit;
 pub mod prelude;
 
-pub use emit::{rust_source, supports, NativeLevel};
+pub use emit::{compile, rust_source, supports, NativeLevel};

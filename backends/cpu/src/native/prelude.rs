@@ -293,112 +293,70 @@ pub fn tanh_f64(x: f64) -> f64 {
     }
 }
 
-/// `x^n` by repeated squaring (as the Cranelift kernels do).
-#[inline(always)]
-pub fn powi_f32(x: f32, n: i32) -> f32 {
-    let mut e = n.unsigned_abs();
-    let mut result = 1.0f32;
-    let mut base = x;
-    let mut first = true;
-    while e > 0 {
-        if e & 1 == 1 {
-            result = if first { base } else { result * base };
-            first = false;
+// `powi`, `max`, `min` and `sign` for one float type, under the names the
+// emitter uses (`powi_f32`, …).
+macro_rules! simple_float_ops {
+    ($t:ty, $powi:ident, $max:ident, $min:ident, $sign:ident) => {
+        /// `x^n` by repeated squaring (as the Cranelift kernels do).
+        #[inline(always)]
+        pub fn $powi(x: $t, n: i32) -> $t {
+            let mut e = n.unsigned_abs();
+            let mut result: $t = 1.0;
+            let mut base = x;
+            let mut first = true;
+            while e > 0 {
+                if e & 1 == 1 {
+                    result = if first { base } else { result * base };
+                    first = false;
+                }
+                e >>= 1;
+                if e > 0 {
+                    base = base * base;
+                }
+            }
+            if n < 0 {
+                1.0 / result
+            } else {
+                result
+            }
         }
-        e >>= 1;
-        if e > 0 {
-            base = base * base;
+
+        /// NaN if either is NaN, else the larger (the IR's `max`).
+        #[inline(always)]
+        pub fn $max(a: $t, b: $t) -> $t {
+            if a > b || a.is_nan() {
+                a
+            } else {
+                b
+            }
         }
-    }
-    if n < 0 {
-        1.0 / result
-    } else {
-        result
-    }
-}
 
-#[inline(always)]
-pub fn powi_f64(x: f64, n: i32) -> f64 {
-    let mut e = n.unsigned_abs();
-    let mut result = 1.0f64;
-    let mut base = x;
-    let mut first = true;
-    while e > 0 {
-        if e & 1 == 1 {
-            result = if first { base } else { result * base };
-            first = false;
+        /// NaN if either is NaN, else the smaller (the IR's `min`).
+        #[inline(always)]
+        pub fn $min(a: $t, b: $t) -> $t {
+            if a < b || a.is_nan() {
+                a
+            } else {
+                b
+            }
         }
-        e >>= 1;
-        if e > 0 {
-            base = base * base;
+
+        /// `jnp.sign`: -1, +1, or the operand itself for ±0 and NaN.
+        #[inline(always)]
+        pub fn $sign(x: $t) -> $t {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                x
+            }
         }
-    }
-    if n < 0 {
-        1.0 / result
-    } else {
-        result
-    }
+    };
 }
 
-/// NaN if either is NaN, else the larger (the IR's `max`).
-#[inline(always)]
-pub fn max_f32(a: f32, b: f32) -> f32 {
-    if a > b || a.is_nan() {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-pub fn min_f32(a: f32, b: f32) -> f32 {
-    if a < b || a.is_nan() {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-pub fn max_f64(a: f64, b: f64) -> f64 {
-    if a > b || a.is_nan() {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-pub fn min_f64(a: f64, b: f64) -> f64 {
-    if a < b || a.is_nan() {
-        a
-    } else {
-        b
-    }
-}
-
-/// `jnp.sign`: -1, +1, or the operand itself for ±0 and NaN.
-#[inline(always)]
-pub fn sign_f32(x: f32) -> f32 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        x
-    }
-}
-
-#[inline(always)]
-pub fn sign_f64(x: f64) -> f64 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        x
-    }
-}
+simple_float_ops!(f32, powi_f32, max_f32, min_f32, sign_f32);
+simple_float_ops!(f64, powi_f64, max_f64, min_f64, sign_f64);
 
 /// Pairwise combination of reduction leaves: a binary counter of partial
 /// results (leaf `c`, 1-based, is first combined with as many pending

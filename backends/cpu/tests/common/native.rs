@@ -3,7 +3,7 @@
 //! same code the build helper links runs against the interpreter here.
 
 use oxla_core::{Kernel, KernelFn};
-use oxla_cpu::native::{rust_source, supports, NativeLevel};
+use oxla_cpu::native::{compile, supports};
 use oxla_cpu::IsaLevel;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +20,11 @@ impl NativeModule {
     /// Compile the kernels `supports` accepts at `level` (the host must run
     /// it). Unsupported kernels have no function.
     pub fn compile(kernels: &[Kernel], level: IsaLevel) -> Result<NativeModule, String> {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("native");
+        // Integration tests have a target-dir scratch folder; the accuracy
+        // example, which shares this file, uses the system's.
+        let dir = option_env!("CARGO_TARGET_TMPDIR")
+            .map_or_else(std::env::temp_dir, PathBuf::from)
+            .join("oxla-native");
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let id = format!(
             "k{}_{}_{}",
@@ -30,24 +34,7 @@ impl NativeModule {
         );
         let src = dir.join(format!("{id}.rs"));
         let lib = dir.join(format!("lib{id}.so"));
-        std::fs::write(&src, rust_source(kernels, level)).map_err(|e| e.to_string())?;
-        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-        let out = std::process::Command::new(rustc)
-            .args(NativeLevel::rustc_flags(level, ""))
-            .args(["--crate-type=cdylib", "--cap-lints=allow"])
-            .arg(format!("--crate-name={id}"))
-            .arg("-o")
-            .arg(&lib)
-            .arg(&src)
-            .output()
-            .map_err(|e| format!("running rustc: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "rustc failed on {}:\n{}",
-                src.display(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
+        compile(kernels, level, "", "cdylib", &src, &lib)?;
         // SAFETY: the library is ours, just built from generated source with
         // no initialisers.
         let lib = unsafe { libloading::Library::new(&lib) }.map_err(|e| e.to_string())?;
