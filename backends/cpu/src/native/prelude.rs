@@ -267,19 +267,54 @@ pub fn expm1_f64(x: f64) -> f64 {
     expm1_all(x, false)
 }
 
-/// `tanh x` = copysign(E/(E + 2), x), E = e^{2|x|} - 1 without cancellation;
-/// |x| clamped at 10 (tanh rounds to 1 there; ±inf gives ±1). Evaluated in
-/// f64 and rounded once (the relative error ~2^-30 is far below half an f32
-/// ulp).
+/// `tanh x` for f32: x·P(x²)/Q(x²), P and Q of degrees 5 and 6 in x² (the
+/// coefficients were fitted to tanh on [0, 10] by iteratively reweighted
+/// least squares; relative error 5.4·10⁻¹² in exact arithmetic), evaluated
+/// in f64 and rounded once, so the result is the correctly rounded one but
+/// for a few last-bit cases. |x| is clamped at 10, where tanh rounds to 1
+/// (±inf gives ±1); NaN propagates; ±0 and subnormals come out unchanged
+/// (P(0) = Q(0) = 1). Cheaper than `E/(E + 2)` with E = e^{2|x|} - 1 (no
+/// range reduction), which the f64 `tanh` keeps for its accuracy.
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
+    const P: [f64; 6] = [
+        1.0,
+        0.14321898328864305,
+        0.004731922383280834,
+        5.107360339679024e-05,
+        1.7890422381899665e-07,
+        1.413525894768585e-10,
+    ];
+    const Q: [f64; 7] = [
+        1.0,
+        0.4765523165826866,
+        0.03024936133270736,
+        0.0005621390608006743,
+        3.5183702683321985e-06,
+        6.358053144308595e-09,
+        1.4812797796436413e-12,
+    ];
     let a = x.abs();
     let a = if a > 10.0 { 10.0 } else { a } as f64;
-    let e = expm1_core(a + a, true);
-    with_sign_of_f32((e / (e + 2.0)) as f32, x)
+    let t = a * a;
+    let mut p = P[5];
+    let mut k = 5;
+    while k > 0 {
+        k -= 1;
+        p = fma_f64(p, t, P[k]);
+    }
+    let mut q = Q[6];
+    let mut k = 6;
+    while k > 0 {
+        k -= 1;
+        q = fma_f64(q, t, Q[k]);
+    }
+    with_sign_of_f32((a * p / q) as f32, x)
 }
 
-/// `tanh x` in f64: as `tanh_f32` (clamped at 20), and x itself below 2^-27.
+/// `tanh x` in f64: copysign(E/(E + 2), x), E = e^{2|x|} - 1 without
+/// cancellation (`expm1_core`), |x| clamped at 20 (±inf gives ±1), and x
+/// itself below 2^-27.
 #[inline(always)]
 pub fn tanh_f64(x: f64) -> f64 {
     let a = x.abs();
