@@ -16,8 +16,9 @@
 //!   pairwise in block order. One thread runs the same blocks.
 //!
 //! Kernels under `MIN_PARALLEL_ELEMS` elements stay whole on the calling
-//! thread. The pool has `num_threads()` threads: `OXLA_NUM_THREADS`, else
-//! `set_num_threads`, else the cores available to the process.
+//! thread. The pool has `num_threads()` threads: the last
+//! `set_num_threads(n)`, else `OXLA_NUM_THREADS` (read on first use), else
+//! the cores available to the process.
 
 use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::{DType, KernelFn, Size};
