@@ -25,7 +25,7 @@ fn check_src(src: &str, sizes: &[i64], lo: f64, hi: f64) {
         let m = NativeModule::compile(&kernels, level).unwrap_or_else(|e| panic!("{e}"));
         for (i, k) in kernels.iter().enumerate() {
             let f = m
-                .function(&kernels, i)
+                .function_named(&k.name)
                 .unwrap_or_else(|| panic!("kernel {i} not native:\n{k}"));
             let sz = &sizes[..k.sizes.len()];
             let inputs = random_inputs(k, sz, 7, lo, hi);

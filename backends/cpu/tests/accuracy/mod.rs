@@ -136,9 +136,7 @@ impl<T: Float> UnaryFn<T> {
     pub fn native(op: UnaryOp, level: IsaLevel) -> UnaryFn<T> {
         let k = unary_kernel(op, T::DTYPE);
         let m = NativeModule::compile(std::slice::from_ref(&k), level).expect("rustc");
-        let f = m
-            .function(std::slice::from_ref(&k), 0)
-            .expect("a native kernel");
+        let f = m.function_named(&k.name).expect("a native kernel");
         UnaryFn {
             f,
             _code: Code::Native(m),

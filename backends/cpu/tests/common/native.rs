@@ -3,14 +3,13 @@
 //! same code the build helper links runs against the interpreter here.
 
 use oxla_core::{Kernel, KernelFn};
-use oxla_cpu::native::{compile, supports};
+use oxla_cpu::native::compile;
 use oxla_cpu::IsaLevel;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub struct NativeModule {
     lib: libloading::Library,
-    names: Vec<String>,
     suffix: &'static str,
 }
 
@@ -38,36 +37,19 @@ impl NativeModule {
         // SAFETY: the library is ours, just built from generated source with
         // no initialisers.
         let lib = unsafe { libloading::Library::new(&lib) }.map_err(|e| e.to_string())?;
-        let names = kernels
-            .iter()
-            .map(|k| format!("{}_{}", k.name, level.suffix()))
-            .collect();
         Ok(NativeModule {
             lib,
-            names,
             suffix: level.suffix(),
         })
     }
 
     /// The compiled function of the kernel named `name` (`Kernel::name`),
-    /// if it was compiled.
+    /// if it was compiled (`supports` accepted it).
     pub fn function_named(&self, name: &str) -> Option<KernelFn> {
         let symbol = format!("{name}_{}", self.suffix);
-        // SAFETY: as in `function`.
-        unsafe { self.lib.get::<KernelFn>(symbol.as_bytes()).ok().map(|s| *s) }
-    }
-
-    /// The compiled function of kernel `i`, if it was supported.
-    pub fn function(&self, kernels: &[Kernel], i: usize) -> Option<KernelFn> {
-        supports(&kernels[i]).ok()?;
         // SAFETY: the symbol was generated with the `KernelFn` signature;
         // the function pointer lives as long as `self.lib`, which the
         // caller keeps alive while calling it.
-        unsafe {
-            self.lib
-                .get::<KernelFn>(self.names[i].as_bytes())
-                .ok()
-                .map(|s| *s)
-        }
+        unsafe { self.lib.get::<KernelFn>(symbol.as_bytes()).ok().map(|s| *s) }
     }
 }
