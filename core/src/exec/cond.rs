@@ -67,35 +67,7 @@ impl Program {
             read[*b] = true;
         }
         let types = results(t);
-        if s.outs.len() != s.results.len() {
-            return Err(format!(
-                "{what}: {} buffers for {} results",
-                s.outs.len(),
-                s.results.len()
-            ));
-        }
-        for (r, b) in s.results.iter().zip(&s.outs) {
-            let ty = types
-                .get(*r)
-                .ok_or_else(|| format!("{what}: result {r} names no value"))?;
-            let info = self
-                .buffers
-                .get(*b)
-                .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
-            if info.dtype != ty.dtype || info.shape != ty.shape {
-                return Err(format!(
-                    "{what}: result {r} is {ty}, buffer {b} is {}{}",
-                    info.dtype, info.shape
-                ));
-            }
-            if info.param.is_some() || written[*b] || s.args.contains(b) {
-                return Err(format!(
-                    "{what}: writes buffer {b}, which is a parameter, written elsewhere or also read by it"
-                ));
-            }
-            written[*b] = true;
-        }
-        Ok(())
+        self.check_step_results(&what, s, &types, written)
     }
 
     /// Run cond step `j`: the taken branch only (see `run_loop`).

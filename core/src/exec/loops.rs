@@ -256,6 +256,20 @@ impl Program {
             }
             read[*b] = true;
         }
+        self.check_step_results(&what, s, &result_types, written)?;
+        Ok(())
+    }
+
+    /// Check that host step `s` writes each of its results into a buffer
+    /// of that result's type that no parameter, launch or other step
+    /// writes and that it does not also read; mark them written.
+    pub(super) fn check_step_results(
+        &self,
+        what: &str,
+        s: &LoopStep,
+        types: &[crate::ir::Type],
+        written: &mut [bool],
+    ) -> Result<(), String> {
         if s.outs.len() != s.results.len() {
             return Err(format!(
                 "{what}: {} buffers for {} results",
@@ -264,7 +278,7 @@ impl Program {
             ));
         }
         for (r, b) in s.results.iter().zip(&s.outs) {
-            let t = result_types
+            let t = types
                 .get(*r)
                 .ok_or_else(|| format!("{what}: result {r} names no value"))?;
             let info = self
