@@ -7,14 +7,14 @@
 
 #[path = "../../../core/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use common::loops::*;
-use oxla_core::kernel::fusion::fuse;
 use oxla_core::ops::control::Checkpoint;
 use oxla_core::transforms::{grad, hessian, vmap};
 use oxla_core::{text, Function, Kernel};
-use oxla_ptx::ptxas::{assemble, ptxas_or_skip};
-use oxla_ptx::{emit_kernel, emit_module, Arch};
+use oxla_ptx::Arch;
+use support::{assemble_as_one_module, distinct_kernels, nested_kernels_are_listed};
 
 fn functions() -> Vec<Function> {
     let mut out = Vec::new();
@@ -40,42 +40,16 @@ fn functions() -> Vec<Function> {
 
 /// Every distinct kernel of the loop programs, with the function's name.
 fn loop_kernels() -> Vec<(String, Kernel)> {
-    let mut kernels: Vec<(String, Kernel)> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for f in functions() {
-        let p = fuse(&f).unwrap_or_else(|e| panic!("fuse `{}`: {e}", f.name));
+    let kernels = distinct_kernels(functions(), |f, p| {
         assert!(!p.loops.is_empty(), "`{}` has no loop step", f.name);
-        // Every nested program's kernels are in the one list.
-        for s in &p.loops {
-            for n in s.programs() {
-                for (k, i) in n.program.kernels.iter().zip(&n.kernels) {
-                    assert_eq!(&p.kernels[*i], k);
-                }
-            }
-        }
-        for k in p.kernels {
-            if seen.insert(k.name.clone()) {
-                kernels.push((f.name.clone(), k));
-            }
-        }
-    }
+        nested_kernels_are_listed(p);
+    });
     assert!(kernels.len() > 20, "{}", kernels.len());
     kernels
 }
 
 fn check_arch(arch: Arch) {
-    let kernels = loop_kernels();
-    let all: Vec<Kernel> = kernels.iter().map(|(_, k)| k.clone()).collect();
-    let ptx = emit_module(&all, arch).unwrap_or_else(|e| panic!("{}: {e}", arch.name()));
-    let Some(ptxas) = ptxas_or_skip() else { return };
-    if let Err(e) = assemble(&ptxas, &ptx, arch, "loops") {
-        for (f, k) in &kernels {
-            let one = emit_kernel(k, arch).unwrap();
-            assemble(&ptxas, &one, arch, &k.name)
-                .unwrap_or_else(|e| panic!("a kernel of `{f}`: {e}"));
-        }
-        panic!("{e}");
-    }
+    assemble_as_one_module(&loop_kernels(), arch, "loops");
 }
 
 #[test]
