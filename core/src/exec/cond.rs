@@ -8,7 +8,7 @@
 //! branch does not run.
 
 use super::loops::{write_outs, Renumbered};
-use super::{Launcher, Program, RawArg, Scratch, MAX_RANK};
+use super::{Launcher, Program, RawArg, Scratch};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::ir::Type;
@@ -41,31 +41,7 @@ impl Program {
         }
         let mut want = vec![Type::scalar(DType::Bool)];
         want.extend(params(t));
-        if s.args.len() != want.len() {
-            return Err(format!(
-                "{what}: passes {} operands, the cond takes {}",
-                s.args.len(),
-                want.len()
-            ));
-        }
-        for (a, (b, ty)) in s.args.iter().zip(&want).enumerate() {
-            let info = self
-                .buffers
-                .get(*b)
-                .ok_or_else(|| format!("{what}: operand {a} is buffer {b}, which is missing"))?;
-            if info.dtype != ty.dtype || info.shape != ty.shape {
-                return Err(format!("{what}: operand {a} (buffer {b}) is not {ty}"));
-            }
-            if info.shape.rank() > MAX_RANK {
-                return Err(format!("{what}: operand {a} has more than {MAX_RANK} axes"));
-            }
-            if info.param.is_none() && !written[*b] {
-                return Err(format!(
-                    "{what}: reads buffer {b} before any launch writes it"
-                ));
-            }
-            read[*b] = true;
-        }
+        self.check_step_operands(&what, "cond", s, &want, written, read)?;
         let types = results(t);
         self.check_step_results(&what, s, &types, written)
     }

@@ -231,14 +231,31 @@ impl Program {
                 ))
             }
         }
+        self.check_step_operands(&what, "loop", s, &want, written, read)?;
+        self.check_step_results(&what, s, &result_types, written)?;
+        Ok(())
+    }
+
+    /// Check that host step `s` passes one operand of each type in `want`
+    /// (the `step` — "loop" or "cond" — takes them), each a buffer a
+    /// parameter holds or an earlier launch or step wrote; mark them read.
+    pub(super) fn check_step_operands(
+        &self,
+        what: &str,
+        step: &str,
+        s: &LoopStep,
+        want: &[crate::ir::Type],
+        written: &[bool],
+        read: &mut [bool],
+    ) -> Result<(), String> {
         if s.args.len() != want.len() {
             return Err(format!(
-                "{what}: passes {} operands, the loop takes {}",
+                "{what}: passes {} operands, the {step} takes {}",
                 s.args.len(),
                 want.len()
             ));
         }
-        for (a, (b, t)) in s.args.iter().zip(&want).enumerate() {
+        for (a, (b, t)) in s.args.iter().zip(want).enumerate() {
             let info = self
                 .buffers
                 .get(*b)
@@ -256,7 +273,6 @@ impl Program {
             }
             read[*b] = true;
         }
-        self.check_step_results(&what, s, &result_types, written)?;
         Ok(())
     }
 
