@@ -100,17 +100,8 @@ impl Compiled {
                 })
             })
             .collect();
-        match linked {
-            Some(fns) => Ok(Ready {
-                aot: !fns.is_empty(),
-                plans: matmul_plans(&program.kernels),
-                splits: split_plans(&program.kernels),
-                direct: DirectCall::of(&program),
-                isa: Some(bound),
-                program,
-                fns,
-                _jit: None,
-            }),
+        let (fns, aot, isa, jit) = match linked {
+            Some(fns) => (fns, true, Some(bound), None),
             None => {
                 let jit = match level {
                     Some(l) => JitModule::compile_at(&program.kernels, l)?,
@@ -119,18 +110,19 @@ impl Compiled {
                 let fns = (0..program.kernels.len())
                     .map(|i| jit.function(i))
                     .collect();
-                Ok(Ready {
-                    plans: matmul_plans(&program.kernels),
-                    splits: split_plans(&program.kernels),
-                    direct: DirectCall::of(&program),
-                    program,
-                    fns,
-                    aot: false,
-                    isa: level,
-                    _jit: Some(jit),
-                })
+                (fns, false, level, Some(jit))
             }
-        }
+        };
+        Ok(Ready {
+            aot: aot && !fns.is_empty(),
+            plans: matmul_plans(&program.kernels),
+            splits: split_plans(&program.kernels),
+            direct: DirectCall::of(&program),
+            isa,
+            program,
+            fns,
+            _jit: jit,
+        })
     }
 }
 
