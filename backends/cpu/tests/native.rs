@@ -9,7 +9,7 @@ use common::{compare, random_inputs, tol, with_outputs};
 use native::NativeModule;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::interp;
-use oxla_core::{text, Kernel};
+use oxla_core::{text, Buffer, Kernel};
 use oxla_cpu::{host_supports, run_checked, IsaLevel};
 
 fn kernels_of(src: &str) -> Vec<Kernel> {
@@ -57,6 +57,37 @@ fn fused_sums_match_the_interpreter() {
         );
         for n in [0, 1, 3, 17, 1000, 5000, 100_003] {
             check_src(&src, &[n], -3.0, 3.0);
+        }
+    }
+}
+
+/// Each level is compiled for its own ISA, also when the target is the host
+/// (as here): FMA at x86-64-v3 and up rounds `exp`'s polynomial steps once,
+/// so some results differ in the last bit from the baseline build's.
+#[test]
+fn every_level_is_compiled_for_its_own_isa() {
+    let kernels = kernels_of(
+        "fn f(x %0: f32[n]) {
+           %1: f32[n] = exp %0
+           return %1
+         }",
+    );
+    let run = |level: IsaLevel| {
+        let m = NativeModule::compile(&kernels, level).unwrap_or_else(|e| panic!("{e}"));
+        let f = m.function_named(&kernels[0].name).expect("native kernel");
+        let n = 1 << 16;
+        let x: Vec<f32> = (0..n).map(|i| -80.0 + 160.0 * i as f32 / n as f32).collect();
+        let mut bufs = vec![Buffer::F32(x), Buffer::F32(vec![0.0; n])];
+        run_checked(f, &kernels[0], &mut bufs, &[n as i64]).expect("run_checked");
+        match bufs.pop() {
+            Some(Buffer::F32(y)) => y,
+            other => panic!("an f32 result, not {other:?}"),
+        }
+    };
+    let base = run(IsaLevel::Baseline);
+    for level in [IsaLevel::X86_64V3, IsaLevel::X86_64V4] {
+        if cfg!(target_arch = "x86_64") && host_supports(level) {
+            assert_ne!(run(level), base, "{level:?} computes as the baseline build does");
         }
     }
 }

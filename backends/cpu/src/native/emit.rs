@@ -26,7 +26,13 @@ impl NativeLevel {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        if target.starts_with("x86_64") {
+        // An empty target is the host (the tests' and the JIT's case).
+        let x86_64 = if target.is_empty() {
+            cfg!(target_arch = "x86_64")
+        } else {
+            target.starts_with("x86_64")
+        };
+        if x86_64 {
             let cpu = match level {
                 IsaLevel::X86_64V4 => "x86-64-v4",
                 IsaLevel::X86_64V3 => "x86-64-v3",
