@@ -29,6 +29,16 @@ fn bound_f32(op: UnaryOp) -> f64 {
     }
 }
 
+/// The f32 bound of the native kernels' math: as `bound_f32`, but for tanh,
+/// computed in f32 lanes rather than f64 ones for twice the vector width
+/// (1.2 ulp measured over all 2³² inputs; docs/ARCHITECTURE.md).
+fn native_bound_f32(op: UnaryOp) -> f64 {
+    match op {
+        UnaryOp::Tanh => 1.5,
+        _ => bound_f32(op),
+    }
+}
+
 /// The f64 bound in ulp against std, as in the table of `src/math.rs`.
 fn bound_f64(op: UnaryOp) -> f64 {
     match op {
@@ -153,7 +163,7 @@ fn native_math_error_bounds() {
                 t.specials(),
                 t.count
             );
-            if t.max_ulp > bound_f32(op) || t.specials() > 0 {
+            if t.max_ulp > native_bound_f32(op) || t.specials() > 0 {
                 failures.push(format!("native {} f32 {level:?}: {t:?}", op.name()));
             }
             let f = UnaryFn::<f64>::native(op, level);

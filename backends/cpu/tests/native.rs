@@ -76,7 +76,9 @@ fn every_level_is_compiled_for_its_own_isa() {
         let m = NativeModule::compile(&kernels, level).unwrap_or_else(|e| panic!("{e}"));
         let f = m.function_named(&kernels[0].name).expect("native kernel");
         let n = 1 << 16;
-        let x: Vec<f32> = (0..n).map(|i| -80.0 + 160.0 * i as f32 / n as f32).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|i| -80.0 + 160.0 * i as f32 / n as f32)
+            .collect();
         let mut bufs = vec![Buffer::F32(x), Buffer::F32(vec![0.0; n])];
         run_checked(f, &kernels[0], &mut bufs, &[n as i64]).expect("run_checked");
         match bufs.pop() {
@@ -87,7 +89,11 @@ fn every_level_is_compiled_for_its_own_isa() {
     let base = run(IsaLevel::Baseline);
     for level in [IsaLevel::X86_64V3, IsaLevel::X86_64V4] {
         if cfg!(target_arch = "x86_64") && host_supports(level) {
-            assert_ne!(run(level), base, "{level:?} computes as the baseline build does");
+            assert_ne!(
+                run(level),
+                base,
+                "{level:?} computes as the baseline build does"
+            );
         }
     }
 }

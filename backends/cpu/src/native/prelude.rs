@@ -50,19 +50,8 @@ const fn inverse_factorials<const N: usize>() -> [f64; N] {
 
 const INV_FACT: [f64; 14] = inverse_factorials::<14>();
 
-/// `c[from] + x·(c[from+1] + x·(… c[to]))` by Horner's rule, in f32.
-#[inline(always)]
-fn taylor_f32(x: f32, from: usize, to: usize) -> f32 {
-    let mut acc = INV_FACT[to] as f32;
-    let mut k = to;
-    while k > from {
-        k -= 1;
-        acc = fma_f32(acc, x, INV_FACT[k] as f32);
-    }
-    acc
-}
-
-/// As `taylor_f32`, in f64.
+/// `c[from] + x·(c[from+1] + x·(… c[to]))` of the Taylor coefficients
+/// `INV_FACT`, by Horner's rule, in f64.
 #[inline(always)]
 fn taylor_f64(x: f64, from: usize, to: usize) -> f64 {
     let mut acc = INV_FACT[to];
@@ -81,25 +70,10 @@ const LN2_LO_F32: f32 = -2.121_944_4e-4;
 const LN2_HI_F64: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
 const LN2_LO_F64: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 
-/// Round to the nearest integer (ties to even), |x| < 2^22.
-#[inline(always)]
-fn round_f32(x: f32) -> f32 {
-    (x + MAGIC_F32) - MAGIC_F32
-}
-
 /// Round to the nearest integer (ties to even), |x| < 2^51.
 #[inline(always)]
 fn round_f64(x: f64) -> f64 {
     (x + MAGIC_F64) - MAGIC_F64
-}
-
-/// 2^n for a float `n` holding an integer in the normal exponent range.
-#[inline(always)]
-fn pow2_f32(n: f32) -> f32 {
-    let biased = (n + (MAGIC_F32 + 127.0))
-        .to_bits()
-        .wrapping_sub(MAGIC_F32.to_bits());
-    f32::from_bits(biased << 23)
 }
 
 /// 2^n for a float `n` holding an integer in the normal exponent range.
@@ -122,20 +96,90 @@ fn with_sign_of_f64(mag: f64, sign: f64) -> f64 {
     f64::from_bits(mag.to_bits() | (sign.to_bits() & 0x8000_0000_0000_0000))
 }
 
-/// `e^x`: x = k·ln2 + r, |r| ≤ ln2/2, e^r by its Taylor polynomial of
-/// degree 7, times 2^k applied in two halves (subnormal results round once,
-/// large x overflow to inf). NaN fails both clamps and propagates.
+/// `c[0] + x·(c[1] + x·(… c[N-1]))` by Horner's rule, in f32.
+#[inline(always)]
+fn horner_f32<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
+    let mut acc = c[N - 1];
+    let mut k = N - 1;
+    while k > 0 {
+        k -= 1;
+        acc = fma_f32(acc, x, c[k]);
+    }
+    acc
+}
+
+// Coefficients fitted by `backends/cpu/tools/fit_native_math.py` (weighted
+// least squares iterated to the minimax relative error, each coefficient
+// rounded to f32 and the rest refitted), so that f32 arithmetic with FMA
+// suffices: the f64 lanes the Cranelift kernels use halve the vector width.
+
+/// e^r ≈ 1 + r + c₂r² + … + c₆r⁶ on |r| ≤ ln2/2: relative error 3.2·10⁻⁹.
+const EXP_F32_DEG6: [f32; 7] = [
+    1.0,
+    1.0,
+    0.4999999403953552,
+    0.1666652262210846,
+    0.041668299585580826,
+    0.008368530310690403,
+    0.0013817490544170141,
+];
+
+/// As `EXP_F32_DEG6`, degree 5: relative error 1.05·10⁻⁷ (for `tanh`).
+const EXP_F32_DEG5: [f32; 6] = [
+    1.0,
+    1.0,
+    0.499992311000824,
+    0.16667111217975616,
+    0.041890162974596024,
+    0.008312848396599293,
+];
+
+/// tanh a ≈ a + a·t·S(t), t = a², S of degree 6 on 0 ≤ a ≤ 1: relative
+/// error 4.7·10⁻⁹.
+const TANH_F32_ODD: [f32; 7] = [
+    -0.33333295583724976,
+    0.13332347571849823,
+    -0.0538799948990345,
+    0.021487222984433174,
+    -0.007946949452161789,
+    0.0023019846994429827,
+    -0.00035863081575371325,
+];
+
+/// `p·2^k` for p in [½, 2) and -150 ≤ k ≤ 129, correctly rounded: k + m
+/// is added to p's exponent field (m = 64 where k < 0 and -64 elsewhere,
+/// so that product stays normal) and one multiply by 2^-m rounds a
+/// subnormal result once or overflows to inf. Integer work only, but for
+/// that multiply: the float pipes are the kernels' bottleneck.
+#[inline(always)]
+fn scale_pow2_f32(p: f32, k: i32) -> f32 {
+    let negative = k >> 31; // all ones where k < 0
+    let km = k - 64 + (negative & 128);
+    let y = f32::from_bits(p.to_bits().wrapping_add((km as u32) << 23));
+    let two_to_minus_m =
+        f32::from_bits((191u32 << 23).wrapping_sub((negative & (128 << 23)) as u32));
+    y * two_to_minus_m
+}
+
+/// `e^x`: x = k·ln2 + r, |r| ≤ ln2/2 (k from the 1.5·2^23 rounding trick,
+/// whose low bits also give k as an integer), e^r by `EXP_F32_DEG6`, times
+/// 2^k by `scale_pow2_f32`. x is clamped to [-104, 89], where the result
+/// is 0 or inf; NaN is passed through (the bit arithmetic would lose it).
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let x = if x > 89.0 { 89.0 } else { x };
-    let x = if x < -104.0 { -104.0 } else { x };
-    let k = round_f32(x * core::f32::consts::LOG2_E);
-    let r = x - k * LN2_HI_F32;
-    let r = r - k * LN2_LO_F32;
-    let e_r = taylor_f32(r, 0, 7);
-    let k1 = round_f32(k * 0.5);
-    let k2 = k - k1;
-    e_r * pow2_f32(k1) * pow2_f32(k2)
+    let xc = if x > 89.0 { 89.0 } else { x };
+    let xc = if xc < -104.0 { -104.0 } else { xc };
+    let t = fma_f32(xc, core::f32::consts::LOG2_E, MAGIC_F32);
+    let k = t - MAGIC_F32;
+    let r = fma_f32(-k, LN2_HI_F32, xc);
+    let r = fma_f32(-k, LN2_LO_F32, r);
+    let p = horner_f32(r, &EXP_F32_DEG6);
+    let y = scale_pow2_f32(p, t.to_bits().wrapping_sub(MAGIC_F32.to_bits()) as i32);
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
 }
 
 /// `e^x` in f64: as `exp_f32`, degree 12, ln2 in fdlibm's two pieces.
@@ -267,49 +311,30 @@ pub fn expm1_f64(x: f64) -> f64 {
     expm1_all(x, false)
 }
 
-/// `tanh x` for f32: x·P(x²)/Q(x²), P and Q of degrees 5 and 6 in x² (the
-/// coefficients were fitted to tanh on [0, 10] by iteratively reweighted
-/// least squares; relative error 5.4·10⁻¹² in exact arithmetic), evaluated
-/// in f64 and rounded once, so the result is the correctly rounded one but
-/// for a few last-bit cases. |x| is clamped at 10, where tanh rounds to 1
-/// (±inf gives ±1); NaN propagates; ±0 and subnormals come out unchanged
-/// (P(0) = Q(0) = 1). Cheaper than `E/(E + 2)` with E = e^{2|x|} - 1 (no
-/// range reduction), which the f64 `tanh` keeps for its accuracy.
+/// `tanh x` for f32, in f32 lanes, a = |x|: below 1, `TANH_F32_ODD`
+/// (the final FMA adds a correction under a third of a, so its error stays
+/// near half an ulp); from 1 on, 1 - w with w = 2/(1 + e^{2a}) ≤ 0.24,
+/// whose own few-ulp error (a one-part ln2 and `EXP_F32_DEG5` are enough:
+/// 2 ≤ 2a ≤ 18.2 needs no clamp or subnormal scaling) shrinks fourfold in
+/// the result. Both are computed and one selected, so there is no branch.
+/// a is clamped at 9.1, where tanh rounds to 1 (±inf gives ±1); NaN fails
+/// `a >= 1` and takes the polynomial, which keeps it; ±0 and subnormals
+/// come out unchanged. 1.2 ulp at most (see the native math tests).
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
-    const P: [f64; 6] = [
-        1.0,
-        0.14321898328864305,
-        0.004731922383280834,
-        5.107360339679024e-05,
-        1.7890422381899665e-07,
-        1.413525894768585e-10,
-    ];
-    const Q: [f64; 7] = [
-        1.0,
-        0.4765523165826866,
-        0.03024936133270736,
-        0.0005621390608006743,
-        3.5183702683321985e-06,
-        6.358053144308595e-09,
-        1.4812797796436413e-12,
-    ];
     let a = x.abs();
-    let a = if a > 10.0 { 10.0 } else { a } as f64;
+    let a = if a > 9.1 { 9.1 } else { a };
     let t = a * a;
-    let mut p = P[5];
-    let mut k = 5;
-    while k > 0 {
-        k -= 1;
-        p = fma_f64(p, t, P[k]);
-    }
-    let mut q = Q[6];
-    let mut k = 6;
-    while k > 0 {
-        k -= 1;
-        q = fma_f64(q, t, Q[k]);
-    }
-    with_sign_of_f32((a * p / q) as f32, x)
+    let small = fma_f32(a * t, horner_f32(t, &TANH_F32_ODD), a);
+    let a2 = a + a;
+    let tt = fma_f32(a2, core::f32::consts::LOG2_E, MAGIC_F32);
+    let k = tt - MAGIC_F32;
+    let r = fma_f32(-k, core::f32::consts::LN_2, a2);
+    let k_bits = tt.to_bits().wrapping_sub(MAGIC_F32.to_bits()) << 23;
+    let e = f32::from_bits(horner_f32(r, &EXP_F32_DEG5).to_bits().wrapping_add(k_bits));
+    let large = 1.0 - 2.0 / (1.0 + e);
+    let y = if a >= 1.0 { large } else { small };
+    with_sign_of_f32(y, x)
 }
 
 /// `tanh x` in f64: copysign(E/(E + 2), x), E = e^{2|x|} - 1 without
