@@ -17,25 +17,28 @@ fn kernels_of(src: &str) -> Vec<Kernel> {
     fuse(&f).expect("fuse").kernels
 }
 
-/// Every kernel of `src` at every level, sizes from `sizes` (one value per
-/// size symbol, in each kernel's order), against the interpreter.
-fn check_src(src: &str, sizes: &[i64], lo: f64, hi: f64) {
+/// Every kernel of `src` at every level, for each size list of `cases`
+/// (one value per size symbol, in each kernel's order), against the
+/// interpreter.
+fn check_src(src: &str, cases: &[Vec<i64>], lo: f64, hi: f64) {
     let kernels = kernels_of(src);
     for level in IsaLevel::ALL.into_iter().filter(|l| host_supports(*l)) {
         let m = NativeModule::compile(&kernels, level).unwrap_or_else(|e| panic!("{e}"));
-        for (i, k) in kernels.iter().enumerate() {
-            let f = m
-                .function_named(&k.name)
-                .unwrap_or_else(|| panic!("kernel {i} not native:\n{k}"));
-            let sz = &sizes[..k.sizes.len()];
-            let inputs = random_inputs(k, sz, 7, lo, hi);
-            let mut want = with_outputs(k, sz, &inputs);
-            interp::run(k, &mut want, sz).expect("interpreter");
-            let mut got = with_outputs(k, sz, &inputs);
-            run_checked(f, k, &mut got, sz).expect("run_checked");
-            let t = tol(k.args.last().unwrap().dtype) * 4.0;
-            if let Err(e) = compare(k, &got, &want, t) {
-                panic!("{level:?}: sizes {sz:?}: {e}\n{k}");
+        for sizes in cases {
+            for (i, k) in kernels.iter().enumerate() {
+                let f = m
+                    .function_named(&k.name)
+                    .unwrap_or_else(|| panic!("kernel {i} not native:\n{k}"));
+                let sz = &sizes[..k.sizes.len()];
+                let inputs = random_inputs(k, sz, 7, lo, hi);
+                let mut want = with_outputs(k, sz, &inputs);
+                interp::run(k, &mut want, sz).expect("interpreter");
+                let mut got = with_outputs(k, sz, &inputs);
+                run_checked(f, k, &mut got, sz).expect("run_checked");
+                let t = tol(k.args.last().unwrap().dtype) * 4.0;
+                if let Err(e) = compare(k, &got, &want, t) {
+                    panic!("{level:?}: sizes {sz:?}: {e}\n{k}");
+                }
             }
         }
     }
@@ -55,9 +58,11 @@ fn fused_sums_match_the_interpreter() {
                return %7
              }}"
         );
-        for n in [0, 1, 3, 17, 1000, 5000, 100_003] {
-            check_src(&src, &[n], -3.0, 3.0);
-        }
+        let sizes: Vec<Vec<i64>> = [0, 1, 3, 17, 1000, 5000, 100_003]
+            .iter()
+            .map(|n| vec![*n])
+            .collect();
+        check_src(&src, &sizes, -3.0, 3.0);
     }
 }
 
@@ -94,6 +99,73 @@ fn every_level_is_compiled_for_its_own_isa() {
                 base,
                 "{level:?} computes as the baseline build does"
             );
+        }
+    }
+}
+
+/// Reductions of short elements (the register-lanes loop shape) of every
+/// kind, at sizes around its group of `lanes` elements and its block of 64
+/// groups, over one axis of a vector and rows, columns and all of a matrix.
+#[test]
+fn light_reductions_match_the_interpreter() {
+    for dtype in ["f32", "f64"] {
+        for (reduce, lo, hi) in [
+            // Positive terms: the comparison is relative to the result.
+            ("reduce_sum", 0.5, 1.5),
+            ("reduce_max", -3.0, 3.0),
+            ("reduce_min", -3.0, 3.0),
+            ("reduce_prod", 0.97, 1.03),
+        ] {
+            let src = format!(
+                "fn f(x %0: {dtype}[n], y %1: {dtype}[n], z %2: {dtype}[n]) {{
+                   %3: {dtype}[n] = mul %0 %1
+                   %4: {dtype}[n] = add %3 %2
+                   %5: {dtype}[] = {reduce}[0] %4
+                   return %5
+                 }}"
+            );
+            let kernels = kernels_of(&src);
+            for level in IsaLevel::ALL {
+                let source = oxla_cpu::native::rust_source(&kernels, level);
+                assert!(
+                    source.contains("let mut r0_0"),
+                    "not the register shape:\n{source}"
+                );
+            }
+            let sizes: Vec<Vec<i64>> = [
+                0, 1, 3, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 4095, 4096,
+                4097, 65_541,
+            ]
+            .iter()
+            .map(|n| vec![*n])
+            .collect();
+            check_src(&src, &sizes, lo, hi);
+            for (axes, shape) in [("1", "m"), ("0", "n"), ("0,1", "")] {
+                let src = format!(
+                    "fn f(x %0: {dtype}[m, n]) {{
+                       %1: {dtype}[m, n] = mul %0 %0
+                       %2: {dtype}[{shape}] = {reduce}[{axes}] %1
+                       return %2
+                     }}"
+                );
+                let symbols = kernels_of(&src)[0].sizes.clone();
+                let sizes: Vec<Vec<i64>> = [
+                    (1, 1),
+                    (3, 65),
+                    (65, 3),
+                    (5, 1029),
+                    (300, 7),
+                    (0, 4),
+                    (4, 0),
+                ]
+                .iter()
+                .map(|(m, n)| {
+                    let size = |s: &String| if s == "m" { *m } else { *n };
+                    symbols.iter().map(size).collect()
+                })
+                .collect();
+                check_src(&src, &sizes, lo.max(0.5), hi.min(1.02));
+            }
         }
     }
 }

@@ -164,6 +164,9 @@ const CHUNK_ROWS: usize = 4;
 /// `CHUNK_ROWS · CHAINS` values before the block becomes a cascade leaf).
 const CHAINS: usize = 16;
 
+/// The most instructions a `light` element may have.
+const LIGHT_INSTS: usize = 48;
+
 struct Emitter<'a> {
     k: &'a Kernel,
     /// The float type of the kernel's reductions and stores.
@@ -336,18 +339,18 @@ impl<'a> Emitter<'a> {
 
     /// The reduction over the trailing axes for one output position.
     ///
-    /// Each row (innermost axis) is cut into chunks of `CHUNK` elements. A
-    /// chunk's values are computed by a plain loop into a buffer (the loop
-    /// vectorizer widens it, math included), whose `CHUNK / lanes` rows are
-    /// then combined into `lanes` running accumulators; `CHAINS` chunks make
-    /// a block, whose lanes are tree-combined into one leaf of the cascade.
-    /// A partial chunk pads its buffer with the identity.
+    /// Each row (innermost axis) is cut into blocks of `CHAINS · CHUNK_ROWS`
+    /// groups of `lanes` elements; lane `l` of the accumulators combines
+    /// element `l` of every group of a block, and at the end of the block
+    /// the lanes are tree-combined into one leaf of the cascade. So each
+    /// lane adds 64 values per leaf and the error is O(64 + log n) ulp. The
+    /// two loop shapes below associate a lane's values differently; which
+    /// one a kernel gets depends on its instructions only, never on sizes or
+    /// threads.
     fn reduction(&self, out_index: &str) -> String {
         let k = self.k;
         let rank = k.domain.len();
         let last = rank - 1;
-        let lanes = self.lanes;
-        let chunk = lanes * CHUNK_ROWS;
         let stores: Vec<(usize, &str)> = k
             .stores
             .iter()
@@ -360,14 +363,136 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(s, "let id{n}: {t} = {id};");
             let _ = writeln!(s, "let op{n} = |a: {t}, b: {t}| -> {t} {{ {} }};", op(t));
             let _ = writeln!(s, "let mut k{n} = Cascade::<{t}>::new(id{n});");
-            let _ = writeln!(s, "let mut t{n} = [id{n}; {chunk}];");
         }
         for c in k.outer_dims()..last {
             let _ = writeln!(s, "for c{c} in 0..e{c} {{");
         }
         let _ = writeln!(s, "let mut j: i64 = 0;");
         let _ = writeln!(s, "while j < e{last} {{");
+        if self.light() {
+            s.push_str(&self.register_lanes(&stores));
+        } else {
+            s.push_str(&self.chunked_rows(&stores));
+        }
         for n in 0..stores.len() {
+            let _ = writeln!(s, "k{n}.push(tree(b{n}, op{n}), op{n});");
+        }
+        s.push_str("}\n");
+        for _ in k.outer_dims()..last {
+            s.push_str("}\n");
+        }
+        for (n, _) in stores.iter().enumerate() {
+            let arg = k.stores[n].arg;
+            let _ = writeln!(
+                s,
+                "*a{arg}.offset(({out_index}) as isize) = k{n}.finish(id{n}, op{n});"
+            );
+        }
+        s
+    }
+
+    /// Whether the element is short and calls no math function, so that a
+    /// vector's worth of copies of it is small enough for LLVM to unroll
+    /// fully and turn back into vector instructions.
+    fn light(&self) -> bool {
+        self.k.insts.len() <= LIGHT_INSTS
+            && self.k.insts.iter().all(|inst| {
+                !matches!(
+                    inst.kind,
+                    InstKind::Unary(
+                        UnaryOp::Exp
+                            | UnaryOp::Log
+                            | UnaryOp::Tanh
+                            | UnaryOp::ExpM1
+                            | UnaryOp::Powi(_),
+                        _
+                    )
+                )
+            })
+    }
+
+    /// One block of a reduction whose element is `light`: the accumulators
+    /// are `CHUNK_ROWS` arrays of one vector's lanes, each updated by a loop
+    /// over those lanes. LLVM unrolls each loop and keeps the arrays in
+    /// registers, so a group of `lanes` elements costs its loads and
+    /// arithmetic only, as in hand-written code (the buffer of
+    /// `chunked_rows` costs a store and a load per element, and stores
+    /// there can wait on loads 4 KiB apart). The last, partial group goes
+    /// through a buffer padded with the identity.
+    fn register_lanes(&self, stores: &[(usize, &str)]) -> String {
+        let last = self.k.domain.len() - 1;
+        let lanes = self.lanes;
+        let width = lanes / CHUNK_ROWS;
+        let groups = CHAINS * CHUNK_ROWS;
+        let mut s = String::new();
+        for n in 0..stores.len() {
+            for u in 0..CHUNK_ROWS {
+                let _ = writeln!(s, "let mut r{n}_{u} = [id{n}; {width}];");
+            }
+        }
+        let _ = writeln!(s, "let mut q = 0;");
+        let _ = writeln!(s, "while q < {groups} && j + {lanes} <= e{last} {{");
+        for u in 0..CHUNK_ROWS {
+            let _ = writeln!(s, "for l in 0..{width} {{");
+            let _ = writeln!(s, "let c{last}: i64 = j + {} + l as i64;", u * width);
+            s.push_str(&self.element());
+            for (n, (v, _)) in stores.iter().enumerate() {
+                let _ = writeln!(s, "r{n}_{u}[l] = op{n}(r{n}_{u}[l], v{v});");
+            }
+            s.push_str("}\n");
+        }
+        let _ = writeln!(s, "j += {lanes};");
+        let _ = writeln!(s, "q += 1;");
+        s.push_str("}\n");
+        let _ = writeln!(s, "if q < {groups} && j < e{last} {{");
+        let _ = writeln!(s, "let r = (e{last} - j) as usize;");
+        for (n, (_, t)) in stores.iter().enumerate() {
+            let _ = writeln!(s, "let mut t{n}: [{t}; {lanes}] = [id{n}; {lanes}];");
+        }
+        let _ = writeln!(s, "for i in 0..r {{");
+        let _ = writeln!(s, "let c{last}: i64 = j + i as i64;");
+        s.push_str(&self.element());
+        for (n, (v, _)) in stores.iter().enumerate() {
+            // SAFETY (of the generated code): i < r < lanes.
+            let _ = writeln!(s, "*t{n}.get_unchecked_mut(i) = v{v};");
+        }
+        s.push_str("}\n");
+        for n in 0..stores.len() {
+            let _ = writeln!(s, "for l in 0..{width} {{");
+            for u in 0..CHUNK_ROWS {
+                let _ = writeln!(
+                    s,
+                    "r{n}_{u}[l] = op{n}(r{n}_{u}[l], t{n}[{} + l]);",
+                    u * width
+                );
+            }
+            s.push_str("}\n");
+        }
+        let _ = writeln!(s, "j = e{last};");
+        s.push_str("}\n");
+        for n in 0..stores.len() {
+            let _ = writeln!(s, "let mut b{n} = [id{n}; {lanes}];");
+            let _ = writeln!(s, "for l in 0..{width} {{");
+            for u in 0..CHUNK_ROWS {
+                let _ = writeln!(s, "b{n}[{} + l] = r{n}_{u}[l];", u * width);
+            }
+            s.push_str("}\n");
+        }
+        s
+    }
+
+    /// One block of a reduction whose element is not `light`: each chunk of
+    /// `CHUNK_ROWS` groups is computed by a plain loop into a buffer (the
+    /// loop vectorizer widens it, math included), whose rows are then
+    /// combined into `lanes` running accumulators. A partial chunk pads its
+    /// buffer with the identity.
+    fn chunked_rows(&self, stores: &[(usize, &str)]) -> String {
+        let last = self.k.domain.len() - 1;
+        let lanes = self.lanes;
+        let chunk = lanes * CHUNK_ROWS;
+        let mut s = String::new();
+        for n in 0..stores.len() {
+            let _ = writeln!(s, "let mut t{n} = [id{n}; {chunk}];");
             let _ = writeln!(s, "let mut b{n} = [id{n}; {lanes}];");
         }
         let _ = writeln!(s, "let mut q = 0;");
@@ -397,20 +522,6 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(s, "j += r as i64;");
         let _ = writeln!(s, "q += 1;");
         s.push_str("}\n");
-        for n in 0..stores.len() {
-            let _ = writeln!(s, "k{n}.push(tree(b{n}, op{n}), op{n});");
-        }
-        s.push_str("}\n");
-        for _ in k.outer_dims()..last {
-            s.push_str("}\n");
-        }
-        for (n, _) in stores.iter().enumerate() {
-            let arg = k.stores[n].arg;
-            let _ = writeln!(
-                s,
-                "*a{arg}.offset(({out_index}) as isize) = k{n}.finish(id{n}, op{n});"
-            );
-        }
         s
     }
 }
