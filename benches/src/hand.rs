@@ -26,15 +26,17 @@ pub fn fused_sum(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn fused_sum_avx512(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
-    fused_sum_lanes::<64>(x, y, z)
+    fused_sum_lanes::<32>(x, y, z)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn fused_sum_avx2(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
-    fused_sum_lanes::<32>(x, y, z)
+    fused_sum_lanes::<16>(x, y, z)
 }
 
+/// `L` accumulators (two vector registers: enough to hide the add latency
+/// behind the loads, and a short tail), then 8 for the rest, then scalar.
 #[inline(always)]
 fn fused_sum_lanes<const L: usize>(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
     let mut acc = [0.0f32; L];
@@ -47,9 +49,20 @@ fn fused_sum_lanes<const L: usize>(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
             acc[k] += x[k] * 2.0 * y[k] + z[k];
         }
     }
-    let tail = x.len() - x.len() % L;
-    let mut total: f32 = acc.iter().sum();
-    for i in tail..x.len() {
+    let done = x.len() - x.len() % L;
+    let (x, y, z) = (&x[done..], &y[done..], &z[done..]);
+    let mut rest = [0.0f32; 8];
+    let chunks = x
+        .chunks_exact(8)
+        .zip(y.chunks_exact(8))
+        .zip(z.chunks_exact(8));
+    for ((x, y), z) in chunks {
+        for k in 0..8 {
+            rest[k] += x[k] * 2.0 * y[k] + z[k];
+        }
+    }
+    let mut total: f32 = acc.iter().sum::<f32>() + rest.iter().sum::<f32>();
+    for i in x.len() - x.len() % 8..x.len() {
         total += x[i] * 2.0 * y[i] + z[i];
     }
     total
