@@ -38,7 +38,7 @@ unsafe fn fused_sum_avx2(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
 /// `L` accumulators (two vector registers: enough to hide the add latency
 /// behind the loads, and a short tail), then 8 for the rest, then scalar.
 #[inline(always)]
-fn fused_sum_lanes<const L: usize>(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
+pub(crate) fn fused_sum_lanes<const L: usize>(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
     let mut acc = [0.0f32; L];
     let chunks = x
         .chunks_exact(L)

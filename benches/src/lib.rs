@@ -27,24 +27,8 @@ pub fn fused_sum_iter(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
 
 /// A hand-unrolled baseline: eight independent accumulators over exact
 /// chunks (no bounds checks), which lets rustc vectorize the loop (the strict
-/// f32 order of the iterator forbids it).
+/// f32 order of the iterator forbids it), built for the baseline ISA.
 pub fn fused_sum_unrolled(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
     let n = x.len().min(y.len()).min(z.len());
-    let (x, y, z) = (&x[..n], &y[..n], &z[..n]);
-    let mut acc = [0.0f32; 8];
-    let chunks = x
-        .chunks_exact(8)
-        .zip(y.chunks_exact(8))
-        .zip(z.chunks_exact(8));
-    for ((x, y), z) in chunks {
-        for k in 0..8 {
-            acc[k] += x[k] * 2.0 * y[k] + z[k];
-        }
-    }
-    let tail = n - n % 8;
-    let mut total: f32 = acc.iter().sum();
-    for i in tail..n {
-        total += x[i] * 2.0 * y[i] + z[i];
-    }
-    total
+    hand::fused_sum_lanes::<8>(&x[..n], &y[..n], &z[..n])
 }

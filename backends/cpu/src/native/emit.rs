@@ -449,14 +449,7 @@ impl<'a> Emitter<'a> {
         for (n, (_, t)) in stores.iter().enumerate() {
             let _ = writeln!(s, "let mut t{n}: [{t}; {lanes}] = [id{n}; {lanes}];");
         }
-        let _ = writeln!(s, "for i in 0..r {{");
-        let _ = writeln!(s, "let c{last}: i64 = j + i as i64;");
-        s.push_str(&self.element());
-        for (n, (v, _)) in stores.iter().enumerate() {
-            // SAFETY (of the generated code): i < r < lanes.
-            let _ = writeln!(s, "*t{n}.get_unchecked_mut(i) = v{v};");
-        }
-        s.push_str("}\n");
+        s.push_str(&self.into_buffers(stores));
         for n in 0..stores.len() {
             let _ = writeln!(s, "for l in 0..{width} {{");
             for u in 0..CHUNK_ROWS {
@@ -481,6 +474,22 @@ impl<'a> Emitter<'a> {
         s
     }
 
+    /// The loop computing elements `j..j + r` of the reduced row into the
+    /// buffers `t{n}` (the generated code sizes each buffer to hold `r`).
+    fn into_buffers(&self, stores: &[(usize, &str)]) -> String {
+        let last = self.k.domain.len() - 1;
+        let mut s = String::new();
+        let _ = writeln!(s, "for i in 0..r {{");
+        let _ = writeln!(s, "let c{last}: i64 = j + i as i64;");
+        s.push_str(&self.element());
+        for (n, (v, _)) in stores.iter().enumerate() {
+            // SAFETY (of the generated code): i < r, at most the buffer's length.
+            let _ = writeln!(s, "*t{n}.get_unchecked_mut(i) = v{v};");
+        }
+        s.push_str("}\n");
+        s
+    }
+
     /// One block of a reduction whose element is not `light`: each chunk of
     /// `CHUNK_ROWS` groups is computed by a plain loop into a buffer (the
     /// loop vectorizer widens it, math included), whose rows are then
@@ -498,14 +507,7 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(s, "let mut q = 0;");
         let _ = writeln!(s, "while q < {CHAINS} && j < e{last} {{");
         let _ = writeln!(s, "let r = (e{last} - j).min({chunk}) as usize;");
-        let _ = writeln!(s, "for i in 0..r {{");
-        let _ = writeln!(s, "let c{last}: i64 = j + i as i64;");
-        s.push_str(&self.element());
-        for (n, (v, _)) in stores.iter().enumerate() {
-            // SAFETY (of the generated code): i < r <= chunk.
-            let _ = writeln!(s, "*t{n}.get_unchecked_mut(i) = v{v};");
-        }
-        s.push_str("}\n");
+        s.push_str(&self.into_buffers(stores));
         for n in 0..stores.len() {
             let _ = writeln!(
                 s,
