@@ -449,7 +449,7 @@ impl<'a> Emitter<'a> {
         for (n, (_, t)) in stores.iter().enumerate() {
             let _ = writeln!(s, "let mut t{n}: [{t}; {lanes}] = [id{n}; {lanes}];");
         }
-        s.push_str(&self.into_buffers(stores));
+        s.push_str(&self.buffered_elements(stores));
         for n in 0..stores.len() {
             let _ = writeln!(s, "for l in 0..{width} {{");
             for u in 0..CHUNK_ROWS {
@@ -476,7 +476,7 @@ impl<'a> Emitter<'a> {
 
     /// The loop computing elements `j..j + r` of the reduced row into the
     /// buffers `t{n}` (the generated code sizes each buffer to hold `r`).
-    fn into_buffers(&self, stores: &[(usize, &str)]) -> String {
+    fn buffered_elements(&self, stores: &[(usize, &str)]) -> String {
         let last = self.k.domain.len() - 1;
         let mut s = String::new();
         let _ = writeln!(s, "for i in 0..r {{");
@@ -507,7 +507,7 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(s, "let mut q = 0;");
         let _ = writeln!(s, "while q < {CHAINS} && j < e{last} {{");
         let _ = writeln!(s, "let r = (e{last} - j).min({chunk}) as usize;");
-        s.push_str(&self.into_buffers(stores));
+        s.push_str(&self.buffered_elements(stores));
         for n in 0..stores.len() {
             let _ = writeln!(
                 s,
