@@ -12,7 +12,6 @@ use super::{Launcher, Program, RawArg, Scratch};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::ir::Type;
-use std::fmt::Write as _;
 
 impl Program {
     /// Check cond step `j` (see `check_loop`): the operands are the bool
@@ -85,37 +84,6 @@ impl Program {
                     let picked: Vec<&Buffer> = s.results.iter().map(|k| &res[*k]).collect();
                     write_outs(&picked, outs)
                 })?
-        }
-    }
-
-    /// Cond step `j` for `text`, with its branches' schedules indented.
-    pub(super) fn cond_text(&self, j: usize, s: &mut String) {
-        let l = &self.loops[j];
-        let b = |v: &[usize]| {
-            v.iter()
-                .map(|b| format!("b{b}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(
-            s,
-            "cond({}) results {:?} -> {}",
-            b(&l.args),
-            l.results,
-            b(&l.outs)
-        );
-        for (name, n) in [("then", Some(&l.body)), ("else", l.otherwise.as_ref())] {
-            let Some(n) = n else { continue };
-            let _ = writeln!(
-                s,
-                "  {name} `{}` (kernels {:?}):",
-                n.program.function.name, n.kernels
-            );
-            let mut inner = String::new();
-            n.program.schedule_text(&mut inner);
-            for line in inner.lines() {
-                let _ = writeln!(s, "    {line}");
-            }
         }
     }
 }

@@ -509,22 +509,22 @@ impl Program {
         unsafe { write_outs(&picked, outs) }
     }
 
-    /// The loop steps, for `text`: step `j` and its nested programs, indented.
+    /// The loop and cond steps, for `text`: step `j` and its nested
+    /// programs (body, cond and back of a loop; then and else of a cond),
+    /// indented.
     pub(super) fn loop_text(&self, j: usize, s: &mut String) {
         let l = &self.loops[j];
-        if l.otherwise.is_some() {
-            return self.cond_text(j, s);
-        }
         let b = |v: &[usize]| {
             v.iter()
                 .map(|b| format!("b{b}"))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let kind = match (l.kind, &l.back) {
-            (LoopKind::For, None) => "loop for".to_string(),
-            (LoopKind::While, None) => "loop while".to_string(),
-            (k, Some(_)) => format!(
+        let kind = match (l.kind, &l.back, &l.otherwise) {
+            (_, _, Some(_)) => "cond".to_string(),
+            (LoopKind::For, None, None) => "loop for".to_string(),
+            (LoopKind::While, None, None) => "loop while".to_string(),
+            (k, Some(_), None) => format!(
                 "loop_reverse {} {}",
                 if k == LoopKind::For { "for" } else { "while" },
                 l.checkpoint.text()
@@ -537,13 +537,19 @@ impl Program {
             l.results,
             b(&l.outs)
         );
-        let names = ["body", "cond", "back"];
-        let parts = [
-            Some(&l.body),
-            l.cond.as_ref(),
-            l.back.as_ref().map(|b| &b.0),
-        ];
-        for (name, n) in names.iter().zip(parts) {
+        let parts: [(&str, Option<&Nested>); 3] = match &l.otherwise {
+            Some(otherwise) => [
+                ("then", Some(&l.body)),
+                ("else", Some(otherwise)),
+                ("", None),
+            ],
+            None => [
+                ("body", Some(&l.body)),
+                ("cond", l.cond.as_ref()),
+                ("back", l.back.as_ref().map(|b| &b.0)),
+            ],
+        };
+        for (name, n) in parts {
             let Some(n) = n else { continue };
             let _ = writeln!(
                 s,
