@@ -917,11 +917,7 @@ fn element(ty: &RustTy, t: &syn::Ident) -> TokenStream {
 
 /// A transform's parameter type with `t` for the float type.
 fn generic_param_type(ty: &RustTy, t: &syn::Ident) -> TokenStream {
-    let elem = if ty.dtype().is_float() {
-        t.to_token_stream()
-    } else {
-        paths::float(ty.dtype())
-    };
+    let elem = element(ty, t);
     match ty {
         RustTy::Scalar(_) => elem,
         RustTy::Unsigned(u) => paths::unsigned(*u),
@@ -936,11 +932,7 @@ fn generic_param_type(ty: &RustTy, t: &syn::Ident) -> TokenStream {
 
 /// A transform's result type with `t` for the float type.
 fn generic_result_type(ty: &RustTy, t: &syn::Ident) -> TokenStream {
-    let elem = if ty.dtype().is_float() {
-        t.to_token_stream()
-    } else {
-        paths::float(ty.dtype())
-    };
+    let elem = element(ty, t);
     match ty {
         RustTy::Scalar(_) => elem,
         RustTy::NdArray(_, r) => {

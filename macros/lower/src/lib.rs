@@ -175,18 +175,23 @@ pub(crate) fn expand_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     let attrs_ok = errors.is_empty();
-    // A function generic over its float type: one instance per type.
-    if generic::is_generic(&item) {
-        let (result, unknown) =
-            helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
-        if let Some(step) = helpers::next_step(
+    // The expansion that first defines a helper this item calls, if one is
+    // still unknown (see `helpers`).
+    let next_step = |unknown: &[syn::Path]| {
+        helpers::next_step(
             attr_name,
             &args_tokens,
             &item_tokens,
             helper_tokens,
             helpers,
-            &unknown,
-        ) {
+            unknown,
+        )
+    };
+    // A function generic over its float type: one instance per type.
+    if generic::is_generic(&item) {
+        let (result, unknown) =
+            helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
+        if let Some(step) = next_step(&unknown) {
             return step;
         }
         match result {
@@ -214,14 +219,7 @@ pub(crate) fn expand_with(
             tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
             tree::Flattened::Err(e) => (None, Err(e)),
         });
-    if let Some(step) = helpers::next_step(
-        attr_name,
-        &args_tokens,
-        &item_tokens,
-        helper_tokens,
-        helpers,
-        &unknown,
-    ) {
+    if let Some(step) = next_step(&unknown) {
         return step;
     }
     match expanded {

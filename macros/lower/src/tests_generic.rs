@@ -141,17 +141,21 @@ fn the_build_script_collects_both_instances_and_the_expansion_binds_them() {
     // and nothing is reported.
     let mut item = item(src.clone());
     item.attrs.clear();
-    let opts = CodegenOptions {
-        aot_manifest: Some(syms.iter().cloned().collect()),
-        aot_required: true,
+    // `#[grad(g)]` on `item` with the build script's manifest holding `manifest`.
+    let expand = |manifest: &[String]| {
+        let opts = CodegenOptions {
+            aot_manifest: Some(manifest.iter().cloned().collect()),
+            aot_required: true,
+        };
+        expand_attribute_with(
+            TransformKind::Grad,
+            quote!(g),
+            item.to_token_stream(),
+            &opts,
+        )
+        .to_string()
     };
-    let out = expand_attribute_with(
-        TransformKind::Grad,
-        quote!(g),
-        item.to_token_stream(),
-        &opts,
-    )
-    .to_string();
+    let out = expand(&syms);
     for s in &syms {
         assert!(out.contains(&format!("{s}_v3")), "{s} in {out}");
     }
@@ -167,17 +171,7 @@ fn the_build_script_collects_both_instances_and_the_expansion_binds_them() {
         "{flat}"
     );
     // One kernel missing: required, so an error naming the function.
-    let opts = CodegenOptions {
-        aot_manifest: Some(syms[1..].iter().cloned().collect()),
-        aot_required: true,
-    };
-    let out = expand_attribute_with(
-        TransformKind::Grad,
-        quote!(g),
-        item.to_token_stream(),
-        &opts,
-    )
-    .to_string();
+    let out = expand(&syms[1..]);
     assert!(out.contains("did not compile the kernels of `f`"), "{out}");
 }
 
