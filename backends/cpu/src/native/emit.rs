@@ -417,8 +417,18 @@ impl<'a> Emitter<'a> {
     /// registers, so a group of `lanes` elements costs its loads and
     /// arithmetic only, as in hand-written code (the buffer of
     /// `chunked_rows` costs a store and a load per element, and stores
-    /// there can wait on loads 4 KiB apart). The last, partial group goes
-    /// through a buffer padded with the identity.
+    /// there can wait on loads 4 KiB apart).
+    ///
+    /// The last, partial group computes its values into arrays of the same
+    /// shape, padded with the identity (a no-op on any accumulator), which
+    /// are then added once: its whole vectors with the same loops, the rest
+    /// in pieces of half a vector, a quarter, … down to one element, each
+    /// piece at fixed lanes of the last array (so the lanes depend only on
+    /// the length). Nothing goes through memory: a buffer filled element by
+    /// element and read back as vectors stalls on the store forwarding
+    /// (82–95 ns against 74 ns for `sum(x*2*y+z)` at n = 10³, 30 ns against
+    /// 15 ns at n = 65), and an accumulator updated in more than one place
+    /// keeps LLVM from vectorizing the lanes (260 ns at n = 10³).
     fn register_lanes(&self, stores: &[(usize, &str)]) -> String {
         let last = self.k.domain.len() - 1;
         let lanes = self.lanes;
@@ -433,31 +443,49 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(s, "let mut q = 0;");
         let _ = writeln!(s, "while q < {groups} && j + {lanes} <= e{last} {{");
         for u in 0..CHUNK_ROWS {
-            let _ = writeln!(s, "for l in 0..{width} {{");
-            let _ = writeln!(s, "let c{last}: i64 = j + {} + l as i64;", u * width);
-            s.push_str(&self.element());
-            for (n, (v, _)) in stores.iter().enumerate() {
-                let _ = writeln!(s, "r{n}_{u}[l] = op{n}(r{n}_{u}[l], v{v});");
-            }
-            s.push_str("}\n");
+            s.push_str(
+                &self.lane_loop(stores, width, &format!("j + {}", u * width), |n, v| {
+                    format!("r{n}_{u}[l] = op{n}(r{n}_{u}[l], v{v});")
+                }),
+            );
         }
         let _ = writeln!(s, "j += {lanes};");
         let _ = writeln!(s, "q += 1;");
         s.push_str("}\n");
         let _ = writeln!(s, "if q < {groups} && j < e{last} {{");
-        let _ = writeln!(s, "let r = (e{last} - j) as usize;");
-        for (n, (_, t)) in stores.iter().enumerate() {
-            let _ = writeln!(s, "let mut t{n}: [{t}; {lanes}] = [id{n}; {lanes}];");
+        for n in 0..stores.len() {
+            for u in 0..CHUNK_ROWS {
+                let _ = writeln!(s, "let mut t{n}_{u} = [id{n}; {width}];");
+            }
         }
-        s.push_str(&self.buffered_elements(stores));
+        let _ = writeln!(s, "let full = (e{last} - j) / {width};");
+        for u in 0..CHUNK_ROWS - 1 {
+            let _ = writeln!(s, "if full > {u} {{");
+            s.push_str(
+                &self.lane_loop(stores, width, &format!("j + {}", u * width), |n, v| {
+                    format!("t{n}_{u}[l] = v{v};")
+                }),
+            );
+            s.push_str("}\n");
+        }
+        let _ = writeln!(s, "let rest = e{last} - j - full * {width};");
+        let _ = writeln!(s, "let mut p = j + full * {width};");
+        let u = CHUNK_ROWS - 1;
+        let (mut piece, mut lane) = (width / 2, 0);
+        while piece > 0 {
+            let _ = writeln!(s, "if rest & {piece} != 0 {{");
+            s.push_str(&self.lane_loop(stores, piece, "p", |n, v| {
+                format!("t{n}_{u}[{lane} + l] = v{v};")
+            }));
+            let _ = writeln!(s, "p += {piece};");
+            s.push_str("}\n");
+            lane += piece;
+            piece /= 2;
+        }
         for n in 0..stores.len() {
             let _ = writeln!(s, "for l in 0..{width} {{");
             for u in 0..CHUNK_ROWS {
-                let _ = writeln!(
-                    s,
-                    "r{n}_{u}[l] = op{n}(r{n}_{u}[l], t{n}[{} + l]);",
-                    u * width
-                );
+                let _ = writeln!(s, "r{n}_{u}[l] = op{n}(r{n}_{u}[l], t{n}_{u}[l]);");
             }
             s.push_str("}\n");
         }
@@ -471,6 +499,29 @@ impl<'a> Emitter<'a> {
             }
             s.push_str("}\n");
         }
+        s
+    }
+
+    /// A loop over lanes `l` in `0..count` computing element `base + l` of
+    /// the reduced row and doing `sink(n, v)` with each store `n`'s value
+    /// `v{v}`; LLVM unrolls it into vector instructions.
+    fn lane_loop(
+        &self,
+        stores: &[(usize, &str)],
+        count: usize,
+        base: &str,
+        sink: impl Fn(usize, usize) -> String,
+    ) -> String {
+        let last = self.k.domain.len() - 1;
+        let mut s = String::new();
+        let _ = writeln!(s, "for l in 0..{count} {{");
+        let _ = writeln!(s, "let c{last}: i64 = {base} + l as i64;");
+        s.push_str(&self.element());
+        for (n, (v, _)) in stores.iter().enumerate() {
+            s.push_str(&sink(n, *v));
+            s.push('\n');
+        }
+        s.push_str("}\n");
         s
     }
 
