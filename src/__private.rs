@@ -3,10 +3,9 @@
 
 use crate::runtime::{Compiled, Ready};
 use ndarray::{Array, ArrayD, ArrayView, ArrayViewMut, Dimension, IxDyn};
-use oxla_core::exec::{ArgDims, RawArg, RawDest, ScalarSlots, MAX_RANK};
+use oxla_core::exec::{ArgDims, DirectDims, FlatArg, RawArg, RawDest, ScalarSlots, MAX_RANK};
 use oxla_core::kernel::KernelFn;
 use oxla_core::{Buffer, DType};
-use oxla_cpu::CpuLauncher;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -145,7 +144,18 @@ impl CompiledFn {
         Ok(())
     }
 
+    #[inline]
     fn ready(&self) -> &Ready {
+        match self.ready.get() {
+            Some(r) => r,
+            None => self.first_ready(),
+        }
+    }
+
+    /// `ready` on the first call: compile (or bind) the program.
+    #[cold]
+    #[inline(never)]
+    fn first_ready(&self) -> &Ready {
         self.ready.get_or_init(|| shared_program(self.ir, self.aot))
     }
 
@@ -171,12 +181,7 @@ impl CompiledFn {
         take: impl FnOnce(&mut Outputs<'_>) -> R,
     ) -> R {
         let ready = self.ready();
-        let launcher = CpuLauncher {
-            kernels: &ready.program.kernels,
-            fns: &ready.fns,
-            plans: &ready.plans,
-            splits: &ready.splits,
-        };
+        let launcher = ready.launcher();
         let mut take = Some(take);
         if let (Some(direct), true, true) =
             (&ready.direct, dests.is_empty(), self.checks.is_empty())
@@ -197,8 +202,7 @@ impl CompiledFn {
                         let take = take.take().expect("a call takes its outputs once");
                         take(&mut Outputs {
                             bufs,
-                            dims,
-                            slots: Some(slots),
+                            dims: ResultDims::Direct(dims, slots),
                         })
                     },
                 )
@@ -207,6 +211,80 @@ impl CompiledFn {
                 return r;
             }
         }
+        let take = take.take().expect("a call takes its outputs once");
+        self.call_general(ready, args, dests, take)
+    }
+
+    /// `call` for arguments that are all scalars and slices (see
+    /// `FlatArg`), the form the macros emit for such functions: the
+    /// leanest call there is. Anything the lean call cannot take goes the
+    /// general way, with its checks and messages.
+    #[track_caller]
+    #[inline]
+    pub fn call_flat<R, const N: usize>(
+        &self,
+        args: &[Flat<'_>; N],
+        take: impl FnOnce(&mut Outputs<'_>) -> R,
+    ) -> R {
+        let ready = self.ready();
+        let mut take = Some(take);
+        if let (Some(direct), true) = (&ready.direct, self.checks.is_empty()) {
+            let raw: &[FlatArg; N] =
+                // SAFETY: `Flat` is `repr(transparent)` over `FlatArg`, so
+                // the arrays have the same layout.
+                unsafe { &*(args as *const [Flat<'_>; N] as *const [FlatArg; N]) };
+            // SAFETY: every `FlatArg` points at `len` contiguous elements of
+            // its dtype that stay alive and unchanged for this call (the
+            // borrow `Flat` holds); `direct` was planned from
+            // `ready.program`, whose kernels the launcher runs; it checks
+            // every argument's type, rank and length before it launches, and
+            // returns `None` (calling nothing) when it cannot.
+            let done = unsafe {
+                direct.call_flat(
+                    &ready.program,
+                    &ready.launcher(),
+                    raw,
+                    |bufs, dims, slots| {
+                        let take = take.take().expect("a call takes its outputs once");
+                        take(&mut Outputs {
+                            bufs,
+                            dims: ResultDims::Direct(dims, slots),
+                        })
+                    },
+                )
+            };
+            if let Some(r) = done {
+                return r;
+            }
+        }
+        let take = take.take().expect("a call takes its outputs once");
+        self.call_flat_general(args, take)
+    }
+
+    /// `call_flat` when the flat plan does not apply (array results) or
+    /// the arguments do not fit it: `call` on the same arguments, out of
+    /// line so that the lean call stays small.
+    #[track_caller]
+    #[inline(never)]
+    fn call_flat_general<R, const N: usize>(
+        &self,
+        args: &[Flat<'_>; N],
+        take: impl FnOnce(&mut Outputs<'_>) -> R,
+    ) -> R {
+        let args: [Arg<'_>; N] = std::array::from_fn(|i| args[i].to_arg());
+        self.call_into(&args, &[], take)
+    }
+
+    /// The general executor: any program, any arguments, with destinations.
+    #[track_caller]
+    fn call_general<R>(
+        &self,
+        ready: &Ready,
+        args: &[Arg<'_>],
+        dests: &[Option<RawDest>],
+        take: impl FnOnce(&mut Outputs<'_>) -> R,
+    ) -> R {
+        let launcher = ready.launcher();
         let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
         let mut heap = Vec::new();
         let raw = raw_args(args, &mut inline, &mut heap);
@@ -228,15 +306,13 @@ impl CompiledFn {
         // `len` writes, and overlapping no argument (shared borrows) and no
         // other destination (another `&mut`); `execute_into_then` checks each
         // destination's type and shape before any kernel runs.
-        let take = take.take().expect("a call takes its outputs once");
         let result = unsafe {
             ready
                 .program
                 .execute_into_then(&launcher, raw, dests, |bufs, dims| {
                     take(&mut Outputs {
                         bufs,
-                        dims,
-                        slots: None,
+                        dims: ResultDims::Executed(dims),
                     })
                 })
         };
@@ -317,6 +393,66 @@ impl<'a> Arg<'a> {
     pub fn fixed<A: FixedArray>(x: &'a A) -> Arg<'a> {
         let dims = A::DIMS;
         Arg::borrowed(x as *const A as *const A::Elem, dims.iter().product(), dims)
+    }
+}
+
+/// An argument of rank 0 or 1 (a scalar or a slice): what the macros pass
+/// for such parameters, 24 bytes with nothing to drop (see `call_flat`).
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Flat<'a> {
+    raw: FlatArg,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> Flat<'a> {
+    /// A scalar.
+    #[inline]
+    pub fn scalar<T: Element>(x: &'a T) -> Flat<'a> {
+        Flat {
+            raw: FlatArg {
+                dtype: T::DTYPE,
+                rank: 0,
+                ptr: x as *const T as *const u8,
+                len: 1,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A slice.
+    #[inline]
+    pub fn slice<T: Element>(x: &'a [T]) -> Flat<'a> {
+        Flat {
+            raw: FlatArg {
+                dtype: T::DTYPE,
+                rank: 1,
+                ptr: x.as_ptr() as *const u8,
+                len: x.len(),
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same argument in the general form.
+    fn to_arg(self) -> Arg<'a> {
+        let FlatArg {
+            dtype,
+            rank,
+            ptr,
+            len,
+        } = self.raw;
+        let dims = if rank == 0 { &[][..] } else { &[len][..] };
+        Arg {
+            raw: RawArg {
+                dtype,
+                ptr,
+                len,
+                dims: ArgDims::new(dims).expect("at most MAX_RANK axes"),
+            },
+            _copy: None,
+            _borrow: PhantomData,
+        }
     }
 }
 
@@ -411,10 +547,15 @@ impl<T: Element, const N: usize, const M: usize, const L: usize> FixedArray for 
 /// The outputs of a call, taken one by one by index.
 pub struct Outputs<'a> {
     bufs: &'a mut [Buffer],
-    dims: &'a [ArgDims],
-    /// From a direct call: scalar results are in these slots, their
-    /// buffers empty.
-    slots: Option<&'a ScalarSlots>,
+    dims: ResultDims<'a>,
+}
+
+/// The results' dimensions: from the general executor, or worked out on
+/// request from a direct call's binding (scalar results then sit in the
+/// slots, their buffers empty).
+enum ResultDims<'a> {
+    Executed(&'a [ArgDims]),
+    Direct(DirectDims<'a>, &'a ScalarSlots),
 }
 
 /// Element types a generated function takes and returns.
@@ -532,8 +673,17 @@ impl Outputs<'_> {
     /// Output `i` from its slot, if a direct call left it there.
     #[inline]
     fn from_slot<T: Element>(&self, i: usize) -> Option<T> {
-        let slots = self.slots?;
-        (self.dims[i].get() == Some(&[])).then(|| T::from_slot(&slots[i]))
+        match &self.dims {
+            ResultDims::Direct(dims, slots) if dims.is_scalar(i) => Some(T::from_slot(&slots[i])),
+            _ => None,
+        }
+    }
+    /// Output `i`'s dimensions.
+    fn dims(&self, i: usize) -> ArgDims {
+        match &self.dims {
+            ResultDims::Executed(dims) => dims[i],
+            ResultDims::Direct(dims, _) => dims.get(i),
+        }
     }
     /// Output `i` as a vector (its elements in row-major order).
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
@@ -552,7 +702,8 @@ impl Outputs<'_> {
     }
     /// Output `i` as an array of dimensionality `D`.
     pub fn array<T: Element, D: Dimension>(&mut self, i: usize) -> Array<T, D> {
-        let dims = self.dims[i]
+        let dims = self
+            .dims(i)
             .get()
             .expect("results have dimensions")
             .to_vec();

@@ -27,6 +27,19 @@ pub(crate) struct Ready {
     _jit: Option<JitModule>,
 }
 
+impl Ready {
+    /// The launcher that runs this program's kernels.
+    #[inline]
+    pub fn launcher(&self) -> oxla_cpu::CpuLauncher<'_> {
+        oxla_cpu::CpuLauncher {
+            kernels: &self.program.kernels,
+            fns: &self.fns,
+            plans: &self.plans,
+            splits: &self.splits,
+        }
+    }
+}
+
 pub(crate) struct Compiled;
 
 /// How a function's kernels came to be, recorded on its first call.

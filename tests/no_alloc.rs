@@ -80,3 +80,23 @@ fn a_training_step_into_buffers_allocates_nothing() {
     assert_eq!(l.to_bits(), l2.to_bits());
     assert_eq!((a1, a2), (g1.clone(), g2.clone()));
 }
+
+/// A reduction of slices to a scalar: the lean call.
+#[oxla::jit]
+fn weighted_sum(x: &[f32], y: &[f32], a: f32) -> f32 {
+    sum(x * a * y)
+}
+
+#[test]
+fn a_lean_call_allocates_nothing() {
+    let x: Vec<f32> = (0..1000).map(|i| i as f32 * 1e-3).collect();
+    let first = weighted_sum(&x, &x, 2.0);
+    let before = allocations();
+    let mut last = 0.0;
+    for _ in 0..20 {
+        last = weighted_sum(&x, &x, 2.0);
+    }
+    let during = allocations() - before;
+    assert_eq!(during, 0, "20 calls allocated {during} times");
+    assert_eq!(last.to_bits(), first.to_bits());
+}

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 mod cond;
 mod direct;
 mod loops;
-pub use direct::{DirectCall, ScalarSlots};
+pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
 pub use loops::{LoopStep, Nested};
 
 /// A materialized value: a parameter or a kernel's output.

@@ -175,6 +175,9 @@ pub fn matmul_plans(kernels: &[Kernel]) -> Vec<Option<MatmulPlan>> {
 }
 
 impl Launcher for CpuLauncher<'_> {
+    // Inlined into the direct call: at small sizes the launch is a few
+    // compares before the kernel.
+    #[inline(always)]
     unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
         // SAFETY: the caller's contract (`Launcher::launch`) covers both
         // routes: the plan reads and writes only what the kernel does.

@@ -187,6 +187,7 @@ impl Split {
     /// # Safety
     /// `args` and `sizes` satisfy the kernel's calling convention (as for
     /// `Launcher::launch`), and `f` is `kernel` compiled.
+    #[inline]
     pub unsafe fn run(
         &self,
         kernel: &Kernel,
@@ -202,6 +203,23 @@ impl Split {
         if total < MIN_PARALLEL_ELEMS {
             return false;
         }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.run_parts_of(kernel, f, args, sizes, total) }
+    }
+
+    /// `run` for a kernel of `total` elements, large enough to split.
+    ///
+    /// # Safety
+    /// As for `run`.
+    #[inline(never)]
+    unsafe fn run_parts_of(
+        &self,
+        kernel: &Kernel,
+        f: KernelFn,
+        args: &[*mut u8],
+        sizes: &[i64],
+        total: u64,
+    ) -> bool {
         let rows = sizes[self.sym] as u64;
         let row_elems = (total / rows.max(1)).max(1);
         let threads = num_threads();

@@ -9,15 +9,24 @@
 //! stack slots and launches. Anything else (no dimensions, a length that
 //! does not match, too many symbols) falls back to the general path, which
 //! reports errors with its messages.
+//!
+//! Arguments of rank 0 and 1 (scalars and slices, the arguments of most
+//! generated functions) have a leaner form still, `FlatArg`: the macros
+//! know each parameter's rank when they expand, and the plan knows which
+//! argument's length binds each symbol, so such a call is a few compares.
 
 use super::{ArgDims, DimRef, Launcher, Program, RawArg, Slot, MAX_RANK};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
+use std::mem::MaybeUninit;
 
 /// Most symbols, kernel arguments and results a direct call handles.
 const MAX_SYMS: usize = 16;
 const MAX_ARGS: usize = 16;
 pub const MAX_RESULTS: usize = 4;
+
+/// The value of a symbol no argument has bound yet.
+const UNSET: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug)]
 enum Target {
@@ -27,6 +36,52 @@ enum Target {
     Result(usize),
 }
 
+/// The plan of a call on `FlatArg`s (see the module docs): every check and
+/// every pointer and size the launch takes is a table lookup, with no
+/// branch per argument.
+#[derive(Clone, Debug)]
+struct FlatPlan {
+    /// Per argument: its dtype and rank (`kind`).
+    kinds: Vec<u16>,
+    /// Per argument `i`: its length must be `lens[from] · keep + add`
+    /// (`keep` 0 or 1): the first argument to bind a symbol is compared
+    /// with itself, a later one with that first one, and a scalar or a
+    /// fixed-length vector with its constant.
+    len_rules: Vec<(usize, u64, u64)>,
+    /// Per size the launch takes: the argument whose length it is.
+    size_args: Vec<usize>,
+    /// Per kernel argument: its pointer, as `i < N`: argument `i`'s, else
+    /// result slot `i - N`'s.
+    ptr_from: Vec<usize>,
+}
+
+/// An argument's dtype and rank in one number.
+#[inline(always)]
+fn kind(dtype: DType, rank: u8) -> u16 {
+    dtype as u16 | (rank as u16) << 8
+}
+
+/// An argument of rank 0 (`len` 1) or 1, as the macros pass scalars and
+/// slices: `ptr` must be valid for `len` reads of `dtype`.
+#[derive(Clone, Copy, Debug)]
+pub struct FlatArg {
+    pub dtype: DType,
+    pub rank: u8,
+    pub ptr: *const u8,
+    pub len: usize,
+}
+
+/// One result of the plan.
+#[derive(Clone, Debug)]
+struct ResultPlan {
+    dtype: DType,
+    /// Element count: `factor` times the symbols at `syms`.
+    factor: u64,
+    syms: Vec<usize>,
+    /// Rank 0: returned in a stack slot, not a buffer.
+    scalar: bool,
+}
+
 /// A program's one launch, planned once (see the module docs).
 #[derive(Clone, Debug)]
 pub struct DirectCall {
@@ -34,14 +89,46 @@ pub struct DirectCall {
     targets: Vec<Target>,
     /// Per parameter: its dtype.
     param_dtypes: Vec<DType>,
-    /// Per result: dtype, element count (factor times symbols) and whether
-    /// it is a scalar (returned in a stack slot).
-    results: Vec<(DType, u64, Vec<usize>, bool)>,
+    results: Vec<ResultPlan>,
+    /// When every parameter has rank 0 or 1, those of rank 1 bind every
+    /// symbol and every result is a scalar: the plan of a call on
+    /// `FlatArg`s.
+    flat: Option<FlatPlan>,
 }
 
 /// Where a direct call leaves scalar results: one 8-byte slot each, holding
 /// a value of the result's type at the slot's address.
 pub type ScalarSlots = [u64; MAX_RESULTS];
+
+/// The dimensions of a direct call's results, worked out when asked for
+/// from the plan and the sizes the call bound (most callers only read a
+/// scalar result and never ask).
+pub struct DirectDims<'a> {
+    out_dims: &'a [Vec<DimRef>],
+    bound: &'a [u64; MAX_SYMS],
+}
+
+impl DirectDims<'_> {
+    /// Whether result `r` is a scalar (its value is in its slot).
+    #[inline]
+    pub fn is_scalar(&self, r: usize) -> bool {
+        self.out_dims[r].is_empty()
+    }
+
+    /// Result `r`'s dimensions.
+    pub fn get(&self, r: usize) -> ArgDims {
+        let want = &self.out_dims[r];
+        let mut d = [0usize; MAX_RANK];
+        for (k, dim) in want.iter().enumerate() {
+            d[k] = match *dim {
+                DimRef::Const(c) => c as usize,
+                DimRef::Sym(s) => self.bound[s] as usize,
+            };
+        }
+        // `of` admits only results of at most `MAX_RANK` axes.
+        ArgDims::new(&d[..want.len()]).expect("at most MAX_RANK axes")
+    }
+}
 
 impl DirectCall {
     /// The plan, if `p` is one kernel launch reading only parameters and
@@ -53,6 +140,8 @@ impl DirectCall {
             || !p.derived.is_empty()
             || p.symbols.len() > MAX_SYMS
             || p.outputs.len() > MAX_RESULTS
+            || p.out_dims.iter().any(|d| d.len() > MAX_RANK)
+            || p.launch_sizes[0].len() > MAX_SYMS
         {
             return None;
         }
@@ -83,46 +172,57 @@ impl DirectCall {
             return None;
         }
         let f = &p.function;
-        let results = p
+        let results: Vec<ResultPlan> = p
             .outputs
             .iter()
             .enumerate()
             .map(|(r, b)| {
                 let (factor, syms) = p.numel[*b].clone();
-                (p.buffers[*b].dtype, factor, syms, p.out_dims[r].is_empty())
+                ResultPlan {
+                    dtype: p.buffers[*b].dtype,
+                    factor,
+                    syms,
+                    scalar: p.out_dims[r].is_empty(),
+                }
             })
             .collect();
+        let flat = results
+            .iter()
+            .all(|r| r.scalar)
+            .then(|| flat_plan(p, &targets))
+            .flatten();
         Some(DirectCall {
             kernel: launch.kernel,
             targets,
             param_dtypes: f.params.iter().map(|v| f.dtype(*v)).collect(),
             results,
+            flat,
         })
     }
 
-    /// Run the launch on the `n_args` arguments `arg(i)` and hand `take` the results (array results
-    /// in fresh buffers, scalar ones as empty buffers with their values in
-    /// the slots) and their dimensions; `None` when the arguments need the
-    /// general path (which then gives the same results, or the error).
+    /// Run the launch on the `n_args` arguments `arg(i)` and hand `take`
+    /// the results (array results in fresh buffers, scalar ones as empty
+    /// buffers with their values in the slots) and their dimensions; `None`
+    /// when the arguments need the general path (which then gives the same
+    /// results, or the error).
     ///
     /// # Safety
     /// As for `Program::execute`: every `RawArg` is valid for `len` reads of
     /// its dtype for the call, and `launcher` runs `p`'s kernels.
     #[inline]
-    pub unsafe fn call<'a, R>(
+    pub unsafe fn call<'a, R, L: Launcher + ?Sized>(
         &self,
         p: &Program,
-        launcher: &dyn Launcher,
+        launcher: &L,
         n_args: usize,
         arg: impl Fn(usize) -> &'a RawArg,
-        take: impl FnOnce(&mut [Buffer], &[ArgDims], &ScalarSlots) -> R,
+        take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
     ) -> Option<R> {
         if n_args != self.param_dtypes.len() {
             return None;
         }
         // Bind every symbol from the dimensions; each argument's type and
         // element count must match.
-        const UNSET: u64 = u64::MAX;
         let mut bound = [UNSET; MAX_SYMS];
         for (q, (want, dtype)) in p.param_dims.iter().zip(&self.param_dtypes).enumerate() {
             let a = arg(q);
@@ -149,29 +249,109 @@ impl DirectCall {
         if bound[..p.symbols.len()].contains(&UNSET) {
             return None;
         }
-        let mut results: [Buffer; MAX_RESULTS] = [const { Buffer::F32(Vec::new()) }; MAX_RESULTS];
+        // SAFETY: every parameter's pointer is valid for its element count
+        // (the caller's contract), which equals its shape's under `bound`
+        // (checked above); every symbol is bound.
+        Some(self.launch_bound(p, launcher, &bound, |q| arg(q).ptr, take))
+    }
+
+    /// `call` for `N` arguments of rank 0 and 1 (see `FlatArg`) and
+    /// scalar results: `None` when the program takes other arguments or
+    /// returns arrays, or the arguments need the general path.
+    ///
+    /// # Safety
+    /// As for `call`: every `FlatArg` is valid for `len` reads of its dtype
+    /// for the call, and `launcher` runs `p`'s kernels.
+    #[inline]
+    pub unsafe fn call_flat<R, L: Launcher + ?Sized, const N: usize>(
+        &self,
+        p: &Program,
+        launcher: &L,
+        args: &[FlatArg; N],
+        take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
+    ) -> Option<R> {
+        let plan = self.flat.as_ref()?;
+        let (n_ptrs, n_sizes) = (plan.ptr_from.len(), plan.size_args.len());
+        if N == 0 || plan.kinds.len() != N || n_ptrs > MAX_ARGS || n_sizes > MAX_SYMS {
+            return None;
+        }
+        let lens: [u64; N] = std::array::from_fn(|i| args[i].len as u64);
+        let mut ok = true;
+        for ((a, want), &(from, keep, add)) in args.iter().zip(&plan.kinds).zip(&plan.len_rules) {
+            ok &= kind(a.dtype, a.rank) == *want;
+            ok &= a.len as u64 == lens[from] * keep + add;
+        }
+        if !ok {
+            return None;
+        }
         let mut slots: ScalarSlots = [0; MAX_RESULTS];
-        let mut dims = [ArgDims::FLAT; MAX_RESULTS];
-        for (r, (dtype, factor, syms, scalar)) in self.results.iter().enumerate() {
-            let mut d = [0usize; MAX_RANK];
-            let want = &p.out_dims[r];
-            for (k, dim) in want.iter().enumerate().take(MAX_RANK) {
-                d[k] = match *dim {
-                    DimRef::Const(c) => c as usize,
-                    DimRef::Sym(s) => bound[s] as usize,
-                };
-            }
-            dims[r] = ArgDims::new(&d[..want.len().min(MAX_RANK)])?;
-            if !scalar {
-                let len = syms.iter().fold(*factor, |n, s| n * bound[*s]) as usize;
-                results[r] = Buffer::zeros(*dtype, len);
+        let slot0 = slots.as_mut_ptr() as *mut u8;
+        // Only the first `n_ptrs` and `n_sizes` entries are written and
+        // read: nothing is cleared per call.
+        let mut ptrs = [MaybeUninit::<*mut u8>::uninit(); MAX_ARGS];
+        for (ptr, &i) in ptrs.iter_mut().zip(&plan.ptr_from) {
+            // Branch-free: an argument's pointer or a slot's (`of` made
+            // every result index a slot's).
+            let arg = args[i.min(N - 1)].ptr as *mut u8;
+            let slot = slot0.wrapping_add(8 * i.saturating_sub(N));
+            ptr.write(if i < N { arg } else { slot });
+        }
+        let mut sizes = [MaybeUninit::<i64>::uninit(); MAX_SYMS];
+        for (size, &i) in sizes.iter_mut().zip(&plan.size_args) {
+            size.write(lens[i] as i64);
+        }
+        // SAFETY: the first `n_ptrs` (at most `MAX_ARGS`) and `n_sizes` (at
+        // most `MAX_SYMS`) entries were written above.
+        let (ptrs, sizes) = unsafe {
+            (
+                std::slice::from_raw_parts(ptrs.as_ptr() as *const *mut u8, n_ptrs),
+                std::slice::from_raw_parts(sizes.as_ptr() as *const i64, n_sizes),
+            )
+        };
+        // SAFETY: each argument's pointer is valid for its length (the
+        // caller's contract), which is its shape's under the sizes (checked
+        // above: one element for a scalar, the constant for a fixed-length
+        // vector, the symbol's size for the others); every result is a
+        // scalar, written to an 8-byte slot (one element of at most 8
+        // bytes, aligned for it); fusion only emits loads within a
+        // buffer's shape and stores within the output's; results are never
+        // inputs (`of`).
+        launcher.launch(self.kernel, ptrs, sizes);
+        let dims = DirectDims {
+            out_dims: &p.out_dims,
+            bound: &[0; MAX_SYMS],
+        };
+        Some(take(&mut [], dims, &slots))
+    }
+
+    /// Allocate the results under `bound` and launch.
+    ///
+    /// # Safety
+    /// Every symbol of `p` is bound in `bound`, and `param(q)` is valid for
+    /// as many elements of parameter `q`'s dtype as its shape has under
+    /// `bound`; `launcher` runs `p`'s kernels.
+    #[inline]
+    unsafe fn launch_bound<R, L: Launcher + ?Sized>(
+        &self,
+        p: &Program,
+        launcher: &L,
+        bound: &[u64; MAX_SYMS],
+        param: impl Fn(usize) -> *const u8,
+        take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
+    ) -> R {
+        let mut slots: ScalarSlots = [0; MAX_RESULTS];
+        let mut results: [Buffer; MAX_RESULTS] = [const { Buffer::F32(Vec::new()) }; MAX_RESULTS];
+        for (buf, r) in results.iter_mut().zip(&self.results) {
+            if !r.scalar {
+                let len = r.syms.iter().fold(r.factor, |n, s| n * bound[*s]) as usize;
+                *buf = Buffer::zeros(r.dtype, len);
             }
         }
         let mut ptrs = [std::ptr::null_mut::<u8>(); MAX_ARGS];
         for (ptr, t) in ptrs.iter_mut().zip(&self.targets) {
             *ptr = match *t {
-                Target::Param(q) => arg(q).ptr as *mut u8,
-                Target::Result(r) if self.results[r].3 => slots.as_mut_ptr().add(r) as *mut u8,
+                Target::Param(q) => param(q) as *mut u8,
+                Target::Result(r) if self.results[r].scalar => slots.as_mut_ptr().add(r) as *mut u8,
                 Target::Result(r) => results[r].as_mut_ptr(),
             };
         }
@@ -180,20 +360,180 @@ impl DirectCall {
         for (s, k) in sizes.iter_mut().zip(launch_sizes) {
             *s = bound[*k] as i64;
         }
-        // SAFETY: each parameter pointer is valid for its argument's element
-        // count, which equals its shape's under this binding (checked
-        // above); each result pointer is a fresh buffer of the result's
-        // element count, or an 8-byte slot for a scalar (one element of at
-        // most 8 bytes, aligned for it); fusion only emits loads within a
-        // buffer's shape and stores within the output's (`check_bounds` in
-        // tests; no windowed loads here); results are distinct buffers and
-        // never inputs (`of`).
+        // SAFETY: each parameter pointer is valid for its element count
+        // under this binding (the caller's contract); each result pointer
+        // is a fresh buffer of the result's element count, or an 8-byte
+        // slot for a scalar (one element of at most 8 bytes, aligned for
+        // it); fusion only emits loads within a buffer's shape and stores
+        // within the output's (`check_bounds` in tests; no windowed loads
+        // here); results are distinct buffers and never inputs (`of`).
         launcher.launch(
             self.kernel,
             &ptrs[..self.targets.len()],
             &sizes[..launch_sizes.len()],
         );
+        let dims = DirectDims {
+            out_dims: &p.out_dims,
+            bound,
+        };
         let n = self.results.len();
-        Some(take(&mut results[..n], &dims[..n], &slots))
+        take(&mut results[..n], dims, &slots)
+    }
+}
+
+/// The flat plan of `p` (see `FlatPlan`), if every parameter has rank 0 or
+/// 1 and the vectors bind every symbol; `targets` are the launch's.
+fn flat_plan(p: &Program, targets: &[Target]) -> Option<FlatPlan> {
+    let n = p.param_dims.len();
+    if n > MAX_ARGS {
+        return None;
+    }
+    let f = &p.function;
+    // The argument that binds each symbol.
+    let mut binder: Vec<Option<usize>> = vec![None; p.symbols.len()];
+    let mut kinds = Vec::with_capacity(n);
+    let mut len_rules = Vec::with_capacity(n);
+    for (q, dims) in p.param_dims.iter().enumerate() {
+        let dtype = f.dtype(f.params[q]);
+        let (rank, rule) = match dims.as_slice() {
+            [] => (0, (0, 0, 1)),
+            [DimRef::Const(c)] => (1, (0, 0, *c)),
+            [DimRef::Sym(k)] => (1, (*binder[*k].get_or_insert(q), 1, 0)),
+            _ => return None,
+        };
+        kinds.push(kind(dtype, rank));
+        len_rules.push(rule);
+    }
+    let size_args = p.launch_sizes[0]
+        .iter()
+        .map(|k| binder[*k])
+        .collect::<Option<Vec<usize>>>()?;
+    if binder.iter().any(Option::is_none) {
+        return None;
+    }
+    let ptr_from = targets
+        .iter()
+        .map(|t| match *t {
+            Target::Param(q) => q,
+            Target::Result(r) => n + r,
+        })
+        .collect();
+    Some(FlatPlan {
+        kinds,
+        len_rules,
+        size_args,
+        ptr_from,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::InterpLauncher;
+    use crate::kernel::fusion::fuse;
+
+    fn program(src: &str) -> Program {
+        fuse(&crate::text::parse(src).unwrap()).unwrap()
+    }
+
+    fn flat<T>(xs: &[T], dtype: DType, rank: u8) -> FlatArg {
+        FlatArg {
+            dtype,
+            rank,
+            ptr: xs.as_ptr() as *const u8,
+            len: xs.len(),
+        }
+    }
+
+    /// The flat call of `p` on `args`, its first result as an f32 (`None`
+    /// when it declines).
+    fn call<const N: usize>(p: &Program, args: &[FlatArg; N]) -> Option<f32> {
+        let direct = DirectCall::of(p).expect("one launch");
+        // SAFETY: every `FlatArg` above borrows a live slice of its dtype
+        // and length; the launcher interprets `p`'s kernels.
+        unsafe {
+            direct.call_flat(p, &InterpLauncher(&p.kernels), args, |_, dims, slots| {
+                assert!(dims.is_scalar(0));
+                f32::from_bits(slots[0] as u32)
+            })
+        }
+    }
+
+    const WEIGHTED: &str = "fn f(x %0: f32[n], a %1: f32[], y %2: f32[n]) {
+        %3: f32[n] = broadcast[] %1
+        %4: f32[n] = mul %0 %3
+        %5: f32[n] = mul %4 %2
+        %6: f32[] = reduce_sum[0] %5
+        return %6
+      }";
+
+    const FIXED: &str = "fn f(c %0: f32[4], d %1: f32[4]) {
+        %2: f32[4] = mul %0 %1
+        %3: f32[] = reduce_sum[0] %2
+        return %3
+      }";
+
+    /// The interpreter's result of `p` on `bufs`.
+    fn general(p: &Program, bufs: &[Buffer]) -> f64 {
+        p.run(&InterpLauncher(&p.kernels), bufs).unwrap()[0].to_f64()[0]
+    }
+
+    #[test]
+    fn flat_calls_match_the_general_executor() {
+        let p = program(WEIGHTED);
+        let f = DType::F32;
+        for n in [0usize, 1, 5, 70] {
+            let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
+            let y: Vec<f32> = (0..n).map(|i| 1.0 / (1.0 + i as f32)).collect();
+            let a = [0.25f32];
+            let got = call(&p, &[flat(&x, f, 1), flat(&a, f, 0), flat(&y, f, 1)])
+                .expect("the flat plan applies");
+            let bufs = [Buffer::F32(x), Buffer::F32(a.to_vec()), Buffer::F32(y)];
+            assert_eq!(got as f64, general(&p, &bufs), "n = {n}");
+        }
+        let p = program(FIXED);
+        let (c, d) = ([1.0f32, 2.0, 3.0, 4.5], [0.5f32, -1.0, 2.0, 4.0]);
+        let got = call(&p, &[flat(&c, f, 1), flat(&d, f, 1)]).expect("the flat plan applies");
+        let bufs = [Buffer::F32(c.to_vec()), Buffer::F32(d.to_vec())];
+        assert_eq!(got as f64, general(&p, &bufs));
+    }
+
+    #[test]
+    fn flat_calls_decline_what_does_not_fit() {
+        let p = program(WEIGHTED);
+        let (x3, x4, a) = ([1.0f32; 3], [1.0f32; 4], [2.0f32]);
+        let f = DType::F32;
+        let ok = [flat(&x3, f, 1), flat(&a, f, 0), flat(&x3, f, 1)];
+        assert!(call(&p, &ok).is_some());
+        // `y` disagrees with `x` on n.
+        assert!(call(&p, &[ok[0], ok[1], flat(&x4, f, 1)]).is_none());
+        // The scalar is two elements, or passed as a vector.
+        assert!(call(&p, &[ok[0], flat(&x3[..2], f, 0), ok[2]]).is_none());
+        assert!(call(&p, &[ok[0], flat(&a, f, 1), ok[2]]).is_none());
+        // The wrong element type, and too few arguments.
+        assert!(call(&p, &[flat(&x3, DType::I32, 1), ok[1], ok[2]]).is_none());
+        assert!(call(&p, &[ok[0], ok[1]]).is_none());
+        // A fixed length that does not match.
+        let p = program(FIXED);
+        assert!(call(&p, &[flat(&x4, f, 1), flat(&x4, f, 1)]).is_some());
+        assert!(call(&p, &[flat(&x4, f, 1), flat(&x3, f, 1)]).is_none());
+    }
+
+    #[test]
+    fn no_flat_plan_for_array_results_or_matrices() {
+        let array = program(
+            "fn f(x %0: f32[n]) {
+               %1: f32[n] = mul %0 %0
+               return %1
+             }",
+        );
+        assert!(DirectCall::of(&array).unwrap().flat.is_none());
+        let matrix = program(
+            "fn f(x %0: f32[m, n]) {
+               %1: f32[] = reduce_sum[0,1] %0
+               return %1
+             }",
+        );
+        assert!(DirectCall::of(&matrix).unwrap().flat.is_none());
     }
 }

@@ -607,20 +607,24 @@ fn into_function(
         1 => (quote!(-> #(#scalar_tys)*), quote!(#(#scalar_values)*)),
         _ => (quote!(-> (#(#scalar_tys,)*)), quote!((#(#scalar_values,)*))),
     };
-    let (index_lets, args) = call_args(param_idents, param_tys);
     let call = if let Some((compiled_ident, compiled_static)) = program {
-        quote! {
-        #compiled_static
-        #index_lets
-        #(#make_dests)*
-        #compiled_ident.call_into(
-            &[#(#args),*],
-            &[#(#raw_dests),*],
-            |#outs_var| {
+        // Without array results there is nothing to write into: the plain call.
+        let dests = (scalar_results.len() < result_tys.len()).then(|| raw_dests.collect());
+        let call = compiled_call(
+            compiled_ident,
+            param_idents,
+            param_tys,
+            dests,
+            &outs_var,
+            quote!({
                 #(#finishes)*
                 #value
-            },
-        )
+            }),
+        );
+        quote! {
+        #compiled_static
+        #(#make_dests)*
+        #call
         }
     } else {
         stub_body()
@@ -1104,10 +1108,20 @@ pub(crate) fn result_type_tokens(t: &RustTy) -> TokenStream {
     }
 }
 
-/// The arguments of a `CompiledFn` call, after the `let`s that convert
-/// `usize`/`u32` arguments to the `i64` the IR holds them in.
-fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<TokenStream>) {
-    let arg = paths::arg();
+/// A call of `compiled` (a `CompiledFn`) on the function's parameters,
+/// handing the outputs to `body` as `outs`, after the `let`s that convert
+/// `usize`/`u32` arguments to the `i64` the IR holds them in. With array
+/// destinations (`dests`, one per result) it is `call_into`. Parameters
+/// that are all scalars and slices (of rank 0 and 1, known here) go as
+/// `Flat` arguments to `call_flat`, the lean call.
+fn compiled_call(
+    compiled: &syn::Ident,
+    params: &[syn::Ident],
+    param_tys: &[RustTy],
+    dests: Option<Vec<TokenStream>>,
+    outs: &syn::Ident,
+    body: TokenStream,
+) -> TokenStream {
     let nd = paths::ndarray();
     let into_trait = paths::into_trait();
     let index_locals: Vec<syn::Ident> = params
@@ -1130,6 +1144,17 @@ fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<T
                 _ => None,
             });
     let index_lets = quote!(#(#index_lets)*);
+    let flat = dests.is_none()
+        && param_tys.iter().all(|t| match t {
+            RustTy::Scalar(_) | RustTy::Unsigned(_) | RustTy::Slice(_) | RustTy::Vec(_) => true,
+            RustTy::Fixed { dims, .. } => dims.len() == 1,
+            RustTy::NdArray(..) => false,
+        });
+    let arg = if flat {
+        paths::flat_arg()
+    } else {
+        paths::arg()
+    };
     let args = params
         .iter()
         .zip(param_tys)
@@ -1138,6 +1163,7 @@ fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<T
             RustTy::Unsigned(_) => quote!(#arg::scalar(&#local)),
             RustTy::Scalar(_) => quote!(#arg::scalar(&#id)),
             RustTy::Slice(_) | RustTy::Vec(_) => quote!(#arg::slice(#id)),
+            RustTy::Fixed { .. } if flat => quote!(#arg::slice(&#id[..])),
             // A view, a reference to an array, or (generated functions) an
             // `impl Into` of a view.
             RustTy::NdArray(d, r) => {
@@ -1146,9 +1172,16 @@ fn call_args(params: &[syn::Ident], param_tys: &[RustTy]) -> (TokenStream, Vec<T
             }
             RustTy::Fixed { by_ref: true, .. } => quote!(#arg::fixed(#id)),
             RustTy::Fixed { by_ref: false, .. } => quote!(#arg::fixed(&#id)),
-        })
-        .collect();
-    (index_lets, args)
+        });
+    let call = match dests {
+        None if flat => quote!(#compiled.call_flat(&[#(#args),*], |#outs| #body)),
+        None => quote!(#compiled.call(&[#(#args),*], |#outs| #body)),
+        Some(dests) => quote!(#compiled.call_into(&[#(#args),*], &[#(#dests),*], |#outs| #body)),
+    };
+    quote! {
+        #index_lets
+        #call
+    }
 }
 
 /// A call of the function's `CompiledFn` (the module-level `static` that
@@ -1160,7 +1193,6 @@ fn array_body(
     compiled: &syn::Ident,
     tuple_return: bool,
 ) -> TokenStream {
-    let (index_lets, args) = call_args(params, param_tys);
     let outs_var = format_ident!("__oxla_outs", span = Span::mixed_site());
     let outs = result_tys.iter().enumerate().map(|(i, t)| {
         let i = Literal::usize_unsuffixed(i);
@@ -1179,10 +1211,7 @@ fn array_body(
     } else {
         quote!(#(#outs)*)
     };
-    quote! {
-        #index_lets
-        #compiled.call(&[#(#args),*], |#outs_var| #result)
-    }
+    compiled_call(compiled, params, param_tys, None, &outs_var, result)
 }
 
 /// `extern` declarations of the AOT kernels and the static table naming them.

@@ -23,6 +23,11 @@ pub fn arg() -> TokenStream {
     quote!(::oxla::__private::Arg)
 }
 
+/// `::oxla::__private::Flat`: an argument of rank 0 or 1 of a lean call.
+pub fn flat_arg() -> TokenStream {
+    quote!(::oxla::__private::Flat)
+}
+
 /// An element type (float, integer or bool) that a user type alias cannot
 /// shadow: `::core::primitive::f32`, `::oxla::half::f16`, ….
 pub fn float(dtype: oxla_core::DType) -> TokenStream {

@@ -822,6 +822,28 @@ fn scalar_grad_expands_to_straight_line_rust() {
     assert!(s.contains(". sin ()"), "{s}");
 }
 
+/// A view parameter (any rank) keeps the general call's `Arg`s; the lean
+/// call takes scalars and slices only.
+#[test]
+fn view_parameters_take_the_general_call() {
+    let src = quote! {
+        fn loss(w: ArrayView1<f32>, x: ArrayView2<f32>, b: f32) -> f32 {
+            sum(x.dot(&w) + b)
+        }
+    };
+    let s = expand(
+        TransformKind::Jit,
+        quote!(),
+        src,
+        &CodegenOptions::default(),
+    );
+    assert!(
+        s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: view ("),
+        "{s}"
+    );
+    assert!(!s.contains("call_flat"), "{s}");
+}
+
 #[test]
 fn array_function_expands_to_a_compiled_fn_call() {
     let src = quote! {
@@ -844,7 +866,8 @@ fn array_function_expands_to_a_compiled_fn_call() {
     );
     // The compiled program is a `static` in the body, holding the IR text.
     assert!(s.contains("static __OXLA_COMPILED : :: oxla :: __private :: CompiledFn = { :: oxla :: __private :: CompiledFn :: new (\"fn fused(x %0"), "{s}");
-    assert!(s.contains("__OXLA_COMPILED . call (& [:: oxla :: __private :: Arg :: slice (x) , :: oxla :: __private :: Arg :: slice (y) , :: oxla :: __private :: Arg :: scalar (& s)] , | __oxla_outs |"), "{s}");
+    // Slices and scalars: the lean call's arguments.
+    assert!(s.contains("__OXLA_COMPILED . call_flat (& [:: oxla :: __private :: Flat :: slice (x) , :: oxla :: __private :: Flat :: slice (y) , :: oxla :: __private :: Flat :: scalar (& s)] , | __oxla_outs |"), "{s}");
     assert!(s.contains("(__oxla_outs . scalar :: < :: core :: primitive :: f32 > (0) , __oxla_outs . vec :: < :: core :: primitive :: f32 > (1) ,)"), "{s}");
     // The sibling writing the array result into the caller's slice (its own
     // `static`, the runtime shares the program) returns the scalar result.
