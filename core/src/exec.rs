@@ -198,6 +198,20 @@ pub trait Launcher {
     /// pointer is valid for the elements the kernel reads or writes and
     /// outputs alias nothing else.
     unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]);
+
+    /// `launch`, told that the kernel's domain has `elems` elements, so a
+    /// backend may take a shorter route for a small one (the CPU's: no
+    /// check for a split across threads).
+    ///
+    /// # Safety
+    /// As for `launch`; `elems` is the product of the kernel's domain
+    /// extents under `sizes`.
+    #[inline]
+    unsafe fn launch_elems(&self, kernel: usize, args: &[*mut u8], sizes: &[i64], elems: u64) {
+        let _ = elems;
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.launch(kernel, args, sizes) }
+    }
 }
 
 /// One argument of a call: element type, pointer to the first element,

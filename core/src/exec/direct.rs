@@ -53,6 +53,9 @@ struct FlatPlan {
     /// Per kernel argument: its pointer, as `i < N`: argument `i`'s, else
     /// result slot `i - N`'s.
     ptr_from: Vec<usize>,
+    /// The kernel's domain has `factor` times the sizes at these indices
+    /// (of the launch's) elements.
+    domain: (u64, Vec<usize>),
 }
 
 /// An argument's dtype and rank in one number.
@@ -316,7 +319,12 @@ impl DirectCall {
         // bytes, aligned for it); fusion only emits loads within a
         // buffer's shape and stores within the output's; results are never
         // inputs (`of`).
-        launcher.launch(self.kernel, ptrs, sizes);
+        let elems = plan
+            .domain
+            .1
+            .iter()
+            .fold(plan.domain.0, |e, i| e.saturating_mul(sizes[*i] as u64));
+        launcher.launch_elems(self.kernel, ptrs, sizes, elems);
         let dims = DirectDims {
             out_dims: &p.out_dims,
             bound: &[0; MAX_SYMS],
@@ -418,11 +426,20 @@ fn flat_plan(p: &Program, targets: &[Target]) -> Option<FlatPlan> {
             Target::Result(r) => n + r,
         })
         .collect();
+    let kernel = &p.kernels[p.launches[0].kernel];
+    let mut domain = (1u64, Vec::new());
+    for d in &kernel.domain {
+        domain.0 = domain.0.checked_mul(d.factor)?;
+        for s in &d.syms {
+            domain.1.push(kernel.sizes.iter().position(|n| n == s)?);
+        }
+    }
     Some(FlatPlan {
         kinds,
         len_rules,
         size_args,
         ptr_from,
+        domain,
     })
 }
 
