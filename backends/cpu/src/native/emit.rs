@@ -504,11 +504,12 @@ impl<'a> Emitter<'a> {
 
     /// A loop over lanes `l` in `0..count` computing element `base + l` of
     /// the reduced row and doing `sink(n, v)` with each store `n`'s value
-    /// `v{v}`; LLVM unrolls it into vector instructions.
+    /// `v{v}`; with a constant `count`, LLVM unrolls it into vector
+    /// instructions.
     fn lane_loop(
         &self,
         stores: &[(usize, &str)],
-        count: usize,
+        count: impl std::fmt::Display,
         base: &str,
         sink: impl Fn(usize, usize) -> String,
     ) -> String {
@@ -520,22 +521,6 @@ impl<'a> Emitter<'a> {
         for (n, (v, _)) in stores.iter().enumerate() {
             s.push_str(&sink(n, *v));
             s.push('\n');
-        }
-        s.push_str("}\n");
-        s
-    }
-
-    /// The loop computing elements `j..j + r` of the reduced row into the
-    /// buffers `t{n}` (the generated code sizes each buffer to hold `r`).
-    fn buffered_elements(&self, stores: &[(usize, &str)]) -> String {
-        let last = self.k.domain.len() - 1;
-        let mut s = String::new();
-        let _ = writeln!(s, "for i in 0..r {{");
-        let _ = writeln!(s, "let c{last}: i64 = j + i as i64;");
-        s.push_str(&self.element());
-        for (n, (v, _)) in stores.iter().enumerate() {
-            // SAFETY (of the generated code): i < r, at most the buffer's length.
-            let _ = writeln!(s, "*t{n}.get_unchecked_mut(i) = v{v};");
         }
         s.push_str("}\n");
         s
@@ -558,7 +543,10 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(s, "let mut q = 0;");
         let _ = writeln!(s, "while q < {CHAINS} && j < e{last} {{");
         let _ = writeln!(s, "let r = (e{last} - j).min({chunk}) as usize;");
-        s.push_str(&self.buffered_elements(stores));
+        // SAFETY (of the generated code): l < r, at most the buffer's length.
+        s.push_str(&self.lane_loop(stores, "r", "j", |n, v| {
+            format!("*t{n}.get_unchecked_mut(l) = v{v};")
+        }));
         for n in 0..stores.len() {
             let _ = writeln!(
                 s,
