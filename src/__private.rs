@@ -261,9 +261,10 @@ impl CompiledFn {
         self.call_flat_general(args, take)
     }
 
-    /// `call_flat` when the flat plan does not apply (array results) or
-    /// the arguments do not fit it: `call` on the same arguments, out of
-    /// line so that the lean call stays small.
+    /// `call_flat` when the program has no flat plan (more than one
+    /// launch, a loop, checked indices) or the arguments do not fit it:
+    /// `call` on the same arguments, out of line so that the lean call
+    /// stays small.
     #[track_caller]
     #[inline(never)]
     fn call_flat_general<R, const N: usize>(

@@ -1,12 +1,12 @@
 //! The lean call (`call_flat`): functions whose parameters are all scalars,
-//! slices and one-dimensional fixed arrays and whose results are scalars
-//! run through a plan checked by table lookups. These tests pin what it
+//! slices and one-dimensional fixed arrays run through a plan checked by
+//! table lookups. These tests pin what it
 //! must keep from the general call: the same bits, the length checks and
 //! their messages, every size (empty, partial vector groups, split across
 //! threads), fixed lengths, `usize` arguments and several results.
 
 use oxla::jit;
-use oxla::ndarray::ArrayView1;
+use oxla::ndarray::{Array1, ArrayView1};
 
 /// The lean call's form: slices and a scalar.
 #[jit]
@@ -18,6 +18,18 @@ fn weighted(x: &[f32], y: &[f32], z: &[f32], a: f32) -> f32 {
 #[jit]
 fn weighted_views(x: ArrayView1<f32>, y: ArrayView1<f32>, z: ArrayView1<f32>, a: f32) -> f32 {
     (&x * a * &y + &z).sum()
+}
+
+/// An array result, allocated under the bound length.
+#[jit]
+fn axpy(x: &[f32], y: &[f32], a: f32) -> Vec<f32> {
+    x * a + y
+}
+
+/// The same through views.
+#[jit]
+fn axpy_views(x: ArrayView1<f32>, y: ArrayView1<f32>, a: f32) -> Array1<f32> {
+    &x * a + &y
 }
 
 /// Two scalar results, an `f64` scalar in the middle of the arguments.
@@ -73,6 +85,23 @@ fn the_lean_call_gives_the_general_calls_bits() {
             "n = {n}: {lean} vs {want}"
         );
     }
+}
+
+#[test]
+fn array_results_are_the_general_calls() {
+    // The last size is split across threads.
+    for n in [0, 1, 17, 1000, 131_075] {
+        let (x, y) = (data(n, 0.2), data(n, 0.9));
+        let lean = axpy(&x, &y, -1.5);
+        let general = axpy_views(ArrayView1::from(&x[..]), ArrayView1::from(&y[..]), -1.5);
+        assert_eq!(lean, general.to_vec(), "n = {n}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "argument `y`")]
+fn an_array_results_mismatch_names_the_argument() {
+    axpy(&[1.0, 2.0], &[1.0, 2.0, 3.0], 1.0);
 }
 
 #[test]

@@ -56,6 +56,11 @@ struct FlatPlan {
     /// The kernel's domain has `factor` times the sizes at these indices
     /// (of the launch's) elements.
     domain: (u64, Vec<usize>),
+    /// Per symbol: the argument whose length it is (for array results,
+    /// whose lengths and dimensions are worked out from the symbols).
+    sym_args: Vec<usize>,
+    /// Whether every result is a scalar (nothing to allocate).
+    scalar_results: bool,
 }
 
 /// An argument's dtype and rank in one number.
@@ -93,9 +98,8 @@ pub struct DirectCall {
     /// Per parameter: its dtype.
     param_dtypes: Vec<DType>,
     results: Vec<ResultPlan>,
-    /// When every parameter has rank 0 or 1, those of rank 1 bind every
-    /// symbol and every result is a scalar: the plan of a call on
-    /// `FlatArg`s.
+    /// When every parameter has rank 0 or 1 and those of rank 1 bind every
+    /// symbol: the plan of a call on `FlatArg`s.
     flat: Option<FlatPlan>,
 }
 
@@ -189,11 +193,7 @@ impl DirectCall {
                 }
             })
             .collect();
-        let flat = results
-            .iter()
-            .all(|r| r.scalar)
-            .then(|| flat_plan(p, &targets))
-            .flatten();
+        let flat = flat_plan(p, &targets, results.iter().all(|r| r.scalar));
         Some(DirectCall {
             kernel: launch.kernel,
             targets,
@@ -258,9 +258,9 @@ impl DirectCall {
         Some(self.launch_bound(p, launcher, &bound, |q| arg(q).ptr, take))
     }
 
-    /// `call` for `N` arguments of rank 0 and 1 (see `FlatArg`) and
-    /// scalar results: `None` when the program takes other arguments or
-    /// returns arrays, or the arguments need the general path.
+    /// `call` for `N` arguments of rank 0 and 1 (see `FlatArg`): `None`
+    /// when the program takes other arguments, or the arguments need the
+    /// general path.
     ///
     /// # Safety
     /// As for `call`: every `FlatArg` is valid for `len` reads of its dtype
@@ -286,6 +286,11 @@ impl DirectCall {
         }
         if !ok {
             return None;
+        }
+        if !plan.scalar_results {
+            // SAFETY: the arguments fit the plan (checked above); the
+            // caller's contract, passed on.
+            return Some(self.flat_arrays(p, launcher, args, &lens, take));
         }
         let mut slots: ScalarSlots = [0; MAX_RESULTS];
         let slot0 = slots.as_mut_ptr() as *mut u8;
@@ -330,6 +335,34 @@ impl DirectCall {
             bound: &[0; MAX_SYMS],
         };
         Some(take(&mut [], dims, &slots))
+    }
+
+    /// `call_flat` with array results, once the arguments fit the plan:
+    /// allocate them under the symbols' sizes, as `call` does (out of line:
+    /// the allocation outweighs the binding, and the scalar case stays
+    /// small).
+    ///
+    /// # Safety
+    /// As for `call_flat`, and every argument's length fits the plan.
+    #[inline(never)]
+    unsafe fn flat_arrays<R, L: Launcher + ?Sized, const N: usize>(
+        &self,
+        p: &Program,
+        launcher: &L,
+        args: &[FlatArg; N],
+        lens: &[u64; N],
+        take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
+    ) -> R {
+        let plan = self.flat.as_ref().expect("called with a flat plan");
+        let mut bound = [UNSET; MAX_SYMS];
+        for (b, &q) in bound.iter_mut().zip(&plan.sym_args) {
+            *b = lens[q];
+        }
+        // SAFETY: every argument's pointer is valid for its length (the
+        // caller's contract), which is its shape's under `bound` (the
+        // caller checked it against the plan); `flat_plan` bound every
+        // symbol.
+        unsafe { self.launch_bound(p, launcher, &bound, |q| args[q].ptr, take) }
     }
 
     /// Allocate the results under `bound` and launch.
@@ -391,7 +424,7 @@ impl DirectCall {
 
 /// The flat plan of `p` (see `FlatPlan`), if every parameter has rank 0 or
 /// 1 and the vectors bind every symbol; `targets` are the launch's.
-fn flat_plan(p: &Program, targets: &[Target]) -> Option<FlatPlan> {
+fn flat_plan(p: &Program, targets: &[Target], scalar_results: bool) -> Option<FlatPlan> {
     let n = p.param_dims.len();
     if n > MAX_ARGS {
         return None;
@@ -416,9 +449,7 @@ fn flat_plan(p: &Program, targets: &[Target]) -> Option<FlatPlan> {
         .iter()
         .map(|k| binder[*k])
         .collect::<Option<Vec<usize>>>()?;
-    if binder.iter().any(Option::is_none) {
-        return None;
-    }
+    let sym_args = binder.into_iter().collect::<Option<Vec<usize>>>()?;
     let ptr_from = targets
         .iter()
         .map(|t| match *t {
@@ -440,6 +471,8 @@ fn flat_plan(p: &Program, targets: &[Target]) -> Option<FlatPlan> {
         size_args,
         ptr_from,
         domain,
+        sym_args,
+        scalar_results,
     })
 }
 
@@ -537,14 +570,43 @@ mod tests {
     }
 
     #[test]
-    fn no_flat_plan_for_array_results_or_matrices() {
-        let array = program(
-            "fn f(x %0: f32[n]) {
-               %1: f32[n] = mul %0 %0
-               return %1
+    fn flat_calls_allocate_array_results() {
+        let p = program(
+            "fn f(x %0: f32[n], a %1: f32[]) {
+               %2: f32[n] = broadcast[] %1
+               %3: f32[n] = mul %0 %2
+               return %3
              }",
         );
-        assert!(DirectCall::of(&array).unwrap().flat.is_none());
+        let direct = DirectCall::of(&p).expect("one launch");
+        let (x, a) = ([1.0f32, -2.0, 3.5], [0.5f32]);
+        let f = DType::F32;
+        // SAFETY: both `FlatArg`s borrow live slices of their dtype and
+        // length; the launcher interprets `p`'s kernels.
+        let (array, dims) = unsafe {
+            direct.call_flat(
+                &p,
+                &InterpLauncher(&p.kernels),
+                &[flat(&x, f, 1), flat(&a, f, 0)],
+                |bufs, dims, _| {
+                    assert!(!dims.is_scalar(0));
+                    (bufs[0].to_f64(), dims.get(0))
+                },
+            )
+        }
+        .expect("the flat plan applies");
+        let want = p
+            .run(
+                &InterpLauncher(&p.kernels),
+                &[Buffer::F32(x.to_vec()), Buffer::F32(a.to_vec())],
+            )
+            .unwrap();
+        assert_eq!(array, want[0].to_f64());
+        assert_eq!(dims.get(), Some(&[3usize][..]));
+    }
+
+    #[test]
+    fn no_flat_plan_for_matrices() {
         let matrix = program(
             "fn f(x %0: f32[m, n]) {
                %1: f32[] = reduce_sum[0,1] %0
