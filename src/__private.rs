@@ -242,7 +242,7 @@ impl CompiledFn {
             let done = unsafe {
                 direct.call_flat(
                     &ready.program,
-                    &ready.launcher(),
+                    &ready.lean_launcher(),
                     raw,
                     |bufs, dims, slots| {
                         let take = take.take().expect("a call takes its outputs once");

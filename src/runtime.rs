@@ -2,23 +2,30 @@
 //! build script compiled or compile them with the JIT, once per function.
 
 use crate::__private::AotKernel;
-use oxla_core::exec::{DirectCall, Program};
+use oxla_core::exec::{DirectCall, Launcher, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::KernelFn;
-use oxla_cpu::{matmul_plans, split_plans, IsaLevel, JitModule, MatmulPlan, Split};
+use oxla_cpu::{
+    matmul_plans, split_plans, IsaLevel, JitModule, MatmulPlan, Split, MIN_PARALLEL_ELEMS,
+};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// A program with one callable function per kernel.
+/// A program with one callable function per kernel. The fields a lean call
+/// reads come first (`repr(C)`), so that they share cache lines.
+#[repr(C)]
 pub(crate) struct Ready {
+    /// The direct call's kernel, to call as is when it runs on fewer
+    /// elements than a split takes and is not a matrix product.
+    pub lean_fn: Option<KernelFn>,
+    /// The lean call, when the program is one launch (see `DirectCall`).
+    pub direct: Option<DirectCall>,
     pub program: Program,
     pub fns: Vec<KernelFn>,
     /// The kernels that are matrix products, run on `gemm`.
     pub plans: Vec<Option<MatmulPlan>>,
     /// How each kernel splits across threads.
     pub splits: Vec<Option<Split>>,
-    /// The lean call, when the program is one launch (see `DirectCall`).
-    pub direct: Option<DirectCall>,
     /// Whether every kernel came from the build script.
     pub aot: bool,
     /// The ISA level the kernels were compiled for (`None`: the host's).
@@ -27,7 +34,40 @@ pub(crate) struct Ready {
     _jit: Option<JitModule>,
 }
 
+/// The launcher of a lean call: the direct kernel's function called as is
+/// below the split threshold (see `Ready::lean_fn`), else the full launcher.
+pub(crate) struct LeanLauncher<'a> {
+    ready: &'a Ready,
+}
+
+impl Launcher for LeanLauncher<'_> {
+    unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.ready.launcher().launch(kernel, args, sizes) }
+    }
+
+    #[inline(always)]
+    unsafe fn launch_elems(&self, kernel: usize, args: &[*mut u8], sizes: &[i64], elems: u64) {
+        if let (Some(f), Some(d)) = (self.ready.lean_fn, &self.ready.direct) {
+            if elems < MIN_PARALLEL_ELEMS && kernel == d.kernel() {
+                // SAFETY: `f` is `kernel` compiled (`lean_fn`); the
+                // caller's contract covers its arguments; below the split
+                // threshold the full launcher would make this same call.
+                return unsafe { f(args.as_ptr(), sizes.as_ptr()) };
+            }
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.launch(kernel, args, sizes) }
+    }
+}
+
 impl Ready {
+    /// The launcher of a lean call (see `LeanLauncher`).
+    #[inline]
+    pub fn lean_launcher(&self) -> LeanLauncher<'_> {
+        LeanLauncher { ready: self }
+    }
+
     /// The launcher that runs this program's kernels.
     #[inline]
     pub fn launcher(&self) -> oxla_cpu::CpuLauncher<'_> {
@@ -126,11 +166,18 @@ impl Compiled {
                 (fns, false, level, Some(jit))
             }
         };
+        let plans = matmul_plans(&program.kernels);
+        let direct = DirectCall::of(&program);
+        let lean_fn = direct
+            .as_ref()
+            .filter(|d| plans[d.kernel()].is_none())
+            .map(|d| fns[d.kernel()]);
         Ok(Ready {
             aot: aot && !fns.is_empty(),
-            plans: matmul_plans(&program.kernels),
+            lean_fn,
+            plans,
             splits: split_plans(&program.kernels),
-            direct: DirectCall::of(&program),
+            direct,
             isa,
             program,
             fns,

@@ -17,7 +17,7 @@
 //! a blocked sum could be long, and very long contractions stay on the
 //! pairwise-summing kernel.
 
-use crate::parallel::{Split, MIN_PARALLEL_ELEMS};
+use crate::parallel::Split;
 use oxla_core::exec::Launcher;
 use oxla_core::kernel::matmul::{MatmulKernel, MatmulShape};
 use oxla_core::{DType, Kernel, KernelFn};
@@ -193,18 +193,5 @@ impl Launcher for CpuLauncher<'_> {
             }
         }
         f(args.as_ptr(), sizes.as_ptr())
-    }
-
-    #[inline(always)]
-    unsafe fn launch_elems(&self, kernel: usize, args: &[*mut u8], sizes: &[i64], elems: u64) {
-        // Below the split's threshold and not a matrix product: one call.
-        if elems < MIN_PARALLEL_ELEMS {
-            if let (Some(None), Some(f)) = (self.plans.get(kernel), self.fns.get(kernel)) {
-                // SAFETY: the caller's contract (`Launcher::launch`).
-                return unsafe { f(args.as_ptr(), sizes.as_ptr()) };
-            }
-        }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { self.launch(kernel, args, sizes) }
     }
 }

@@ -38,29 +38,47 @@ enum Target {
 
 /// The plan of a call on `FlatArg`s (see the module docs): every check and
 /// every pointer and size the launch takes is a table lookup, with no
-/// branch per argument.
+/// branch per argument. Everything is inline and small (the first few
+/// entries of each table are all a call reads), so a call touches a
+/// couple of cache lines of it rather than one per table.
 #[derive(Clone, Debug)]
+#[repr(C)]
 struct FlatPlan {
-    /// Per argument: its dtype and rank (`kind`).
-    kinds: Vec<u16>,
-    /// Per argument `i`: its length must be `lens[from] · keep + add`
-    /// (`keep` 0 or 1): the first argument to bind a symbol is compared
-    /// with itself, a later one with that first one, and a scalar or a
-    /// fixed-length vector with its constant.
-    len_rules: Vec<(usize, u64, u64)>,
-    /// Per size the launch takes: the argument whose length it is.
-    size_args: Vec<usize>,
-    /// Per kernel argument: its pointer, as `i < N`: argument `i`'s, else
-    /// result slot `i - N`'s.
-    ptr_from: Vec<usize>,
-    /// The kernel's domain has `factor` times the sizes at these indices
-    /// (of the launch's) elements.
-    domain: (u64, Vec<usize>),
-    /// Per symbol: the argument whose length it is (for array results,
-    /// whose lengths and dimensions are worked out from the symbols).
-    sym_args: Vec<usize>,
+    /// Arguments, kernel pointers, launch sizes, domain factors, symbols.
+    n_args: u8,
+    n_ptrs: u8,
+    n_sizes: u8,
+    n_domain: u8,
+    n_syms: u8,
     /// Whether every result is a scalar (nothing to allocate).
     scalar_results: bool,
+    /// Per argument: what it must be (see `FlatParam`).
+    params: [FlatParam; MAX_ARGS],
+    /// Per kernel argument: its pointer, as `i < N`: argument `i`'s, else
+    /// result slot `i - N`'s.
+    ptr_from: [u8; MAX_ARGS],
+    /// Per size the launch takes: the argument whose length it is.
+    size_args: [u8; MAX_SYMS],
+    /// The kernel's domain has `domain_factor` times the sizes at
+    /// `domain` (indices of the launch's) elements.
+    domain_factor: u64,
+    domain: [u8; MAX_SYMS],
+    /// Per symbol: the argument whose length it is (for array results,
+    /// whose lengths and dimensions are worked out from the symbols).
+    sym_args: [u8; MAX_SYMS],
+}
+
+/// One argument of a flat plan: its dtype and rank (`kind`), and the
+/// length it must have, `lens[from] · keep + add` (`keep` 0 or 1): the
+/// first argument to bind a symbol is compared with itself, a later one
+/// with that first one, and a scalar or a fixed-length vector with its
+/// constant.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlatParam {
+    kind: u16,
+    from: u8,
+    keep: u8,
+    add: u32,
 }
 
 /// An argument's dtype and rank in one number.
@@ -90,17 +108,21 @@ struct ResultPlan {
     scalar: bool,
 }
 
-/// A program's one launch, planned once (see the module docs).
+/// A program's one launch, planned once (see the module docs). The fields a
+/// lean call reads come first (`repr(C)`), so that they share cache lines.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct DirectCall {
     kernel: usize,
+    /// Bit `r`: result `r` is a scalar (`DirectDims::is_scalar`).
+    scalars: u32,
+    /// When every parameter has rank 0 or 1 and those of rank 1 bind every
+    /// symbol: the plan of a call on `FlatArg`s.
+    flat: Option<FlatPlan>,
     targets: Vec<Target>,
     /// Per parameter: its dtype.
     param_dtypes: Vec<DType>,
     results: Vec<ResultPlan>,
-    /// When every parameter has rank 0 or 1 and those of rank 1 bind every
-    /// symbol: the plan of a call on `FlatArg`s.
-    flat: Option<FlatPlan>,
 }
 
 /// Where a direct call leaves scalar results: one 8-byte slot each, holding
@@ -113,13 +135,15 @@ pub type ScalarSlots = [u64; MAX_RESULTS];
 pub struct DirectDims<'a> {
     out_dims: &'a [Vec<DimRef>],
     bound: &'a [u64; MAX_SYMS],
+    /// Bit `r`: result `r` is a scalar.
+    scalars: u32,
 }
 
 impl DirectDims<'_> {
     /// Whether result `r` is a scalar (its value is in its slot).
     #[inline]
     pub fn is_scalar(&self, r: usize) -> bool {
-        self.out_dims[r].is_empty()
+        self.scalars >> r & 1 == 1
     }
 
     /// Result `r`'s dimensions.
@@ -138,6 +162,11 @@ impl DirectDims<'_> {
 }
 
 impl DirectCall {
+    /// The kernel the call launches.
+    pub fn kernel(&self) -> usize {
+        self.kernel
+    }
+
     /// The plan, if `p` is one kernel launch reading only parameters and
     /// writing only results (each its own buffer).
     pub fn of(p: &Program) -> Option<DirectCall> {
@@ -194,8 +223,13 @@ impl DirectCall {
             })
             .collect();
         let flat = flat_plan(p, &targets, results.iter().all(|r| r.scalar));
+        let scalars = results
+            .iter()
+            .enumerate()
+            .fold(0, |m, (r, plan)| m | (plan.scalar as u32) << r);
         Some(DirectCall {
             kernel: launch.kernel,
+            scalars,
             targets,
             param_dtypes: f.params.iter().map(|v| f.dtype(*v)).collect(),
             results,
@@ -274,15 +308,14 @@ impl DirectCall {
         take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
     ) -> Option<R> {
         let plan = self.flat.as_ref()?;
-        let (n_ptrs, n_sizes) = (plan.ptr_from.len(), plan.size_args.len());
-        if N == 0 || plan.kinds.len() != N || n_ptrs > MAX_ARGS || n_sizes > MAX_SYMS {
+        if N == 0 || plan.n_args as usize != N {
             return None;
         }
         let lens: [u64; N] = std::array::from_fn(|i| args[i].len as u64);
         let mut ok = true;
-        for ((a, want), &(from, keep, add)) in args.iter().zip(&plan.kinds).zip(&plan.len_rules) {
-            ok &= kind(a.dtype, a.rank) == *want;
-            ok &= a.len as u64 == lens[from] * keep + add;
+        for (a, w) in args.iter().zip(&plan.params) {
+            ok &= kind(a.dtype, a.rank) == w.kind;
+            ok &= a.len as u64 == lens[w.from as usize] * w.keep as u64 + w.add as u64;
         }
         if !ok {
             return None;
@@ -292,21 +325,23 @@ impl DirectCall {
             // caller's contract, passed on.
             return Some(self.flat_arrays(p, launcher, args, &lens, take));
         }
+        let (n_ptrs, n_sizes) = (plan.n_ptrs as usize, plan.n_sizes as usize);
         let mut slots: ScalarSlots = [0; MAX_RESULTS];
         let slot0 = slots.as_mut_ptr() as *mut u8;
         // Only the first `n_ptrs` and `n_sizes` entries are written and
         // read: nothing is cleared per call.
         let mut ptrs = [MaybeUninit::<*mut u8>::uninit(); MAX_ARGS];
-        for (ptr, &i) in ptrs.iter_mut().zip(&plan.ptr_from) {
+        for (ptr, &i) in ptrs.iter_mut().zip(&plan.ptr_from[..n_ptrs]) {
             // Branch-free: an argument's pointer or a slot's (`of` made
             // every result index a slot's).
+            let i = i as usize;
             let arg = args[i.min(N - 1)].ptr as *mut u8;
             let slot = slot0.wrapping_add(8 * i.saturating_sub(N));
             ptr.write(if i < N { arg } else { slot });
         }
         let mut sizes = [MaybeUninit::<i64>::uninit(); MAX_SYMS];
-        for (size, &i) in sizes.iter_mut().zip(&plan.size_args) {
-            size.write(lens[i] as i64);
+        for (size, &i) in sizes.iter_mut().zip(&plan.size_args[..n_sizes]) {
+            size.write(lens[i as usize] as i64);
         }
         // SAFETY: the first `n_ptrs` (at most `MAX_ARGS`) and `n_sizes` (at
         // most `MAX_SYMS`) entries were written above.
@@ -324,15 +359,16 @@ impl DirectCall {
         // bytes, aligned for it); fusion only emits loads within a
         // buffer's shape and stores within the output's; results are never
         // inputs (`of`).
-        let elems = plan
-            .domain
-            .1
+        let elems = plan.domain[..plan.n_domain as usize]
             .iter()
-            .fold(plan.domain.0, |e, i| e.saturating_mul(sizes[*i] as u64));
+            .fold(plan.domain_factor, |e, &i| {
+                e.saturating_mul(sizes[i as usize] as u64)
+            });
         launcher.launch_elems(self.kernel, ptrs, sizes, elems);
         let dims = DirectDims {
             out_dims: &p.out_dims,
             bound: &[0; MAX_SYMS],
+            scalars: self.scalars,
         };
         Some(take(&mut [], dims, &slots))
     }
@@ -355,8 +391,8 @@ impl DirectCall {
     ) -> R {
         let plan = self.flat.as_ref().expect("called with a flat plan");
         let mut bound = [UNSET; MAX_SYMS];
-        for (b, &q) in bound.iter_mut().zip(&plan.sym_args) {
-            *b = lens[q];
+        for (b, &q) in bound.iter_mut().zip(&plan.sym_args[..plan.n_syms as usize]) {
+            *b = lens[q as usize];
         }
         // SAFETY: every argument's pointer is valid for its length (the
         // caller's contract), which is its shape's under `bound` (the
@@ -416,6 +452,7 @@ impl DirectCall {
         let dims = DirectDims {
             out_dims: &p.out_dims,
             bound,
+            scalars: self.scalars,
         };
         let n = self.results.len();
         take(&mut results[..n], dims, &slots)
@@ -426,53 +463,78 @@ impl DirectCall {
 /// 1 and the vectors bind every symbol; `targets` are the launch's.
 fn flat_plan(p: &Program, targets: &[Target], scalar_results: bool) -> Option<FlatPlan> {
     let n = p.param_dims.len();
-    if n > MAX_ARGS {
+    let kernel = &p.kernels[p.launches[0].kernel];
+    let domain_syms: usize = kernel.domain.iter().map(|d| d.syms.len()).sum();
+    // `of` admitted at most `MAX_ARGS` kernel arguments and `MAX_SYMS`
+    // symbols and launch sizes.
+    if n > MAX_ARGS || domain_syms > MAX_SYMS {
         return None;
     }
     let f = &p.function;
     // The argument that binds each symbol.
-    let mut binder: Vec<Option<usize>> = vec![None; p.symbols.len()];
-    let mut kinds = Vec::with_capacity(n);
-    let mut len_rules = Vec::with_capacity(n);
-    for (q, dims) in p.param_dims.iter().enumerate() {
+    let mut binder: Vec<Option<u8>> = vec![None; p.symbols.len()];
+    let mut params = [FlatParam::default(); MAX_ARGS];
+    for (q, (dims, param)) in p.param_dims.iter().zip(&mut params).enumerate() {
         let dtype = f.dtype(f.params[q]);
-        let (rank, rule) = match dims.as_slice() {
-            [] => (0, (0, 0, 1)),
-            [DimRef::Const(c)] => (1, (0, 0, *c)),
-            [DimRef::Sym(k)] => (1, (*binder[*k].get_or_insert(q), 1, 0)),
+        *param = match dims.as_slice() {
+            [] => FlatParam {
+                kind: kind(dtype, 0),
+                from: 0,
+                keep: 0,
+                add: 1,
+            },
+            [DimRef::Const(c)] => FlatParam {
+                kind: kind(dtype, 1),
+                from: 0,
+                keep: 0,
+                add: u32::try_from(*c).ok()?,
+            },
+            [DimRef::Sym(k)] => FlatParam {
+                kind: kind(dtype, 1),
+                from: *binder[*k].get_or_insert(q as u8),
+                keep: 1,
+                add: 0,
+            },
             _ => return None,
         };
-        kinds.push(kind(dtype, rank));
-        len_rules.push(rule);
     }
-    let size_args = p.launch_sizes[0]
-        .iter()
-        .map(|k| binder[*k])
-        .collect::<Option<Vec<usize>>>()?;
-    let sym_args = binder.into_iter().collect::<Option<Vec<usize>>>()?;
-    let ptr_from = targets
-        .iter()
-        .map(|t| match *t {
-            Target::Param(q) => q,
-            Target::Result(r) => n + r,
-        })
-        .collect();
-    let kernel = &p.kernels[p.launches[0].kernel];
-    let mut domain = (1u64, Vec::new());
+    let mut size_args = [0u8; MAX_SYMS];
+    for (a, k) in size_args.iter_mut().zip(&p.launch_sizes[0]) {
+        *a = binder[*k]?;
+    }
+    let mut sym_args = [0u8; MAX_SYMS];
+    for (a, b) in sym_args.iter_mut().zip(&binder) {
+        *a = (*b)?;
+    }
+    let mut ptr_from = [0u8; MAX_ARGS];
+    for (from, t) in ptr_from.iter_mut().zip(targets) {
+        *from = match *t {
+            Target::Param(q) => q as u8,
+            Target::Result(r) => (n + r) as u8,
+        };
+    }
+    let mut domain = [0u8; MAX_SYMS];
+    let mut domain_factor = 1u64;
+    let mut slots = domain.iter_mut();
     for d in &kernel.domain {
-        domain.0 = domain.0.checked_mul(d.factor)?;
+        domain_factor = domain_factor.checked_mul(d.factor)?;
         for s in &d.syms {
-            domain.1.push(kernel.sizes.iter().position(|n| n == s)?);
+            *slots.next()? = kernel.sizes.iter().position(|n| n == s)? as u8;
         }
     }
     Some(FlatPlan {
-        kinds,
-        len_rules,
-        size_args,
+        n_args: n as u8,
+        n_ptrs: targets.len() as u8,
+        n_sizes: p.launch_sizes[0].len() as u8,
+        n_domain: domain_syms as u8,
+        n_syms: p.symbols.len() as u8,
+        scalar_results,
+        params,
         ptr_from,
+        size_args,
+        domain_factor,
         domain,
         sym_args,
-        scalar_results,
     })
 }
 
