@@ -323,7 +323,7 @@ impl DirectCall {
         if !plan.scalar_results {
             // SAFETY: the arguments fit the plan (checked above); the
             // caller's contract, passed on.
-            return Some(self.flat_arrays(p, launcher, args, &lens, take));
+            return Some(self.flat_arrays(p, plan, launcher, args, &lens, take));
         }
         let (n_ptrs, n_sizes) = (plan.n_ptrs as usize, plan.n_sizes as usize);
         let mut slots: ScalarSlots = [0; MAX_RESULTS];
@@ -332,8 +332,8 @@ impl DirectCall {
         // read: nothing is cleared per call.
         let mut ptrs = [MaybeUninit::<*mut u8>::uninit(); MAX_ARGS];
         for (ptr, &i) in ptrs.iter_mut().zip(&plan.ptr_from[..n_ptrs]) {
-            // Branch-free: an argument's pointer or a slot's (`of` made
-            // every result index a slot's).
+            // An argument's pointer or a slot's, chosen by a select
+            // (`flat_plan` made every index past the arguments a slot's).
             let i = i as usize;
             let arg = args[i.min(N - 1)].ptr as *mut u8;
             let slot = slot0.wrapping_add(8 * i.saturating_sub(N));
@@ -384,12 +384,12 @@ impl DirectCall {
     unsafe fn flat_arrays<R, L: Launcher + ?Sized, const N: usize>(
         &self,
         p: &Program,
+        plan: &FlatPlan,
         launcher: &L,
         args: &[FlatArg; N],
         lens: &[u64; N],
         take: impl FnOnce(&mut [Buffer], DirectDims<'_>, &ScalarSlots) -> R,
     ) -> R {
-        let plan = self.flat.as_ref().expect("called with a flat plan");
         let mut bound = [UNSET; MAX_SYMS];
         for (b, &q) in bound.iter_mut().zip(&plan.sym_args[..plan.n_syms as usize]) {
             *b = lens[q as usize];
