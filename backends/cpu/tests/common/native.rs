@@ -36,7 +36,12 @@ impl NativeModule {
         compile(kernels, level, "", "cdylib", &src, &lib)?;
         // SAFETY: the library is ours, just built from generated source with
         // no initialisers.
-        let lib = unsafe { libloading::Library::new(&lib) }.map_err(|e| e.to_string())?;
+        let loaded = unsafe { libloading::Library::new(&lib) }.map_err(|e| e.to_string());
+        // The loaded library stays mapped after its file is gone; hundreds
+        // of these would otherwise fill the disk.
+        let _ = std::fs::remove_file(&src);
+        let _ = std::fs::remove_file(&lib);
+        let lib = loaded?;
         Ok(NativeModule {
             lib,
             suffix: level.suffix(),
