@@ -321,7 +321,7 @@ mod shapes {
 }
 
 #[oxla::transforms(grad(dist_grad, wrt = (a, b)), jvp(dist_jvp, wrt = a))]
-fn dist(a: &crate::shapes::Point, b: &shapes::Point, scale: f64) -> f64 {
+fn dist(a: &crate::tree::shapes::Point, b: &shapes::Point, scale: f64) -> f64 {
     scale * ((a.x - b.x).powi(2) + (a.y - b.y).powi(2)).sqrt()
 }
 

@@ -31,7 +31,7 @@
 //! run (every function, f32 and f64) takes 6.5 min on 2 idle cores (sin/cos
 //! the longest, as 40% of all f32 patterns exceed 2^27 and take the slow
 //! path).
-//! `tests/math_error.rs` asserts these bounds on a sample, both ISAs.
+//! `tests/suite/math_error.rs` asserts these bounds on a sample, both ISAs.
 //!
 //! | function | type | ISA | domain | inputs | max ulp | at input | NaN / inf / ±0 failures |
 //! |---|---|---|---|---|---|---|---|

@@ -18,7 +18,7 @@
 //!
 //! # Accuracy
 //!
-//! Measured by `tests/pow.rs` (`OXLA_POW_SAMPLES=1000000`, `--nocapture`):
+//! Measured by `tests/suite/pow.rs` (`OXLA_POW_SAMPLES=1000000`, `--nocapture`):
 //! 10^6 random pairs in each of five domains — x = 10^U(±30) (f32) or
 //! 10^U(±300) (f64) with y = U(-4, 4); x = 10^U(-6, 6) with y = ±10^U(-3, 2);
 //! x = U(0, 4) and x = 1 + U(±2^-10) with y spread so that |y·ln x| covers

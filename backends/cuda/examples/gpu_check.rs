@@ -22,7 +22,7 @@
 //!    place (must give NaN), and all -inf / +inf (the output's -inf/+inf
 //!    fill and the compare-and-swap merge across blocks).
 //!
-//! 6. Matrix products on cuBLAS: the products of `tests/cublas.rs` (named
+//! 6. Matrix products on cuBLAS: the products of `tests/suite/cublas.rs` (named
 //!    layouts in f64/f32/bf16 and 200 random `dot_general`s, integer inputs)
 //!    against the interpreter, exactly, with every launch the plan sends to
 //!    cuBLAS counted; then 4096³ products in f32 and bf16 with the inputs
@@ -488,7 +488,7 @@ fn choosing() -> Result<usize, String> {
     Ok(failed)
 }
 
-/// The products of `tests/cublas.rs`, then GEMM throughput; returns the
+/// The products of `tests/suite/cublas.rs`, then GEMM throughput; returns the
 /// failure count.
 fn products() -> Result<usize, String> {
     let mut all = Vec::new();

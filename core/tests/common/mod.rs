@@ -1328,7 +1328,7 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::ReduceProd { .. } => "reduce_prod",
         Op::LinearScan { .. } => "linear_scan",
         // Not in the catalog: loops do not run in kernels yet; their tests
-        // are `core/tests/loops.rs` and the facade's `tests/loops.rs`.
+        // are `core/tests/suite/loops.rs` and the facade's `tests/suite/loops.rs`.
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
         Op::Cond(_) => "cond",

@@ -6,7 +6,7 @@
 //! finite where the untaken side is NaN; simplification inside branches;
 //! the text form; the kernel interpreter on the fused programs.
 
-mod common;
+use crate::common;
 
 use common::cond::*;
 use common::*;

@@ -1,7 +1,7 @@
 //! Fusion: `fuse` → run the program with the kernel interpreter → compare
 //! with the reference interpreter on the unfused function.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::exec::{InterpLauncher, Program};

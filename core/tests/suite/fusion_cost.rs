@@ -5,7 +5,7 @@
 //! program is also run with the kernel interpreter against the reference
 //! interpreter on the unsimplified function.
 
-mod common;
+use crate::common;
 
 use common::{eval, random_tensor, rng, run_program};
 use oxla_core::kernel::fusion::fuse;

@@ -5,7 +5,7 @@
 //! same order), at awkward sizes and with NaN and ±inf in max/min; and the
 //! kernels fusion makes (how many, what they hold).
 
-mod common;
+use crate::common;
 
 use common::nd::*;
 use common::{rng, run_program};

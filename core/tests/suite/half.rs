@@ -4,7 +4,7 @@
 //! the half type. The reference interpreter rounds after every op, so it
 //! agrees with that to within a few half-precision ulps.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, rng};
 use oxla_core::exec::InterpLauncher;

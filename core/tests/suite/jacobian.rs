@@ -3,7 +3,7 @@
 //! central finite differences; the Hessian symmetric and equal to
 //! jacfwd(jacrev) and to jacrev(jacfwd).
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::transforms::{hessian, jacfwd, jacrev};

@@ -13,7 +13,7 @@
 //! Each case runs through the IR interpreter and through fusion and the
 //! kernel interpreter, and batched through `vmap`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::exec::{InterpLauncher, Program};

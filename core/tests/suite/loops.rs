@@ -5,7 +5,7 @@
 //! reverse (Hessians); batching with per-example trip counts against a loop
 //! per example; the text form round-trips every kind of loop.
 
-mod common;
+use crate::common;
 
 use common::loops::*;
 use common::*;

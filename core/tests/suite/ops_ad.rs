@@ -2,7 +2,7 @@
 //! differences, VJP against JVP through ⟨u, J v⟩ = ⟨Jᵀu, v⟩, `grad` against
 //! finite differences per coordinate, and higher derivatives by composition.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::ops::elementwise::UnaryOp;

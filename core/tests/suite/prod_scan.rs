@@ -5,7 +5,7 @@
 //! loops; each through the IR interpreter and the fused program on the
 //! kernel interpreter.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::ops::scan::{cumprod, cumsum, linear_scan, reduce_prod};

@@ -2,7 +2,7 @@
 //! function and every transform's output; `verify` accepts them all; parse
 //! rejects malformed text.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::text::{parse, print};

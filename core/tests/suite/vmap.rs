@@ -1,6 +1,6 @@
 //! `vmap` against a loop over examples of the unbatched function.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::tensor::unravel;

@@ -28,7 +28,7 @@ use oxla_core::{DType, Kernel, Size};
 use oxla_cpu::{IsaLevel, JitModule};
 
 #[path = "../common/native.rs"]
-mod native;
+pub(crate) mod native;
 use native::NativeModule;
 use std::marker::PhantomData;
 

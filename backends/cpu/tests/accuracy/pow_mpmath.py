@@ -1,6 +1,6 @@
 """Error in ulp, against mpmath at 200 bits, of the pow results that differ
 from Rust std, as written by `OXLA_POW_DUMP=file cargo test -p oxla-cpu
---test pow error_in_ulp` (one line per result: the type, then the f64 bits
+--test suite pow::error_in_ulp` (one line per result: the type, then the f64 bits
 of x, y and the result, in hex). Prints the worst error per type, apart for
 subnormal results.
 

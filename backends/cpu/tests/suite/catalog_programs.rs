@@ -9,10 +9,8 @@
 //! it runs, so an element a kernel leaves unwritten is an error even where
 //! the reference is NaN.
 
-#[path = "../../../core/tests/common/mod.rs"]
-mod common;
-#[path = "common/mod.rs"]
-mod kernels;
+use crate::common as kernels;
+use crate::ir_common as common;
 
 use common::*;
 use oxla_core::exec::{FnLauncher, Launcher, Program};

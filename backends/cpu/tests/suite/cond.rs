@@ -5,10 +5,8 @@
 //! against the reference interpreter on the unfused function, in f64 and in
 //! f32, on both sides of the predicate, at sizes around the vector widths.
 
-#[path = "../../../core/tests/common/mod.rs"]
-mod common;
-#[path = "common/mod.rs"]
-mod kernels;
+use crate::common as kernels;
+use crate::ir_common as common;
 
 use common::cond::*;
 use common::*;

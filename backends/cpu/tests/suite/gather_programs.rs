@@ -7,8 +7,7 @@
 //! scatter-add), with indices -1, the axis length, i64::MIN and i64::MAX
 //! among in-range and repeated ones.
 
-#[path = "common/mod.rs"]
-mod kernels;
+use crate::common as kernels;
 
 use oxla_core::exec::{FnLauncher, InterpLauncher, Launcher};
 use oxla_core::kernel::fusion::fuse;

@@ -5,7 +5,7 @@
 //! output element put back to the harness's pre-fill, as a kernel that
 //! skipped it would leave it.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp};

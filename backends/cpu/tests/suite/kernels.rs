@@ -2,7 +2,7 @@
 //! broadcast and transposed loads, half-precision storage, several stores,
 //! and the lengths that exercise the vector body and the scalar tail.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::ops::elementwise::{BinaryOp, UnaryOp};
 use oxla_core::DType;

@@ -8,10 +8,8 @@
 //! in f32; empty loops included. A reverse sweep's tape is the reference's,
 //! byte for byte.
 
-#[path = "../../../core/tests/common/mod.rs"]
-mod common;
-#[path = "common/mod.rs"]
-mod kernels;
+use crate::common as kernels;
+use crate::ir_common as common;
 
 use common::loops::*;
 use common::*;

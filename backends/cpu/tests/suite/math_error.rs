@@ -5,7 +5,7 @@
 //! bounds, and sin/cos pinned at huge arguments and special values.
 //! Run with `--nocapture` to see the measured errors.
 
-mod accuracy;
+use crate::accuracy;
 use accuracy::*;
 use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::DType;

@@ -1,9 +1,8 @@
 //! Native kernels (Rust source compiled by rustc at every ISA level the host
 //! runs) against the kernel interpreter.
 
-mod common;
-#[path = "common/native.rs"]
-mod native;
+use crate::accuracy::native;
+use crate::common;
 
 use common::{compare, random_inputs, tol, with_outputs};
 use native::NativeModule;

@@ -4,7 +4,7 @@
 //! the unrolled loop), NaN anywhere, ±inf, empty rows, strided (scalar)
 //! loops, several reduced axes, half-precision storage.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::kernel::{interp, Reduce};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};

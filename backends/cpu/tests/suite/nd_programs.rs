@@ -5,9 +5,8 @@
 //! reference interpreter on the unfused function: exactly where the result
 //! is exact (max/min, layout, iota), within a summation bound elsewhere.
 
-mod common;
-#[path = "../../../core/tests/common/nd.rs"]
-mod nd;
+use crate::common;
+use crate::ir_common::nd;
 
 use common::Compiled;
 use nd::*;

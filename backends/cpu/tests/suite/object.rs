@@ -2,7 +2,7 @@
 //! show the vector loop where one applies; the JIT module can live in a
 //! static.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::ops::elementwise::{BinaryOp, UnaryOp};
 use oxla_core::{DType, Kernel};

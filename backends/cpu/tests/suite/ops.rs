@@ -1,7 +1,7 @@
 //! Every elementwise op, map kernels over `n` elements, f32 and f64,
 //! JIT (host and baseline ISA) against the interpreter.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{Buffer, DType};

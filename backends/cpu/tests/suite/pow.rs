@@ -8,8 +8,8 @@
 //! `OXLA_POW_DUMP=file` writes the results that differ from std, to be
 //! measured against a high-precision reference.
 
-mod accuracy;
-mod common;
+use crate::accuracy;
+use crate::common;
 use accuracy::{ulp_f32, ulp_f64, SplitMix};
 use common::*;
 use oxla_core::kernel::interp;

@@ -20,10 +20,8 @@
 //! message names it); `OXLA_RANDOM_VERBOSE=1` prints each program before it
 //! runs (to find one that crashes). Run with `--nocapture` for a summary.
 
-#[path = "common/native.rs"]
-mod native;
-#[path = "common/random_ir.rs"]
-mod random_ir;
+use crate::accuracy::native;
+use crate::random_ir;
 
 use native::NativeModule;
 use oxla_cpu::host_supports;

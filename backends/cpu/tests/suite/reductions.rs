@@ -21,7 +21,7 @@
 //! (see `bound`), 3.3e-6 here; measured errors are ~7e-8, about the final
 //! rounding to f32.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::{compensated_sum, interp};

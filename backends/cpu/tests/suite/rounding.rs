@@ -4,7 +4,7 @@
 //! the magic-number rounding stops applying — at every position of the
 //! buffer, so each one goes through every vector lane and the scalar tail.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::kernel::interp;
 use oxla_core::ops::elementwise::{Rounding, UnaryOp};

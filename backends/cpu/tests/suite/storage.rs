@@ -2,7 +2,7 @@
 //! f32 values (halfway cases, subnormals, overflow, NaN) round to nearest even
 //! exactly as the `half` crate does, in both the vector and the scalar loop.
 
-mod common;
+use crate::common;
 use common::*;
 use oxla_core::{Buffer, DType};
 use oxla_cpu::{run_checked, IsaLevel, JitModule};

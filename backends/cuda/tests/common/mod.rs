@@ -1,5 +1,5 @@
 //! IR functions run as whole programs on the GPU and compared with the
-//! reference interpreter. Shared by `tests/program.rs` and
+//! reference interpreter. Shared by `tests/suite/program.rs` and
 //! `examples/gpu_check.rs` (included there with `#[path]`).
 #![allow(dead_code)]
 

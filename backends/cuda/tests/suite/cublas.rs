@@ -1,11 +1,11 @@
 //! Matrix products on cuBLAS through `CudaProgram`, against the reference
-//! interpreter: the products of `tests/gemm_plan.rs` (whose cuBLAS calls
+//! interpreter: the products of `tests/suite/gemm_plan.rs` (whose cuBLAS calls
 //! are checked there on a model, without a GPU) run on the device, exactly
 //! (integer inputs), and every launch the plan sends to cuBLAS must have run
 //! there. Without a GPU each test records a skip (`common::gpu_or_skip`)
 //! and passes, or fails under env `OXLA_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::gpu_or_skip;
 use common::products::{check_on_gpu, named_products, product, random_products, Axes};

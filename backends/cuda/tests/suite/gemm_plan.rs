@@ -9,7 +9,7 @@
 //! breaks a cuBLAS argument rule; `wrong_calls_are_caught` checks that the
 //! comparison notices each such mistake.
 
-mod common;
+use crate::common;
 
 use common::gemm_model::run_plan;
 use common::products::{named_products, product, random_products, Axes, Product};

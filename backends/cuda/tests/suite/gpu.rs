@@ -2,7 +2,7 @@
 //! each test records a skip (`common::gpu_or_skip`) and passes, or fails
 //! under env `OXLA_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::{gpu_or_skip, no_gpu_or_skip};
 use oxla_core::kernel::interp;

@@ -4,7 +4,7 @@
 //! host-side checks (fusion, bounds, PTX assembly, the same comparison run
 //! with the kernel interpreter) run everywhere.
 
-mod common;
+use crate::common;
 
 use common::{cases, check, fused_sum, gpu_or_skip, inputs, no_gpu_or_skip, LENGTHS};
 use oxla_core::exec::InterpLauncher;

@@ -6,9 +6,8 @@
 //! assembly records a skip (see `ptxas_or_skip`). The CUDA runner refuses
 //! a program with a cond step, as it does loop steps.
 
-#[path = "../../../core/tests/common/mod.rs"]
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use common::cond::*;
 use oxla_core::transforms::{grad, hessian, vmap};

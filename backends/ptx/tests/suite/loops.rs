@@ -5,9 +5,8 @@
 //! architecture. Where `ptxas` is missing the emission still runs and the
 //! assembly records a skip (see `ptxas_or_skip`).
 
-#[path = "../../../core/tests/common/mod.rs"]
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use common::loops::*;
 use oxla_core::ops::control::Checkpoint;

@@ -1,0 +1,21 @@
+//! The IR's tests (transforms, fusion, the interpreter), in one binary:
+//! each file alone cost a test binary (and its disk and link time) apiece.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cond;
+mod fusion;
+mod fusion_cost;
+mod fusion_nd;
+mod half;
+mod jacobian;
+mod jax_conventions;
+mod loops;
+mod ops_ad;
+mod prod_scan;
+mod slicing_schedule;
+mod smoke;
+mod sums;
+mod text;
+mod vmap;

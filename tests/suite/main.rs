@@ -1,0 +1,28 @@
+//! The library's tests through its public API, in one binary: linking
+//! each file alone cost a test binary (and its disk and link time) apiece.
+//! Tests that change process-wide state (the thread count, the allocator,
+//! teardown) stay binaries of their own beside this folder.
+
+mod boundary;
+mod constructors;
+mod control_flow;
+mod elementwise;
+mod end_to_end;
+mod gather;
+mod generic;
+mod helpers_cross_crate;
+mod helpers_same_crate;
+mod indexing;
+mod jax_conventions;
+mod labels;
+mod lean_call;
+mod loops;
+mod loops_arrays;
+mod ndarray;
+mod powf;
+mod prod_cumsum;
+mod rounding;
+mod slicing;
+mod transforms;
+mod tree;
+mod tree_cross_crate;
