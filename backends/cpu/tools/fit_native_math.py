@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Fit the f32 polynomial coefficients of the native kernels' math
-(`backends/cpu/src/native/prelude.rs`) and print them as Rust constants.
+"""Fit the polynomial coefficients of the native kernels' f32 math
+(`backends/cpu/src/native/prelude.rs`) and print them as Rust constants:
+f32 coefficients for the functions computed in f32 lanes, f64 ones for f32
+erf, which is computed in f64.
 
 Each fit minimizes the maximum relative error of the function on its
 interval: a weighted least-squares fit on a dense grid whose weights are
@@ -67,9 +69,25 @@ def tanh_odd_coefficients(degree, top=1.0):
     return fit_rounded(a, g, x * t / th)
 
 
-def show(name, coefficients, err, what):
+def erf_small_coefficients():
+    """erf(a)/a as a polynomial in a² on (0, 1], relative error; f64."""
+    a = np.linspace(1e-6, 1.0, 8001)
+    g = np.array([float(mp.erf(mp.mpf(v)) / mp.mpf(v)) for v in a])
+    c, err = lawson(np.vander(a * a, 8, increasing=True), g, 1 / g)
+    return [float(v) for v in c], err
+
+
+def erfcx_coefficients():
+    """erfc(a)·e^{a²} as a polynomial in a − 2.5 on [1, 4], relative; f64."""
+    a = np.linspace(1.0, 4.0, 12001)
+    g = np.array([float(mp.erfc(mp.mpf(v)) * mp.exp(mp.mpf(v) ** 2)) for v in a])
+    c, err = lawson(np.vander(a - 2.5, 16, increasing=True), g, 1 / g)
+    return [float(v) for v in c], err
+
+
+def show(name, coefficients, err, what, ty="f32"):
     print(f"/// {what}: relative error {err:.2e}.")
-    print(f"const {name}: [f32; {len(coefficients)}] = [")
+    print(f"const {name}: [{ty}; {len(coefficients)}] = [")
     for c in coefficients:
         print(f"    {c!r},")
     print("];")
@@ -79,3 +97,5 @@ if __name__ == "__main__":
     show("EXP_F32_DEG6", *exp_coefficients(6), "e^r, |r| <= ln2/2")
     show("EXP_F32_DEG5", *exp_coefficients(5), "e^r, |r| <= ln2/2")
     show("TANH_F32_ODD", *tanh_odd_coefficients(6), "S(t) of tanh a = a + a t S(t), a <= 1")
+    show("ERF_F32_SMALL", *erf_small_coefficients(), "erf(a)/a in a², 0 < a <= 1", "f64")
+    show("ERFCX_F32", *erfcx_coefficients(), "erfc(a) e^(a²) in a - 2.5, 1 <= a <= 4", "f64")

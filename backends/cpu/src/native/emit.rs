@@ -118,9 +118,7 @@ pub fn supports(k: &Kernel) -> Result<(), String> {
                 return Err("a converting load".into())
             }
             InstKind::LoadIndexed { .. } | InstKind::Carry => return Err("an indexed load".into()),
-            InstKind::Unary(UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Erf, _) => {
-                return Err("sin, cos or erf".into())
-            }
+            InstKind::Unary(UnaryOp::Sin | UnaryOp::Cos, _) => return Err("sin or cos".into()),
             InstKind::Binary(BinaryOp::Pow, _, _) => return Err("pow".into()),
             _ => {}
         }
@@ -600,7 +598,8 @@ fn unary(op: UnaryOp, x: &str, f: &str) -> String {
         }
         UnaryOp::Sign => format!("sign_{f}({x})"),
         UnaryOp::Signum => format!("{x}.signum()"),
-        UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Erf => unreachable!("checked by `supports`"),
+        UnaryOp::Erf => format!("erf_{f}({x})"),
+        UnaryOp::Sin | UnaryOp::Cos => unreachable!("checked by `supports`"),
     }
 }
 

@@ -19,3 +19,30 @@ mod emit;
 pub mod prelude;
 
 pub use emit::{compile, rust_source, supports, NativeLevel};
+
+#[cfg(test)]
+mod tests {
+    use super::prelude as p;
+    use oxla_core::ops::erf as c;
+
+    /// The prelude's copies of the erf coefficients are `oxla-core`'s, bit
+    /// for bit (the prelude is compiled without `oxla-core`).
+    #[test]
+    fn erf_coefficients_are_oxla_cores() {
+        let bits = |c: &[f64]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(p::ERF_ERX.to_bits(), c::ERX.to_bits());
+        assert_eq!(p::ERF_NEAR_FAR, c::NEAR_FAR);
+        for (copy, core) in [
+            (&p::ERF_PP[..], &c::PP[..]),
+            (&p::ERF_QQ, &c::QQ),
+            (&p::ERF_PA, &c::PA),
+            (&p::ERF_QA, &c::QA),
+            (&p::ERF_RA, &c::RA),
+            (&p::ERF_SA, &c::SA),
+            (&p::ERF_RB, &c::RB),
+            (&p::ERF_SB, &c::SB),
+        ] {
+            assert_eq!(bits(copy), bits(core));
+        }
+    }
+}

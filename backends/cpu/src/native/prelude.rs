@@ -353,6 +353,190 @@ pub fn tanh_f64(x: f64) -> f64 {
     }
 }
 
+// fdlibm's `erf` (`s_erf.c`, Copyright (C) 1993 by Sun Microsystems, Inc.;
+// "Permission to use, copy, modify, and distribute this software is freely
+// granted, provided that this notice is preserved."): the coefficients of
+// `oxla_core::ops::erf` (which has the method), copied because this file is
+// compiled without `oxla-core`; a test checks that the copies are equal.
+pub const ERF_ERX: f64 = 8.45062911510467529297e-01;
+pub const ERF_NEAR_FAR: u64 = 0x4006_db6d_0000_0000;
+pub const ERF_PP: [f64; 5] = [
+    1.28379167095512558561e-01,
+    -3.25042107247001499370e-01,
+    -2.84817495755985104766e-02,
+    -5.77027029648944159157e-03,
+    -2.37630166566501626084e-05,
+];
+pub const ERF_QQ: [f64; 6] = [
+    1.0,
+    3.97917223959155352819e-01,
+    6.50222499887672944485e-02,
+    5.08130628187576562776e-03,
+    1.32494738004321644526e-04,
+    -3.96022827877536812320e-06,
+];
+pub const ERF_PA: [f64; 7] = [
+    -2.36211856075265944077e-03,
+    4.14856118683748331666e-01,
+    -3.72207876035701323847e-01,
+    3.18346619901161753674e-01,
+    -1.10894694282396677476e-01,
+    3.54783043256182359371e-02,
+    -2.16637559486879084300e-03,
+];
+pub const ERF_QA: [f64; 7] = [
+    1.0,
+    1.06420880400844228286e-01,
+    5.40397917702171048937e-01,
+    7.18286544141962662868e-02,
+    1.26171219808761642112e-01,
+    1.36370839120290507362e-02,
+    1.19844998467991074170e-02,
+];
+pub const ERF_RA: [f64; 8] = [
+    -9.86494403484714822705e-03,
+    -6.93858572707181764372e-01,
+    -1.05586262253232909814e+01,
+    -6.23753324503260060396e+01,
+    -1.62396669462573470355e+02,
+    -1.84605092906711035994e+02,
+    -8.12874355063065934246e+01,
+    -9.81432934416914548592e+00,
+];
+pub const ERF_SA: [f64; 9] = [
+    1.0,
+    1.96512716674392571292e+01,
+    1.37657754143519042600e+02,
+    4.34565877475229228821e+02,
+    6.45387271733267880336e+02,
+    4.29008140027567833386e+02,
+    1.08635005541779435134e+02,
+    6.57024977031928170135e+00,
+    -6.04244152148580987438e-02,
+];
+pub const ERF_RB: [f64; 7] = [
+    -9.86494292470009928597e-03,
+    -7.99283237680523006574e-01,
+    -1.77579549177547519889e+01,
+    -1.60636384855821916062e+02,
+    -6.37566443368389627722e+02,
+    -1.02509513161107724954e+03,
+    -4.83519191608651397019e+02,
+];
+pub const ERF_SB: [f64; 8] = [
+    1.0,
+    3.03380607434824582924e+01,
+    3.25792512996573918826e+02,
+    1.53672958608443695994e+03,
+    3.19985821950859553908e+03,
+    2.55305040643316442583e+03,
+    4.74528541206955367215e+02,
+    -2.24409524465858183362e+01,
+];
+
+/// `c[0] + x·(c[1] + x·(… c[N-1]))` by Horner's rule, in f64.
+#[inline(always)]
+fn horner_f64<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let mut acc = c[N - 1];
+    let mut k = N - 1;
+    while k > 0 {
+        k -= 1;
+        acc = fma_f64(acc, x, c[k]);
+    }
+    acc
+}
+
+/// `erf x` by fdlibm's method, as the Cranelift kernels compute it: every
+/// range evaluated and the right one selected, so that it vectorizes. NaN
+/// gives NaN, ±inf gives ±1, -0 stays -0 (`x + x·y`).
+#[inline(always)]
+pub fn erf_f64(x: f64) -> f64 {
+    let a = x.abs();
+    // |x| < 0.84375
+    let z = x * x;
+    let small = fma_f64(x, horner_f64(z, &ERF_PP) / horner_f64(z, &ERF_QQ), x);
+    // |x| < 1.25
+    let s = a - 1.0;
+    let mid = ERF_ERX + horner_f64(s, &ERF_PA) / horner_f64(s, &ERF_QA);
+    // |x| < 6
+    let s = 1.0 / (a * a);
+    let near = a < f64::from_bits(ERF_NEAR_FAR);
+    let ra = horner_f64(s, &ERF_RA);
+    let rb = horner_f64(s, &ERF_RB);
+    let sa = horner_f64(s, &ERF_SA);
+    let sb = horner_f64(s, &ERF_SB);
+    let r = if near { ra } else { rb };
+    let q = if near { sa } else { sb };
+    let z = f64::from_bits(a.to_bits() & 0xffff_ffff_0000_0000);
+    let e = exp_f64(-(z * z) - 0.5625) * exp_f64((z - a) * (z + a) + r / q) / a;
+    let far = 1.0 - e;
+    let mag = if a < 6.0 { far } else { 1.0 };
+    let mag = if a < 1.25 { mid } else { mag };
+    let signed = with_sign_of_f64(mag, x);
+    let y = if a < 0.84375 { small } else { signed };
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
+// Fitted by `backends/cpu/tools/fit_native_math.py`, in f64: far below an
+// f32 ulp, so that f32 erf needs neither fdlibm's ranges nor its divisions.
+/// erf(a)/a in a², 0 < a <= 1: relative error 3.32e-11.
+const ERF_F32_SMALL: [f64; 8] = [
+    1.1283791670580203,
+    -0.3761263843461658,
+    0.11283781973406733,
+    -0.026865399992256397,
+    0.005220945268102056,
+    -0.0008482826105530611,
+    0.00011256925619821093,
+    -9.641445605516471e-06,
+];
+/// erfc(a) e^(a²) in a - 2.5, 1 <= a <= 4: relative error 2.78e-11.
+const ERFCX_F32: [f64; 16] = [
+    0.21080636405541336,
+    -0.07434734680102074,
+    0.0249379974194125,
+    -0.008001569244570923,
+    0.0024670336676092253,
+    -0.0007335912695438594,
+    0.0002110310865496183,
+    -5.886925067562236e-05,
+    1.5942226631108957e-05,
+    -4.2123774084290475e-06,
+    1.1035945433631733e-06,
+    -2.7559279631374585e-07,
+    5.779058250081982e-08,
+    -1.4526348098681907e-08,
+    6.186260255538284e-09,
+    -1.358012309867643e-09,
+];
+
+/// `erf x` in f32, computed in f64 (where `a²` is exact) and rounded once:
+/// `a·P(a²)` below 1 and `1 − e^{−a²}·erfcx(a)` above, with `a` clamped at
+/// 4 (erf rounds to 1 in f32 from 3.92). One exp and no division, against
+/// two exps and five divisions of the f64 method; within 0.5 ulp plus the
+/// fits' 3·10⁻¹¹ (see the native math tests). Not the Cranelift kernels'
+/// method (fdlibm's in f64 lanes), whose results it matches within that.
+#[inline(always)]
+pub fn erf_f32(x: f32) -> f32 {
+    let d = x as f64;
+    let a = d.abs();
+    let a = if a > 4.0 { 4.0 } else { a };
+    let s = a * a;
+    let small = a * horner_f64(s, &ERF_F32_SMALL);
+    let large = 1.0 - exp_f64(-s) * horner_f64(a - 2.5, &ERFCX_F32);
+    let mag = if a < 1.0 { small } else { large };
+    let y = with_sign_of_f64(mag, d) as f32;
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
 // `powi`, `max`, `min` and `sign` for one float type, under the names the
 // emitter uses (`powi_f32`, …).
 macro_rules! simple_float_ops {

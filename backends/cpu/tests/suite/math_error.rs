@@ -132,6 +132,7 @@ fn native_math_error_bounds() {
         UnaryOp::Log,
         UnaryOp::Tanh,
         UnaryOp::Sqrt,
+        UnaryOp::Erf,
     ];
     let mut failures = vec![];
     let levels = IsaLevel::ALL
