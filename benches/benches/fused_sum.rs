@@ -1,11 +1,11 @@
-//! `sum(x * 2 * y + z)` (memory-bound) and `sum(tanh(x) * exp(-y*y))`
-//! (math-heavy) over f32: oxla (kernels compiled by build.rs; on every core,
+//! `sum(x * 2 * y + z)` (memory-bound), `sum(tanh(x) * exp(-y*y))`
+//! (math-heavy) and the exact GELU's `sum(x·(1 + erf(x/√2))/2)` over f32: oxla (kernels compiled by build.rs; on every core,
 //! and on one thread) beside hand-written Rust compiled for this CPU (one
 //! thread), the iterator, and std's libm. Run: `cargo bench -p oxla-benches
 //! --bench fused_sum`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use oxla_benches::{fused_sum, fused_sum_iter, fused_sum_unrolled, hand, tanh_exp_sum};
+use oxla_benches::{fused_sum, fused_sum_iter, fused_sum_unrolled, gelu_sum, hand, tanh_exp_sum};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -134,5 +134,34 @@ fn bench_tanh_exp(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_fused_sum, bench_tanh_exp);
+fn bench_gelu(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gelu_sum");
+    let threads = oxla::num_threads();
+    let n = 1_000_000usize;
+    let x = spread(n, 3);
+    let terms: Vec<f64> = x
+        .iter()
+        .map(|&v| {
+            let v = v as f64;
+            v * (libm::erf(v * std::f64::consts::FRAC_1_SQRT_2) + 1.0) * 0.5
+        })
+        .collect();
+    let want: f64 = terms.iter().sum();
+    let scale: f64 = terms.iter().map(|t| t.abs()).sum();
+    check("oxla", gelu_sum(&x), want, scale, 1e-6);
+    // Eight f32 accumulators of 125000 terms each.
+    check("hand", hand::gelu_sum(&x), want, scale, 1e-4);
+    group.throughput(Throughput::Elements(n as u64));
+    timing(&mut group, n);
+    let id = |name: &str| BenchmarkId::new(name, n);
+    oxla::set_num_threads(threads);
+    group.bench_function(id("oxla"), |b| b.iter(|| gelu_sum(black_box(&x))));
+    oxla::set_num_threads(1);
+    group.bench_function(id("oxla_1_thread"), |b| b.iter(|| gelu_sum(black_box(&x))));
+    oxla::set_num_threads(threads);
+    group.bench_function(id("hand"), |b| b.iter(|| hand::gelu_sum(black_box(&x))));
+    group.finish();
+}
+
+criterion_group!(benches, bench_fused_sum, bench_tanh_exp, bench_gelu);
 criterion_main!(benches);

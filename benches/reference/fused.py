@@ -5,6 +5,7 @@ baselines in `benches/src/`:
 
   sum(x * 2 * y + z)         n = 10^3 and 10^7, f32 (memory-bound)
   sum(tanh(x) * exp(-y*y))   n = 10^3 and 10^7, f32 (math-heavy)
+  sum(gelu(x)), exact (erf)  n = 10^6, f32
 
 Prints the median of repeated timings of each, in the units of the README
 table. JAX runs the jitted function (compiled in the warm-up) and waits for
@@ -63,6 +64,10 @@ def main():
         )
         jx, jy = jax.device_put(x), jax.device_put(y)
         show(f"jax tanh_exp_sum n={n}", median_seconds(lambda: tanh_exp(jx, jy).block_until_ready()))
+    gelu = jax.jit(lambda x: jnp.sum(jax.nn.gelu(x, approximate=False)))
+    n = 1_000_000
+    jx = jax.device_put(spread(n, 3))
+    show(f"jax gelu_sum n={n}", median_seconds(lambda: gelu(jx).block_until_ready()))
 
 
 if __name__ == "__main__":

@@ -155,3 +155,22 @@ pub fn fast_tanh(x: f32) -> f32 {
     let q = q * t + 1.0;
     x * p / q
 }
+
+/// `sum(gelu(x))` as a Rust user writes it: `libm`'s `erff` (std has no
+/// erf) per element, eight f32 accumulators so the sum vectorizes.
+pub fn gelu_sum(x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += gelu(v);
+        }
+    }
+    let tail: f32 = rest.iter().map(|&v| gelu(v)).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+fn gelu(v: f32) -> f32 {
+    v * (libm::erff(v * std::f32::consts::FRAC_1_SQRT_2) + 1.0) * 0.5
+}

@@ -16,6 +16,13 @@ pub fn tanh_exp_sum(x: &[f32], y: &[f32]) -> f32 {
     sum(x.tanh() * (-(y * y)).exp())
 }
 
+/// `sum(gelu(x))` with the exact GELU, `x·(1 + erf(x/√2))/2` (JAX's
+/// `gelu(approximate=False)`): one fused oxla kernel, erf-bound.
+#[oxla::jit]
+pub fn gelu_sum(x: &[f32]) -> f32 {
+    sum(x * (erf(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0) * 0.5)
+}
+
 /// The idiomatic iterator baseline.
 pub fn fused_sum_iter(x: &[f32], y: &[f32], z: &[f32]) -> f32 {
     x.iter()
