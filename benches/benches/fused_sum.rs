@@ -1,8 +1,9 @@
 //! `sum(x * 2 * y + z)` (memory-bound), `sum(tanh(x) * exp(-y*y))`
-//! (math-heavy) and the exact GELU's `sum(x·(1 + erf(x/√2))/2)` over f32: oxla (kernels compiled by build.rs; on every core,
-//! and on one thread) beside hand-written Rust compiled for this CPU (one
-//! thread), the iterator, and std's libm. Run: `cargo bench -p oxla-benches
-//! --bench fused_sum`.
+//! (math-heavy) and the exact GELU's `sum(x·(1 + erf(x/√2))/2)` over f32:
+//! oxla (kernels compiled by build.rs; on every core, and on one thread)
+//! beside hand-written Rust compiled for this CPU (one thread), the
+//! iterator, and std's libm. Run: `cargo bench -p oxla-benches --bench
+//! fused_sum`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use oxla_benches::{fused_sum, fused_sum_iter, fused_sum_unrolled, gelu_sum, hand, tanh_exp_sum};

@@ -157,7 +157,7 @@ pub fn fast_tanh(x: f32) -> f32 {
 }
 
 /// `sum(gelu(x))` as a Rust user writes it: `libm`'s `erff` (std has no
-/// erf) per element, eight f32 accumulators so the sum vectorizes.
+/// erf) per element, a scalar call, into eight independent f32 accumulators.
 pub fn gelu_sum(x: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let chunks = x.chunks_exact(8);
