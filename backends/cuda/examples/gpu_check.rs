@@ -229,6 +229,11 @@ fn bench() -> Result<(), String> {
 
 const MATH_LEN: usize = 1 << 22;
 const MATH_OPS: [&str; 6] = ["exp", "log", "sin", "cos", "tanh", "sqrt"];
+/// The most ulp each of `MATH_OPS` may be off the interpreter (Rust std in
+/// f64, rounded to the type), as (f32, f64): the bounds documented in
+/// `oxla-ptx`'s crate docs, with the margin of what the code can promise
+/// rather than what one run measured. `sqrt` is `sqrt.rn`, IEEE-exact.
+const MATH_ULP_BOUNDS: [(u64, u64); 6] = [(2, 2), (2, 3), (2, 2), (2, 2), (3, 4), (0, 0)];
 
 /// The largest finite value of `dtype` (f32 or f64).
 fn max_finite(dtype: DType) -> f64 {
@@ -321,7 +326,8 @@ fn find(name: &str) -> Result<Kernel, String> {
         .ok_or(format!("no sample kernel `{name}`"))
 }
 
-/// Worst ulp distance per function and dtype; returns the failure count.
+/// Worst ulp distance per function and dtype, each failing above its
+/// `MATH_ULP_BOUNDS` entry (or on a NaN mismatch); returns the failure count.
 fn math_accuracy() -> Result<usize, String> {
     let mut kernels = Vec::new();
     for ty in [DType::F32, DType::F64] {
@@ -351,22 +357,23 @@ fn math_accuracy() -> Result<usize, String> {
                 (worst, at) = (e, j);
             }
         }
-        let trig = op == "sin" || op == "cos";
-        let bad = trig && worst > 2;
-        failed += usize::from(bad);
-        let verdict = match (bad, trig) {
-            (true, _) => "FAIL",
-            (false, true) => "PASS",
-            (false, false) => "INFO",
+        let (bound32, bound64) = MATH_ULP_BOUNDS[i % MATH_OPS.len()];
+        let bound = if dtype == DType::F32 {
+            bound32
+        } else {
+            bound64
         };
+        let bad = worst > bound;
+        failed += usize::from(bad);
+        let verdict = if bad { "FAIL" } else { "PASS" };
         let worst_text = if worst == u64::MAX {
             "NaN mismatch".to_string()
         } else {
             format!("{worst} ulp")
         };
         println!(
-            "{verdict}  {op:<5} {dtype}: worst {worst_text} at x = {:e} (GPU {:e}, interpreter {:e}); \
-             {over1} of {} inputs over 1 ulp",
+            "{verdict}  {op:<5} {dtype}: worst {worst_text} (bound {bound}) at x = {:e} \
+             (GPU {:e}, interpreter {:e}); {over1} of {} inputs over 1 ulp",
             x[at],
             g[at],
             w[at],

@@ -1,12 +1,16 @@
 //! Transcendental functions as straight-line PTX (no branches, so warps
 //! never diverge), each returning the register holding the result.
 //!
-//! `f32` uses the hardware approximations after a range reduction; `f64`
-//! has no hardware approximations, so it uses range reduction plus Taylor
-//! polynomials evaluated with `fma` (accuracy: see the crate docs; none of
-//! it is measured on a device yet). `sin`/`cos` of both types live in
-//! [`crate::trig`], with Rust models of every step: they are the exception
-//! to "straight-line", with a branch for huge arguments.
+//! f32 `exp` uses the hardware `ex2.approx` after a range reduction (its
+//! bound is relative, see [`exp_f32`]); f32 `log` is fdlibm's polynomial in
+//! f32 with IEEE division and `fma` (`lg2.approx` is not accurate near 1);
+//! f32 `tanh` is a Taylor polynomial below ½ and `exp_f32` above; f32
+//! `sin`, `cos`, `expm1`, `erf` compute in f64 and round once. `f64` has no
+//! hardware approximations, so it uses range reduction plus polynomials
+//! evaluated with `fma` (accuracy: see the crate docs; `gpu_check` of
+//! `oxla-cuda` measures every one on a device). `sin`/`cos` of both types
+//! live in [`crate::trig`], with Rust models of every step: they are the
+//! exception to "straight-line", with a branch for huge arguments.
 //! NaN and infinities follow Rust's `f64` functions.
 
 use crate::func::{f32_imm, f64_imm, Class, Func};
@@ -17,6 +21,13 @@ use crate::trig;
 /// `exp(x)`: `x = n·ln2 + r` (Cody–Waite, |r| ≤ ln2/2), `ex2.approx(r·log2e)`
 /// then scaling by `2^n` in two halves so results reaching the subnormal
 /// range and overflow to infinity are both right.
+///
+/// `ex2.approx` is safe here, unlike `lg2.approx` for `log`: its error bound
+/// is relative (~2 ulp, PTX ISA manual), its argument is in [-½, ½] and its
+/// result in [√½, √2], never near zero or subnormal (so `.ftz` changes
+/// nothing: a flushed subnormal argument gives 1, the rounded 2^t anyway),
+/// and the exact scaling keeps the relative error. Measured on an H200:
+/// 2 ulp over 2²² inputs (`gpu_check`).
 pub(crate) fn exp_f32(f: &mut Func, x: &str) -> String {
     // Clamp without losing NaN: beyond these exp is inf / 0 anyway.
     let xc = clamp(f, Class::F32, "f32", x, f32_imm(-104.0), f32_imm(89.0));
@@ -47,14 +58,130 @@ pub(crate) fn exp_f32(f: &mut Func, x: &str) -> String {
     scale_pow2(f, Pow2::F32, &p, &n)
 }
 
-/// `log(x) = lg2.approx(x)·ln2`. The hardware handles 0, negatives, inf, NaN.
+/// The constants of the f32 `log`, in one place: its emitter (`log_f32` in
+/// `math.rs`) writes them as immediates and the host model of the emitted
+/// sequence (`tests/suite/math_model.rs`) reads them from here, so the two
+/// cannot drift apart. They are the CPU backend's (`oxla-cpu`'s
+/// `math::log` for f32), so both backends compute the same value.
+pub mod log_f32_consts {
+    /// `ln 2 = LN2_HI + LN2_LO`; `LN2_HI` = 0.693359375 = 710/1024 has 10
+    /// significant bits, so `e·LN2_HI` is exact for every exponent `e`
+    /// (|e| ≤ 150).
+    pub const LN2_HI: f32 = 710.0 / 1024.0;
+    /// The rest of ln 2, rounded to f32.
+    pub const LN2_LO: f32 = -2.121_944_4e-4_f64 as f32;
+    /// `2/3, 2/5, 2/7, 2/9`: the series of `(2·atanh(s) − 2s)/s³` in `z = s²`.
+    pub const SERIES: [f32; 4] = [
+        (2.0 / 3.0_f64) as f32,
+        (2.0 / 5.0_f64) as f32,
+        (2.0 / 7.0_f64) as f32,
+        (2.0 / 9.0_f64) as f32,
+    ];
+    /// Bits of the f32 nearest √½ (just below it): mantissas are reduced
+    /// into `[SQRT_HALF, 2·SQRT_HALF)` ≈ [√½, √2).
+    pub const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+    /// Bits of 1.0.
+    pub const ONE_BITS: u32 = 0x3f80_0000;
+    /// Subnormal inputs are multiplied by 2²³ first (exact) …
+    pub const SUBNORMAL_SCALE: f32 = 8_388_608.0;
+    /// … and their exponent lowered by 23.
+    pub const SUBNORMAL_SHIFT: i32 = 23;
+}
+
+/// `log(x)`, all in f32 with IEEE `div.rn`/`fma.rn` (no hardware
+/// approximation: `lg2.approx` has only an absolute error bound near 1, and
+/// measured 24·10⁶ ulp at x = 0.99999994 on an H200). fdlibm's method, the
+/// same steps as the CPU backend's f32 `log`: `x = m·2^e` with m in
+/// [√½, √2) (subnormals scaled by 2²³ first), `f = m − 1` (exact),
+/// `s = f/(2+f)`, `ln m = f − (f²/2 − s·(f²/2 + R(s²)))` with
+/// `R = z·(2/3 + z·(2/5 + z·(2/7 + z·2/9)))`, then
+/// `e·ln2_hi + (ln m + e·ln2_lo)`. The rounding of `s` only touches the
+/// small correction terms, so the relative error stays ≤ 1 ulp near 1 (the
+/// host model in `tests/suite/math_model.rs` performs these exact
+/// operations; the CPU measures 0.854 ulp over all 2³² inputs). Specials by
+/// selects: +inf → +inf, ±0 → -inf, negative → NaN, NaN → itself.
 pub(crate) fn log_f32(f: &mut Func, x: &str) -> String {
-    let y = f.reg(Class::F32);
-    f.ins(format!("lg2.approx.f32 {y}, {x}"));
+    use log_f32_consts as c;
+    // Subnormals: scale into the normal range, lower the exponent to match.
+    let tiny = f.reg(Class::Pred);
+    let xs = f.reg(Class::F32);
+    let eadj = f.reg(Class::B32);
     f.ins(format!(
-        "mul.rn.f32 {y}, {y}, {}",
-        f32_imm(std::f32::consts::LN_2)
+        "setp.lt.f32 {tiny}, {x}, {}",
+        f32_imm(f32::MIN_POSITIVE)
     ));
+    f.ins(format!(
+        "mul.rn.f32 {xs}, {x}, {}",
+        f32_imm(c::SUBNORMAL_SCALE)
+    ));
+    f.ins(format!("selp.f32 {xs}, {xs}, {x}, {tiny}"));
+    f.ins(format!(
+        "selp.s32 {eadj}, {}, -127, {tiny}",
+        -127 - c::SUBNORMAL_SHIFT
+    ));
+    // Offset the bits so that the exponent field rounds m into [√½, √2).
+    let ix = f.reg(Class::B32);
+    let e = f.reg(Class::B32);
+    let mb = f.reg(Class::B32);
+    f.ins(format!("mov.b32 {ix}, {xs}"));
+    f.ins(format!(
+        "add.s32 {ix}, {ix}, {}",
+        c::ONE_BITS - c::SQRT_HALF_BITS
+    ));
+    f.ins(format!("shr.u32 {e}, {ix}, 23"));
+    f.ins(format!("add.s32 {e}, {e}, {eadj}"));
+    f.ins(format!("and.b32 {mb}, {ix}, {}", (1u32 << 23) - 1));
+    f.ins(format!("add.s32 {mb}, {mb}, {}", c::SQRT_HALF_BITS));
+    let m = f.reg(Class::F32);
+    let ef = f.reg(Class::F32);
+    f.ins(format!("mov.b32 {m}, {mb}"));
+    f.ins(format!("cvt.rn.f32.s32 {ef}, {e}"));
+    // f = m − 1 (exact), s = f/(2+f), z = s².
+    let fm = f.reg(Class::F32);
+    let den = f.reg(Class::F32);
+    let s = f.reg(Class::F32);
+    let z = f.reg(Class::F32);
+    f.ins(format!("sub.rn.f32 {fm}, {m}, {}", f32_imm(1.0)));
+    f.ins(format!("add.rn.f32 {den}, {fm}, {}", f32_imm(2.0)));
+    f.ins(format!("div.rn.f32 {s}, {fm}, {den}"));
+    f.ins(format!("mul.rn.f32 {z}, {s}, {s}"));
+    let series: Vec<f64> = c::SERIES.iter().map(|&k| f64::from(k)).collect();
+    let p = horner(f, Class::F32, "f32", &z, &series, |k| f32_imm(k as f32));
+    // ln m = f − (hfsq − s·(hfsq + R) − e·ln2_lo), hfsq = f·f/2.
+    let r = f.reg(Class::F32);
+    let hf = f.reg(Class::F32);
+    let hfsq = f.reg(Class::F32);
+    let hr = f.reg(Class::F32);
+    let lo = f.reg(Class::F32);
+    let t = f.reg(Class::F32);
+    let corr = f.reg(Class::F32);
+    let lm = f.reg(Class::F32);
+    let y = f.reg(Class::F32);
+    f.ins(format!("mul.rn.f32 {r}, {z}, {p}"));
+    f.ins(format!("mul.rn.f32 {hf}, {fm}, {}", f32_imm(0.5)));
+    f.ins(format!("mul.rn.f32 {hfsq}, {hf}, {fm}"));
+    f.ins(format!("add.rn.f32 {hr}, {hfsq}, {r}"));
+    f.ins(format!("mul.rn.f32 {lo}, {ef}, {}", f32_imm(c::LN2_LO)));
+    f.ins(format!("fma.rn.f32 {t}, {s}, {hr}, {lo}"));
+    f.ins(format!("sub.rn.f32 {corr}, {hfsq}, {t}"));
+    f.ins(format!("sub.rn.f32 {lm}, {fm}, {corr}"));
+    f.ins(format!(
+        "fma.rn.f32 {y}, {ef}, {}, {lm}",
+        f32_imm(c::LN2_HI)
+    ));
+    // Special cases, last one wins: +inf, ±0 → -inf, negative → NaN, NaN.
+    let q = f.reg(Class::Pred);
+    f.ins(format!("setp.eq.f32 {q}, {x}, {}", f32_imm(f32::INFINITY)));
+    f.ins(format!("selp.f32 {y}, {x}, {y}, {q}"));
+    f.ins(format!("setp.eq.f32 {q}, {x}, {}", f32_imm(0.0)));
+    f.ins(format!(
+        "selp.f32 {y}, {}, {y}, {q}",
+        f32_imm(f32::NEG_INFINITY)
+    ));
+    f.ins(format!("setp.lt.f32 {q}, {x}, {}", f32_imm(0.0)));
+    f.ins(format!("selp.f32 {y}, {}, {y}, {q}", f32_imm(f32::NAN)));
+    f.ins(format!("setp.nan.f32 {q}, {x}, {x}"));
+    f.ins(format!("selp.f32 {y}, {x}, {y}, {q}"));
     y
 }
 

@@ -11,5 +11,6 @@ mod support;
 mod catalog;
 mod cond;
 mod loops;
+mod math_model;
 mod ptxas;
 mod structure;
