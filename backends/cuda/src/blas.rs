@@ -1,12 +1,10 @@
-//! The cuBLAS handle, and queuing a [`GemmPlan`]'s calls.
+//! Queuing a [`GemmPlan`]'s calls on cuBLAS.
 //!
-//! One handle for the process: every program runs on device 0's primary
-//! context (`context::open`), so one handle, created on first use, serves
-//! them all. It is kept behind a mutex because its stream is set to the
-//! caller's stream before each product (all programs use that context's
-//! default stream, so the calls stay in order with the PTX launches).
-//! cuBLAS is loaded dynamically; where it cannot be loaded the products
-//! stay on their PTX kernels and the reason is kept.
+//! One handle per device ([`Gpu`](crate::Gpu)), created on first use with
+//! the device's one stream, so the calls stay in order with the PTX
+//! launches of every program on it. It is kept behind a mutex (a handle is
+//! not for concurrent use). cuBLAS is loaded dynamically; where it cannot
+//! be loaded the products stay on their PTX kernels and the reason is kept.
 
 use crate::buffer::DeviceBuffer;
 use crate::gemm_plan::{Factor, GemmCall, GemmPlan, Transpose};
@@ -18,31 +16,7 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use oxla_core::DType;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
-
-static HANDLE: OnceLock<Result<Mutex<CudaBlas>, String>> = OnceLock::new();
-
-/// The process's cuBLAS handle, created on the first call (with `stream`),
-/// or why there is none. Never panics.
-pub(crate) fn handle(stream: &Arc<CudaStream>) -> Result<&'static Mutex<CudaBlas>, String> {
-    HANDLE
-        .get_or_init(|| {
-            // SAFETY: `is_culib_present` only tries to open the library by
-            // its file names and drops it; it has no preconditions.
-            if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-                return Err("the cuBLAS library (libcublas) is not present".into());
-            }
-            // cudarc panics when a symbol is missing from the library.
-            let stream = stream.clone();
-            match std::panic::catch_unwind(move || CudaBlas::new(stream)) {
-                Ok(Ok(blas)) => Ok(Mutex::new(blas)),
-                Ok(Err(e)) => Err(format!("creating the cuBLAS handle failed: {e}")),
-                Err(_) => Err("the cuBLAS library could not be loaded".into()),
-            }
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-}
+use std::sync::{Arc, Mutex};
 
 /// cuBLAS's name for `dtype` in memory, and the type its products are
 /// summed in (f32 for the half types, as their kernels sum; no TF32).
@@ -118,8 +92,10 @@ pub(crate) fn run(
     let mut blas = blas
         .lock()
         .map_err(|_| "the cuBLAS handle is poisoned".to_string())?;
-    // SAFETY: the handle is only used under this lock, and every program's
-    // buffers belong to device 0's primary context, as the handle does.
+    // SAFETY: the handle is only used under this lock; it belongs to the
+    // device whose stream this is (`Gpu::blas`), as every buffer of the
+    // program does, and setting its stream to the one it was created with
+    // only keeps the calls ordered with the program's launches.
     unsafe { blas.set_stream(stream.clone()) }.map_err(|e| format!("cuBLAS stream: {e}"))?;
     stream
         .context()

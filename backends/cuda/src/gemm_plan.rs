@@ -16,8 +16,8 @@
 //! - Axes that step like one are merged first (`MatmulShape::collapsed`:
 //!   a batch of `[b, s, d]` rows times a `[d, e]` weight is one `(b·s) × d`
 //!   product). The longest outer loop axis then becomes the call's batch (strides per
-//!   batch may be 0: a broadcast operand); every other loop axis of extent
-//!   > 1 is a separate call, at most [`MAX_CALLS`] of them. Calls for a
+//!   batch may be 0: a broadcast operand); every other loop axis longer
+//!   than 1 is a separate call, at most [`MAX_CALLS`] of them. Calls for a
 //!   further contracted axis add into the output (`beta = 1`) after the
 //!   first (`beta = 0`, so the output's prior contents are never read).
 //!

@@ -1,8 +1,7 @@
 //! A loaded module of kernels, and launching them.
 
 use crate::buffer::{to_bytes, write_bytes, DeviceBuffer};
-use crate::context;
-use cudarc::driver::sys::CUdevice_attribute;
+use crate::context::{driver, Gpu};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use oxla_core::kernel::interp::check_args;
@@ -10,35 +9,26 @@ use oxla_core::{Buffer, DType, Kernel};
 use oxla_ptx::{emit_module, has_work, launch_config, needs_fill, Arch, BLOCK, FILL_ENTRY};
 use std::sync::Arc;
 
-/// A set of kernels loaded on device 0 as one module, with the stream
-/// their launches are queued on.
+/// A set of kernels loaded on one device as one module; their launches are
+/// queued on the device's one stream ([`Gpu::stream`]).
 pub struct CudaKernels {
     kernels: Vec<Kernel>,
     functions: Vec<CudaFunction>,
     /// The module's fill entry (`oxla_ptx::FILL_ENTRY`), when it has one.
     fill: Option<CudaFunction>,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    sm_count: u32,
-    arch: Arch,
-}
-
-fn driver<T>(what: &str, r: Result<T, cudarc::driver::DriverError>) -> Result<T, String> {
-    r.map_err(|e| format!("{what}: {e}"))
+    gpu: Arc<Gpu>,
 }
 
 impl CudaKernels {
-    /// Emit PTX for the device's architecture and load it.
+    /// Emit PTX for device 0's architecture and load it.
     pub fn load(kernels: &[Kernel]) -> Result<CudaKernels, String> {
-        let ctx = context::open()?;
-        let (major, minor) = driver("compute capability", ctx.compute_capability())?;
-        let arch = Arch::for_compute_capability(major, minor)
-            .ok_or_else(|| format!("compute capability {major}.{minor} is older than sm_80"))?;
-        let sms = driver(
-            "multiprocessor count",
-            ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-        )?;
-        let ptx = emit_module(kernels, arch)?;
+        CudaKernels::load_on(&Gpu::open(0)?, kernels)
+    }
+
+    /// Emit PTX for `gpu`'s architecture and load it there.
+    pub fn load_on(gpu: &Arc<Gpu>, kernels: &[Kernel]) -> Result<CudaKernels, String> {
+        let ctx = gpu.context();
+        let ptx = emit_module(kernels, gpu.arch())?;
         // A program without kernels (it only passes parameters through)
         // still needs the context and stream, but no module.
         let (functions, fill) = if kernels.is_empty() {
@@ -61,28 +51,56 @@ impl CudaKernels {
             };
             (functions, fill)
         };
-        let stream = ctx.default_stream();
         Ok(CudaKernels {
             kernels: kernels.to_vec(),
             functions,
             fill,
-            ctx,
-            stream,
-            sm_count: sms.max(1) as u32,
-            arch,
+            gpu: gpu.clone(),
         })
+    }
+
+    /// The kernels at `indices` of this module (a nested program's, which
+    /// the enclosing program's list holds), sharing its loaded module: no
+    /// PTX is emitted or loaded again.
+    pub(crate) fn subset(&self, indices: &[usize]) -> Result<CudaKernels, String> {
+        let mut kernels = Vec::with_capacity(indices.len());
+        let mut functions = Vec::with_capacity(indices.len());
+        for i in indices {
+            kernels.push(self.kernel(*i)?.clone());
+            functions.push(self.functions[*i].clone());
+        }
+        // The fill entry is loaded when any kernel of the module needs it,
+        // which covers the subset's.
+        let fill = if needs_fill(&kernels) {
+            Some(self.fill.clone().ok_or_else(|| {
+                "internal error: a nested program needs the fill entry".to_string()
+            })?)
+        } else {
+            None
+        };
+        Ok(CudaKernels {
+            kernels,
+            functions,
+            fill,
+            gpu: self.gpu.clone(),
+        })
+    }
+
+    /// The device the module is loaded on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
     }
 
     /// The architecture the PTX was emitted for.
     pub fn arch(&self) -> Arch {
-        self.arch
+        self.gpu.arch()
     }
 
     pub fn kernels(&self) -> &[Kernel] {
         &self.kernels
     }
 
-    /// Copy the first `len` elements of `b` to the device.
+    /// Copy the first `len` elements of `b` to the device (a flat array).
     pub fn upload(&self, b: &Buffer, len: usize) -> Result<DeviceBuffer, String> {
         if len > b.len() {
             return Err(format!(
@@ -90,20 +108,29 @@ impl CudaKernels {
                 b.len()
             ));
         }
-        let mut d = self.zeros(b.dtype(), len)?;
+        if len == b.len() {
+            return self.gpu.upload(b);
+        }
+        let mut d = self.gpu.alloc_uninit(b.dtype(), &[len], false)?;
         let bytes = to_bytes(b, len);
         if !bytes.is_empty() {
             let mut view = d.bytes.slice_mut(0..bytes.len());
-            driver("copy to device", self.stream.memcpy_htod(&bytes, &mut view))?;
+            driver(
+                "copy to device",
+                self.gpu.stream().memcpy_htod(&bytes, &mut view),
+            )?;
         }
         Ok(d)
     }
 
-    /// A zero-filled device array.
+    /// Copy `b` to the device with the shape `dims` ([`Gpu::upload_shaped`]).
+    pub fn upload_shaped(&self, b: &Buffer, dims: &[usize]) -> Result<DeviceBuffer, String> {
+        self.gpu.upload_shaped(b, dims)
+    }
+
+    /// A zero-filled flat device array.
     pub fn zeros(&self, dtype: DType, len: usize) -> Result<DeviceBuffer, String> {
-        let n = (len * dtype.size_bytes()).max(1);
-        let bytes = driver("device allocation", self.stream.alloc_zeros::<u8>(n))?;
-        Ok(DeviceBuffer { dtype, len, bytes })
+        Ok(self.gpu.zeros(dtype, &[len])?.into_flat())
     }
 
     /// Set the first `len` elements of `d` to `value` (rounded to its
@@ -118,7 +145,7 @@ impl CudaKernels {
         }
         if bytes.iter().all(|b| *b == 0) {
             let mut view = d.bytes.slice_mut(0..len * width);
-            return driver("zero output", self.stream.memset_zeros(&mut view));
+            return driver("zero output", self.gpu.stream().memset_zeros(&mut view));
         }
         let f = self
             .fill
@@ -127,13 +154,13 @@ impl CudaKernels {
         let mut pattern = [0u8; 8];
         pattern[..width].copy_from_slice(&bytes);
         let (count, width, bits) = (len as u64, width as u64, u64::from_le_bytes(pattern));
-        let blocks = (count.div_ceil(BLOCK as u64)).clamp(1, self.sm_count as u64 * 8) as u32;
+        let blocks = (count.div_ceil(BLOCK as u64)).clamp(1, self.gpu.sm_count() as u64 * 8) as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = self.stream.launch_builder(f);
+        let mut launch = self.gpu.stream().launch_builder(f);
         launch.arg(&mut d.bytes);
         launch.arg(&count);
         launch.arg(&width);
@@ -146,31 +173,14 @@ impl CudaKernels {
         Ok(())
     }
 
-    /// A device array whose elements are unspecified until a kernel or a
-    /// copy writes them (for outputs a map kernel writes whole).
-    pub(crate) fn alloc_uninit(&self, dtype: DType, len: usize) -> Result<DeviceBuffer, String> {
-        let n = (len * dtype.size_bytes()).max(1);
-        // SAFETY: the memory is device memory, only ever reached through
-        // kernels and driver copies (never as Rust values); callers write
-        // every element before the array is read.
-        let bytes = driver("device allocation", unsafe { self.stream.alloc::<u8>(n) })?;
-        Ok(DeviceBuffer { dtype, len, bytes })
-    }
-
     /// Wait for the queued work and copy `d` back.
     pub fn download(&self, d: &DeviceBuffer) -> Result<Buffer, String> {
-        let mut out = Buffer::zeros(d.dtype, d.len);
-        if d.num_bytes() > 0 {
-            let view = d.bytes.slice(0..d.num_bytes());
-            let bytes = driver("copy to host", self.stream.clone_dtoh(&view))?;
-            write_bytes(&mut out, &bytes);
-        }
-        Ok(out)
+        self.gpu.download(d)
     }
 
     /// Wait until every queued launch and copy has finished.
     pub fn synchronize(&self) -> Result<(), String> {
-        driver("synchronize", self.stream.synchronize())
+        self.gpu.synchronize()
     }
 
     /// Run kernel `i` on host buffers (inputs then outputs, in `args`
@@ -223,7 +233,7 @@ impl CudaKernels {
             return Ok(());
         }
         let cfg = self.launch_config(k, sizes);
-        let mut launch = self.stream.launch_builder(&self.functions[i]);
+        let mut launch = self.gpu.stream().launch_builder(&self.functions[i]);
         for b in bufs.iter_mut() {
             launch.arg(&mut b.bytes);
         }
@@ -245,7 +255,7 @@ impl CudaKernels {
 
     /// The grid and block for kernel `k` at `sizes` (`oxla_ptx::launch_config`).
     pub(crate) fn launch_config(&self, k: &Kernel, sizes: &[i64]) -> LaunchConfig {
-        let cfg = launch_config(k, sizes, self.sm_count);
+        let cfg = launch_config(k, sizes, self.gpu.sm_count());
         LaunchConfig {
             grid_dim: cfg.grid,
             block_dim: cfg.block,
@@ -266,12 +276,12 @@ impl CudaKernels {
 
     /// The context the module lives in.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        self.gpu.context()
     }
 
-    /// The stream launches are queued on.
+    /// The stream launches are queued on (the device's one stream).
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+        self.gpu.stream()
     }
 }
 

@@ -29,12 +29,15 @@ mod bandwidth;
 mod blas;
 mod buffer;
 mod context;
+#[doc(hidden)]
+pub mod emulate;
 pub mod gemm_plan;
+mod host_steps;
 mod kernels;
 mod program;
 
 pub use bandwidth::measure_bandwidth;
 pub use buffer::DeviceBuffer;
-pub use context::gpu_available;
+pub use context::{gpu_available, Gpu};
 pub use kernels::CudaKernels;
 pub use program::CudaProgram;

@@ -1,13 +1,19 @@
 //! Whole fused programs on the GPU: arrays stay on the device and every
-//! launch of a call is queued on one stream without waiting.
+//! launch of a call is queued on the device's one stream without waiting.
 //!
 //! A [`CudaProgram`] is an `oxla_core::exec::Program` with its kernels
 //! loaded. Its [`Schedule`] is worked out once from the program (which
 //! buffer each launch reads and writes, which buffers the call allocates,
 //! where each output comes from) and checked then; each call binds the
-//! dimension symbols from the arguments' lengths and checks every launch's
-//! buffers against what its kernel reads and writes *before* anything is
-//! queued, so a bad call is an error and never an out-of-bounds access.
+//! dimension symbols from the arguments' dimensions (or, for flat arrays,
+//! their lengths) and checks every launch's buffers against what its
+//! kernel reads and writes *before* anything is queued, so a bad call is
+//! an error and never an out-of-bounds access.
+//!
+//! Loops and conds (host steps, between launches) run in `host_steps`,
+//! with child programs loaded once and sharing this program's module and
+//! stream; their results are moved into the buffers the launches after
+//! them read.
 //!
 //! Matrix products (`oxla_core::kernel::matmul`) in a layout cuBLAS can
 //! express (`gemm_plan`) are queued as cuBLAS calls on the same stream
@@ -15,19 +21,20 @@
 
 use crate::blas;
 use crate::buffer::DeviceBuffer;
+use crate::context::Gpu;
 use crate::gemm_plan;
+use crate::host_steps::{self, Children, Runner};
 use crate::kernels::CudaKernels;
-use cudarc::cublas::CudaBlas;
 use cudarc::driver::PushKernelArg;
-use oxla_core::exec::{Program, Slot};
+use oxla_core::exec::{ArgDims, Program, Slot};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::kernel::matmul::MatmulKernel;
-use oxla_core::{Buffer, DType, Function};
+use oxla_core::{Buffer, DType, Dim, Function};
 use oxla_ptx::has_work;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 
-/// A fused program whose kernels are loaded on device 0.
+/// A fused program whose kernels are loaded on one device.
 pub struct CudaProgram {
     program: Program,
     schedule: Schedule,
@@ -35,28 +42,61 @@ pub struct CudaProgram {
     /// Per kernel, the product cuBLAS may run (`None`: not a product, or
     /// of a type cuBLAS is not used for).
     products: Vec<Option<MatmulKernel>>,
-    /// The cuBLAS handle, or why products run on their PTX kernels.
-    blas: Result<&'static Mutex<CudaBlas>, String>,
-    /// Launches run as cuBLAS calls so far.
+    /// `Ok` when products run on cuBLAS, else why they run on their PTX
+    /// kernels.
+    blas: Result<(), String>,
+    /// Launches run as cuBLAS calls so far (this program's, not its
+    /// loops' bodies').
     blas_launches: AtomicUsize,
+    /// Per host step (`program.loops`), its programs.
+    host: Vec<Children<CudaProgram>>,
 }
 
+/// An argument of a call: the array and the dimensions it binds from.
+pub(crate) type Arg<'a> = (&'a DeviceBuffer, ArgDims);
+
 impl CudaProgram {
-    /// Check the program's schedule and load its kernels (PTX for the
-    /// device's architecture); matrix products go to cuBLAS where it can be
-    /// loaded. Errs, never panics, when there is no GPU.
+    /// Check the program's schedule and load its kernels on device 0 (PTX
+    /// for the device's architecture); matrix products go to cuBLAS where
+    /// it can be loaded. Errs, never panics, when there is no GPU.
     pub fn new(program: Program) -> Result<CudaProgram, String> {
-        CudaProgram::load(program, true)
+        CudaProgram::load_on(&Gpu::open(0)?, program)
     }
 
     /// As [`new`](Self::new), but every product runs on its PTX kernel.
     pub fn new_without_cublas(program: Program) -> Result<CudaProgram, String> {
-        CudaProgram::load(program, false)
+        CudaProgram::load_on_without_cublas(&Gpu::open(0)?, program)
     }
 
-    fn load(program: Program, cublas: bool) -> Result<CudaProgram, String> {
+    /// As [`new`](Self::new), on `gpu`: every program loaded on one `Gpu`
+    /// queues its work on that device's one stream, so the arrays of one
+    /// program's calls can feed another's without synchronizing.
+    pub fn load_on(gpu: &Arc<Gpu>, program: Program) -> Result<CudaProgram, String> {
+        CudaProgram::load(gpu, program, true)
+    }
+
+    /// As [`load_on`](Self::load_on), but every product runs on its PTX
+    /// kernel.
+    pub fn load_on_without_cublas(gpu: &Arc<Gpu>, program: Program) -> Result<CudaProgram, String> {
+        CudaProgram::load(gpu, program, false)
+    }
+
+    fn load(gpu: &Arc<Gpu>, program: Program, cublas: bool) -> Result<CudaProgram, String> {
+        // Checked before the module is loaded.
+        Schedule::new(&program)?;
+        let kernels = CudaKernels::load_on(gpu, &program.kernels)?;
+        CudaProgram::with_kernels(program, kernels, cublas)
+    }
+
+    /// The program with its kernels already loaded (`kernels` holds
+    /// `program.kernels`, in order); its host steps' programs are made from
+    /// the same module.
+    fn with_kernels(
+        program: Program,
+        kernels: CudaKernels,
+        cublas: bool,
+    ) -> Result<CudaProgram, String> {
         let schedule = Schedule::new(&program)?;
-        let kernels = CudaKernels::load(&program.kernels)?;
         let products: Vec<Option<MatmulKernel>> = program
             .kernels
             .iter()
@@ -67,8 +107,21 @@ impl CudaProgram {
         } else if products.iter().all(Option::is_none) {
             Err("no kernel is a matrix product".to_string())
         } else {
-            blas::handle(kernels.stream())
+            kernels.gpu().blas().map(|_| ())
         };
+        let mut host = Vec::with_capacity(program.loops.len());
+        for (j, s) in program.loops.iter().enumerate() {
+            let children = Children::load(
+                s,
+                |n| {
+                    let ks = kernels.subset(&n.kernels)?;
+                    CudaProgram::with_kernels(n.program.clone(), ks, cublas)
+                },
+                |p| CudaProgram::load(kernels.gpu(), p, cublas),
+            )
+            .map_err(|e| format!("host step {j} of `{}`: {e}", program.function.name))?;
+            host.push(children);
+        }
         Ok(CudaProgram {
             program,
             schedule,
@@ -76,21 +129,37 @@ impl CudaProgram {
             products,
             blas,
             blas_launches: AtomicUsize::new(0),
+            host,
         })
     }
 
     /// `Ok` when this program's matrix products run on cuBLAS (those whose
     /// layout it expresses), else why they run on their PTX kernels.
     pub fn cublas(&self) -> Result<(), String> {
-        self.blas.as_ref().map(|_| ()).map_err(Clone::clone)
+        self.blas.clone()
     }
 
-    /// How many launches ran as cuBLAS calls so far (over all calls).
+    /// How many launches ran as cuBLAS calls so far (over all calls,
+    /// including those of its loops' and conds' programs).
     pub fn cublas_launches(&self) -> usize {
-        self.blas_launches.load(Ordering::Relaxed)
+        let nested: usize = self
+            .host
+            .iter()
+            .flat_map(|c| {
+                [
+                    Some(&c.body),
+                    c.cond.as_ref(),
+                    c.back.as_ref(),
+                    c.otherwise.as_ref(),
+                ]
+            })
+            .flatten()
+            .map(CudaProgram::cublas_launches)
+            .sum();
+        self.blas_launches.load(Ordering::Relaxed) + nested
     }
 
-    /// Fuse `f` into a program and load it.
+    /// Fuse `f` into a program and load it on device 0.
     pub fn from_function(f: &Function) -> Result<CudaProgram, String> {
         CudaProgram::new(fuse(f)?)
     }
@@ -99,30 +168,47 @@ impl CudaProgram {
         &self.program
     }
 
+    /// The device the program is loaded on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        self.kernels.gpu()
+    }
+
     /// The loaded kernels, with the stream every call is queued on.
     pub fn kernels(&self) -> &CudaKernels {
         &self.kernels
     }
 
-    /// Copy a host array to the device (queued on the program's stream).
+    /// Copy a host array to the device as a flat array (queued on the
+    /// device's stream; see [`DeviceBuffer`]).
     pub fn upload(&self, b: &Buffer) -> Result<DeviceBuffer, String> {
-        self.kernels.upload(b, b.len())
+        self.gpu().upload(b)
+    }
+
+    /// Copy a host array to the device with the shape `dims`.
+    pub fn upload_shaped(&self, b: &Buffer, dims: &[usize]) -> Result<DeviceBuffer, String> {
+        self.gpu().upload_shaped(b, dims)
     }
 
     /// Wait for the queued work and copy `d` back to the host.
     pub fn download(&self, d: &DeviceBuffer) -> Result<Buffer, String> {
-        self.kernels.download(d)
+        self.gpu().download(d)
     }
 
     /// Wait until every queued launch and copy has finished.
     pub fn synchronize(&self) -> Result<(), String> {
-        self.kernels.synchronize()
+        self.gpu().synchronize()
     }
 
-    /// Run on host arrays: upload, [`run_device`](Self::run_device), download.
+    /// Run on host arrays known by their lengths: upload,
+    /// [`run_device`](Self::run_device), download. A parameter with several
+    /// dimension symbols in one shape cannot be bound from its length alone:
+    /// use [`run_shaped`](Self::run_shaped).
     pub fn run(&self, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
         // Check before copying anything over.
-        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
+        let spec: Vec<(DType, usize, ArgDims)> = args
+            .iter()
+            .map(|b| (b.dtype(), b.len(), ArgDims::FLAT))
+            .collect();
         self.schedule.bind(&self.program, &spec)?;
         let dev = args
             .iter()
@@ -133,35 +219,94 @@ impl CudaProgram {
         outs.iter().map(|d| self.download(d)).collect()
     }
 
+    /// Run on host arrays with their shapes: upload each with its shape,
+    /// [`run_device`](Self::run_device), download; the results come with
+    /// theirs.
+    pub fn run_shaped(
+        &self,
+        args: &[(Buffer, Vec<usize>)],
+    ) -> Result<Vec<(Buffer, Vec<usize>)>, String> {
+        let mut spec = Vec::with_capacity(args.len());
+        for (i, (b, dims)) in args.iter().enumerate() {
+            let d = ArgDims::new(dims).ok_or_else(|| {
+                format!(
+                    "argument {i}: {} axes, at most {}",
+                    dims.len(),
+                    oxla_core::exec::MAX_RANK
+                )
+            })?;
+            spec.push((b.dtype(), b.len(), d));
+        }
+        // Check before copying anything over.
+        self.schedule.bind(&self.program, &spec)?;
+        let dev = args
+            .iter()
+            .map(|(b, dims)| self.upload_shaped(b, dims))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&DeviceBuffer> = dev.iter().collect();
+        let outs = self.run_device(&refs)?;
+        outs.iter()
+            .map(|d| Ok((self.download(d)?, d.dims().to_vec())))
+            .collect()
+    }
+
     /// Queue the whole program on device arrays (one per parameter) and
-    /// return its outputs as device arrays, without waiting: the results are
-    /// ready once [`synchronize`](Self::synchronize) or
-    /// [`download`](Self::download) returns. Outputs that are parameters are
-    /// copied device-to-device. Arity, dtypes and lengths are checked (errors
-    /// name the argument) before anything is queued.
+    /// return its outputs as device arrays with their shapes, without
+    /// waiting: the results are ready once [`synchronize`](Self::synchronize)
+    /// or [`download`](Self::download) returns. The dimension symbols are
+    /// bound from each shaped array's dimensions and each flat one's length.
+    /// Outputs that are parameters are copied device-to-device. Arity,
+    /// dtypes and shapes are checked (errors name the argument) before
+    /// anything is queued. A program with loops or conds reads their bounds
+    /// and predicates back (small downloads, which wait for the work queued
+    /// before them); its arrays stay on the device.
     pub fn run_device(&self, args: &[&DeviceBuffer]) -> Result<Vec<DeviceBuffer>, String> {
-        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype, b.len)).collect();
+        let args: Vec<Arg<'_>> = args.iter().map(|b| (*b, b.arg_dims())).collect();
+        self.run_args(&args)
+    }
+
+    /// `run_device` with each argument's dimensions given.
+    pub(crate) fn run_args(&self, args: &[Arg<'_>]) -> Result<Vec<DeviceBuffer>, String> {
+        let spec: Vec<(DType, usize, ArgDims)> =
+            args.iter().map(|(b, d)| (b.dtype, b.len, *d)).collect();
         let bound = self.schedule.bind(&self.program, &spec)?;
+        let bufs: Vec<&DeviceBuffer> = args.iter().map(|a| a.0).collect();
+        let gpu = self.gpu();
         let ks = &self.kernels;
         let mut owned: Vec<Option<DeviceBuffer>> = Vec::with_capacity(self.schedule.owned.len());
         for (o, slot) in self.schedule.owned.iter().enumerate() {
-            let len = bound.lens[slot.buffer];
+            debug_assert_eq!(self.schedule.slot[slot.buffer], Slot::Owned(o));
+            let dims = self.schedule.dims(slot.buffer, &bound);
+            if slot.from_step {
+                // Its host step moves its result in.
+                owned.push(None);
+                continue;
+            }
             owned.push(Some(match slot.fill {
                 // Reduction outputs: blocks combine into them (PTX
                 // convention), from zeros, -inf or +inf.
-                Some(v) if v == 0.0 => ks.zeros(slot.dtype, len)?,
+                Some(0.0) => gpu.zeros(slot.dtype, &dims)?,
                 Some(v) => {
-                    let mut d = ks.alloc_uninit(slot.dtype, len)?;
+                    let mut d = gpu.alloc_uninit(slot.dtype, &dims, true)?;
+                    let len = d.len;
                     ks.fill(&mut d, len, v)?;
                     d
                 }
                 // Map outputs: the kernel writes every element (or, with no
                 // work, `launch_step` zeroes them).
-                None => ks.alloc_uninit(slot.dtype, len)?,
+                None => gpu.alloc_uninit(slot.dtype, &dims, true)?,
             }));
-            debug_assert_eq!(self.schedule.slot[slot.buffer], Slot::Owned(o));
         }
-        for (l, step) in self.schedule.steps.iter().enumerate() {
+        let loops = &self.program.loops;
+        let mut next_host = 0;
+        for l in 0..=self.schedule.steps.len() {
+            while next_host < loops.len() && loops[next_host].at == l {
+                self.host_step(next_host, &bufs, &mut owned, &bound)?;
+                next_host += 1;
+            }
+            let Some(step) = self.schedule.steps.get(l) else {
+                break;
+            };
             // Take this launch's outputs out of `owned`, so they are borrowed
             // mutably while its inputs are borrowed shared.
             let mut outs = Vec::new();
@@ -174,7 +319,7 @@ impl CudaProgram {
                     .ok_or_else(|| internal(format!("launch {l} writes buffer {b} twice")))?;
                 outs.push((o, d));
             }
-            let result = self.launch_step(l, args, &owned, &mut outs, &bound);
+            let result = self.launch_step(l, &bufs, &owned, &mut outs, &bound);
             for (o, d) in outs {
                 owned[o] = Some(d);
             }
@@ -183,13 +328,87 @@ impl CudaProgram {
         let mut results = Vec::with_capacity(self.schedule.outputs.len());
         for (i, src) in self.schedule.outputs.iter().enumerate() {
             let missing = || internal(format!("output {i} has no buffer"));
-            results.push(match *src {
-                Output::Param(p) => self.copy(args[p])?,
-                Output::Copy(o) => self.copy(owned[o].as_ref().ok_or_else(missing)?)?,
+            let mut d = match *src {
+                Output::Param(p) => gpu.copy(bufs[p])?,
+                Output::Copy(o) => gpu.copy(owned[o].as_ref().ok_or_else(missing)?)?,
                 Output::Move(o) => owned[o].take().ok_or_else(missing)?,
-            });
+            };
+            // Every result has its shape under this call's binding (a
+            // parameter passed flat comes back shaped).
+            d.reshape(&self.schedule.dims(self.program.outputs[i], &bound))?;
+            results.push(d);
         }
         Ok(results)
+    }
+
+    /// Run host step `j` (a loop or cond) on its operands and move its
+    /// results into their buffers in `owned`.
+    fn host_step(
+        &self,
+        j: usize,
+        args: &[&DeviceBuffer],
+        owned: &mut [Option<DeviceBuffer>],
+        bound: &Bound,
+    ) -> Result<(), String> {
+        let p = &self.program;
+        let s = &p.loops[j];
+        let results = {
+            let mut ops: Vec<Arg<'_>> = Vec::with_capacity(s.args.len());
+            for b in &s.args {
+                let d = match self.schedule.slot[*b] {
+                    Slot::Param(i) => args[i],
+                    Slot::Owned(o) => owned[o]
+                        .as_ref()
+                        .ok_or_else(|| internal(format!("host step {j}: buffer {b} is missing")))?,
+                };
+                if d.dtype != p.buffers[*b].dtype || d.len != bound.lens[*b] {
+                    return Err(internal(format!(
+                        "host step {j}: buffer {b} holds {} {}, expected {} {}",
+                        d.len, d.dtype, bound.lens[*b], p.buffers[*b].dtype
+                    )));
+                }
+                let dims = self.schedule.dims(*b, bound);
+                ops.push((d, ArgDims::new(&dims).unwrap_or(ArgDims::FLAT)));
+            }
+            let outs: Vec<(DType, Vec<usize>)> = s
+                .outs
+                .iter()
+                .map(|b| (p.buffers[*b].dtype, self.schedule.dims(*b, bound)))
+                .collect();
+            let runner = DeviceRunner(self.gpu());
+            host_steps::run(&runner, s, &self.host[j], &ops, &outs).map_err(|e| {
+                let what = if s.otherwise.is_some() {
+                    "cond"
+                } else {
+                    "loop"
+                };
+                format!(
+                    "{what} `{}` in `{}`: {e}",
+                    s.body.program.function.name, p.function.name
+                )
+            })?
+        };
+        for (b, mut d) in s.outs.iter().zip(results) {
+            let dims = self.schedule.dims(*b, bound);
+            let Slot::Owned(o) = self.schedule.slot[*b] else {
+                return Err(internal(format!("host step {j} writes a parameter")));
+            };
+            // What every launch reading it relies on: its dtype and element
+            // count (checked again at each launch), and its shape.
+            if d.dtype != p.buffers[*b].dtype
+                || d.len != bound.lens[*b]
+                || (d.shaped && d.dims != dims)
+                || owned[o].is_some()
+            {
+                return Err(internal(format!(
+                    "host step {j}: result for buffer {b} is {} of shape {:?}, expected {} of {dims:?}",
+                    d.dtype, d.dims, p.buffers[*b].dtype
+                )));
+            }
+            d.reshape(&dims)?;
+            owned[o] = Some(d);
+        }
+        Ok(())
     }
 
     /// Queue launch `l`: `outs` holds its output buffers in argument order.
@@ -289,7 +508,7 @@ impl CudaProgram {
         bound: &Bound,
     ) -> Result<bool, String> {
         let step = &self.schedule.steps[l];
-        let (Some(product), Ok(blas)) = (&self.products[step.kernel], &self.blas) else {
+        let (Some(product), Ok(())) = (&self.products[step.kernel], &self.blas) else {
             return Ok(false);
         };
         let Some(plan) = gemm_plan::plan_launch(product, &bound.kernel_sizes[l]) else {
@@ -315,7 +534,7 @@ impl CudaProgram {
         };
         let (lhs, rhs) = (input(product.lhs)?, input(product.rhs)?);
         blas::run(
-            blas,
+            self.gpu().blas()?,
             self.kernels.stream(),
             &plan,
             product.dtype,
@@ -326,20 +545,78 @@ impl CudaProgram {
         self.blas_launches.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
+}
 
-    /// A device-to-device copy of `src`, queued on the program's stream.
-    fn copy(&self, src: &DeviceBuffer) -> Result<DeviceBuffer, String> {
-        let mut dst = self.kernels.alloc_uninit(src.dtype, src.len)?;
-        let n = src.num_bytes();
-        if n > 0 {
-            let from = src.bytes.slice(0..n);
-            let mut to = dst.bytes.slice_mut(0..n);
-            self.kernels
-                .stream()
-                .memcpy_dtod(&from, &mut to)
-                .map_err(|e| format!("device-to-device copy: {e}"))?;
+/// Host steps on the device: arrays are `DeviceBuffer`s, programs
+/// `CudaProgram`s loaded on the same device (and stream).
+struct DeviceRunner<'a>(&'a Arc<Gpu>);
+
+impl Runner for DeviceRunner<'_> {
+    type Buf = DeviceBuffer;
+    type Prog = CudaProgram;
+
+    fn run(&self, p: &CudaProgram, args: &[Arg<'_>]) -> Result<Vec<DeviceBuffer>, String> {
+        p.run_args(args)
+    }
+
+    fn dims(&self, b: &DeviceBuffer) -> ArgDims {
+        b.arg_dims()
+    }
+
+    fn bytes(&self, b: &DeviceBuffer) -> usize {
+        b.num_bytes()
+    }
+
+    fn read_i64(&self, b: &DeviceBuffer) -> Result<i64, String> {
+        match self.0.download(b)? {
+            Buffer::I64(v) if v.len() == 1 => Ok(v[0]),
+            other => Err(internal(format!(
+                "a loop bound is {} {}, not one i64",
+                other.len(),
+                other.dtype()
+            ))),
         }
-        Ok(dst)
+    }
+
+    fn read_bool(&self, b: &DeviceBuffer) -> Result<bool, String> {
+        match self.0.download(b)? {
+            Buffer::Bool(v) if v.len() == 1 => Ok(v[0] != 0),
+            other => Err(internal(format!(
+                "a predicate is {} {}, not one bool",
+                other.len(),
+                other.dtype()
+            ))),
+        }
+    }
+
+    fn set_index(&self, slot: &mut Option<DeviceBuffer>, i: i64) -> Result<(), String> {
+        let d = match slot {
+            Some(d) => d,
+            None => slot.insert(self.0.alloc_uninit(DType::I64, &[], true)?),
+        };
+        if d.dtype != DType::I64 || d.len != 1 {
+            return Err(internal("the loop index array changed".into()));
+        }
+        // Queued on the stream, after the launches of the previous step
+        // (which read the old index): the driver stages the 8 bytes before
+        // the call returns.
+        let mut view = d.bytes.slice_mut(0..8);
+        self.0
+            .stream()
+            .memcpy_htod(&i.to_le_bytes(), &mut view)
+            .map_err(|e| format!("copying the loop index: {e}"))
+    }
+
+    fn copy(&self, b: &DeviceBuffer, dims: ArgDims) -> Result<DeviceBuffer, String> {
+        let mut d = self.0.copy(b)?;
+        if let Some(dims) = dims.get() {
+            d.reshape(dims)?;
+        }
+        Ok(d)
+    }
+
+    fn zeros(&self, dtype: DType, dims: &[usize]) -> Result<DeviceBuffer, String> {
+        self.0.zeros(dtype, dims)
     }
 }
 
@@ -357,6 +634,9 @@ pub(crate) struct OwnedBuffer {
     /// launch writes it; `None` (uninitialised) when a map kernel writes it
     /// whole.
     pub fill: Option<f64>,
+    /// Whether a host step (loop or cond) writes it: then it is not
+    /// allocated, the step's result is moved in.
+    pub from_step: bool,
 }
 
 /// One launch: the kernel, its buffers in argument order, and for each of
@@ -391,6 +671,13 @@ pub(crate) enum Output {
     Move(usize),
 }
 
+/// One axis of a buffer's shape: a constant or a bound symbol's index.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Axis {
+    Const(usize),
+    Sym(usize),
+}
+
 /// The host side of a program, worked out and checked once.
 #[derive(Clone, Debug)]
 pub(crate) struct Schedule {
@@ -398,12 +685,15 @@ pub(crate) struct Schedule {
     pub owned: Vec<OwnedBuffer>,
     pub steps: Vec<Step>,
     pub outputs: Vec<Output>,
+    /// Each buffer's shape, its symbols as indices of the bound sizes.
+    pub shapes: Vec<Vec<Axis>>,
 }
 
 /// One call's binding: the symbols' sizes, every buffer's element count and
 /// each launch's size arguments.
 #[derive(Clone, Debug)]
 pub(crate) struct Bound {
+    pub sizes: Vec<u64>,
     pub lens: Vec<usize>,
     pub kernel_sizes: Vec<Vec<i64>>,
 }
@@ -412,20 +702,12 @@ impl Schedule {
     /// Check that the program is well formed for running on device buffers:
     /// every launch matches its kernel's arity and dtypes, writes only
     /// buffers the call allocates, each of them exactly once and before any
-    /// launch reads it, and never one it also reads; every output exists.
+    /// launch reads it, and never one it also reads; every output exists;
+    /// host steps read only what was written before them and write buffers
+    /// nothing else writes (`Program::check_schedule`, which also checks
+    /// their nested programs).
     pub fn new(p: &Program) -> Result<Schedule, String> {
         p.check_schedule()?;
-        if let Some(s) = p.loops.first() {
-            let what = if s.otherwise.is_some() {
-                "a cond (an `if` on a scalar)"
-            } else {
-                "a loop"
-            };
-            return Err(format!(
-                "`{}`: {what} does not run on the GPU yet: host steps run on the CPU's kernel path and the reference interpreter",
-                p.function.name
-            ));
-        }
         let slot: Vec<Slot> = (0..p.buffers.len()).map(|b| p.slot(b)).collect();
         let mut owned: Vec<OwnedBuffer> = p
             .buffers
@@ -436,6 +718,7 @@ impl Schedule {
                 buffer: b,
                 dtype: info.dtype,
                 fill: Some(0.0),
+                from_step: false,
             })
             .collect();
         let mut steps = Vec::with_capacity(p.launches.len());
@@ -456,6 +739,15 @@ impl Schedule {
             }
             steps.push(step);
         }
+        for (j, s) in p.loops.iter().enumerate() {
+            for b in &s.outs {
+                let Slot::Owned(o) = slot[*b] else {
+                    return Err(format!("host step {j} writes a parameter"));
+                };
+                owned[o].fill = None;
+                owned[o].from_step = true;
+            }
+        }
         let outputs = p
             .outputs
             .iter()
@@ -466,22 +758,57 @@ impl Schedule {
                 Slot::Owned(o) => Output::Move(o),
             })
             .collect();
+        let shapes = p
+            .buffers
+            .iter()
+            .map(|info| {
+                info.shape
+                    .0
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Const(c) => Ok(Axis::Const(*c as usize)),
+                        Dim::Sym(name) => p
+                            .symbols
+                            .iter()
+                            .position(|s| s == name)
+                            .map(Axis::Sym)
+                            .ok_or_else(|| {
+                                format!("`{}`: a buffer's dimension `{name}` is no symbol of the program", p.function.name)
+                            }),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Schedule {
             slot,
             owned,
             steps,
             outputs,
+            shapes,
         })
     }
 
-    /// Check a call's arguments (dtype and element count of each) and bind
-    /// the symbols; then check every launch's buffers against the elements
-    /// its kernel reads and writes. Errors name the argument.
-    pub fn bind(&self, p: &Program, args: &[(DType, usize)]) -> Result<Bound, String> {
+    /// Buffer `b`'s dimensions under `bound`.
+    pub fn dims(&self, b: usize, bound: &Bound) -> Vec<usize> {
+        self.shapes[b]
+            .iter()
+            .map(|a| match *a {
+                Axis::Const(c) => c,
+                Axis::Sym(k) => bound.sizes[k] as usize,
+            })
+            .collect()
+    }
+
+    /// Check a call's arguments (dtype, element count and dimensions of
+    /// each: `ArgDims::FLAT` for one known by its length only) and bind
+    /// the symbols (`Program::bind_dims`); then check every launch's
+    /// buffers against the elements its kernel reads and writes. Errors
+    /// name the argument.
+    pub fn bind(&self, p: &Program, args: &[(DType, usize, ArgDims)]) -> Result<Bound, String> {
         let f = &p.function;
         p.check_arg_types(args.iter().map(|a| a.0))?;
-        let lens: Vec<usize> = args.iter().map(|a| a.1).collect();
-        let sizes = p.bind(&lens)?;
+        let spec: Vec<(usize, ArgDims)> = args.iter().map(|a| (a.1, a.2)).collect();
+        let sizes = p.bind_dims(&spec)?;
         if let Some(k) = sizes.iter().position(|s| i64::try_from(*s).is_err()) {
             return Err(format!(
                 "`{}`: dimension `{}` = {} is too large",
@@ -521,7 +848,11 @@ impl Schedule {
             }
             kernel_sizes.push(ks);
         }
-        Ok(Bound { lens, kernel_sizes })
+        Ok(Bound {
+            sizes,
+            lens,
+            kernel_sizes,
+        })
     }
 }
 
@@ -532,93 +863,23 @@ mod tests {
     //! except the driver calls, on machines without a GPU.
 
     use super::*;
-    use oxla_core::kernel::interp;
+    use crate::emulate::{HostBuf, Model};
     use oxla_core::transforms::{grad, vmap};
     use oxla_core::{Dim, Op, Shape, Tensor, Type};
 
-    /// `run_device`'s logic with host buffers and the kernel interpreter,
-    /// modelling its memory as the device sees it: buffers it allocates
-    /// uninitialised hold [`poison`], and a reduction combines its result
-    /// into the output (the PTX adds block partial sums atomically, or takes
-    /// their max/min by compare-and-swap), so only the fill `run_device`
-    /// chooses (0, -inf, +inf) makes a reduction come out right.
+    /// `run_device` on host buffers known by their lengths, with
+    /// schedule `s` (`crate::emulate`).
     fn run_host(p: &Program, s: &Schedule, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
-        let spec: Vec<(DType, usize)> = args.iter().map(|b| (b.dtype(), b.len())).collect();
-        let bound = s.bind(p, &spec)?;
-        let mut owned: Vec<Option<Buffer>> = s
-            .owned
+        let m = Model::with_schedule(p.clone(), s.clone())?;
+        let held: Vec<HostBuf> = args
             .iter()
-            .map(|o| {
-                let len = bound.lens[o.buffer];
-                Some(match o.fill {
-                    Some(v) => Buffer::from_f64(o.dtype, &vec![v; len]),
-                    None => poison(o.dtype, len),
-                })
+            .map(|b| HostBuf {
+                buf: b.clone(),
+                dims: vec![b.len()],
             })
             .collect();
-        for (l, step) in s.steps.iter().enumerate() {
-            let k = &p.kernels[step.kernel];
-            let sizes = &bound.kernel_sizes[l];
-            if !has_work(k, sizes) && k.region().is_some() {
-                continue;
-            }
-            if !has_work(k, sizes) {
-                // As `launch_step`: nothing runs; non-zeroed outputs are zeroed.
-                for (b, arg) in step.args.iter().zip(&k.args) {
-                    if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
-                        if s.owned[o].fill.is_none() {
-                            owned[o] = Some(Buffer::zeros(s.owned[o].dtype, bound.lens[*b]));
-                        }
-                    }
-                }
-                continue;
-            }
-            let mut bufs: Vec<Buffer> = step
-                .args
-                .iter()
-                .map(|b| match s.slot[*b] {
-                    Slot::Param(i) => args[i].clone(),
-                    Slot::Owned(o) => owned[o].clone().expect("present"),
-                })
-                .collect();
-            for (b, d) in step.args.iter().zip(&bufs) {
-                assert_eq!(d.len(), bound.lens[*b]);
-            }
-            interp::run(k, &mut bufs, sizes)?;
-            for ((b, arg), mut d) in step.args.iter().zip(&k.args).zip(bufs) {
-                if let (true, Slot::Owned(o)) = (arg.output, s.slot[*b]) {
-                    if k.is_reduction() {
-                        let before = owned[o].as_ref().expect("present");
-                        for j in 0..d.len() {
-                            d.set(j, k.reduce.combine(before.get(j), d.get(j)));
-                        }
-                    }
-                    owned[o] = Some(d);
-                }
-            }
-        }
-        Ok(s.outputs
-            .iter()
-            .map(|o| match *o {
-                Output::Param(i) => args[i].clone(),
-                Output::Copy(o) => owned[o].clone().expect("present"),
-                Output::Move(o) => owned[o].take().expect("present"),
-            })
-            .collect())
-    }
-
-    /// What an uninitialised device buffer may hold: all bits set (a NaN
-    /// for every float type, so reading it shows in any float result).
-    fn poison(dtype: DType, len: usize) -> Buffer {
-        match dtype {
-            DType::F16 => Buffer::F16(vec![half::f16::from_bits(u16::MAX); len]),
-            DType::BF16 => Buffer::BF16(vec![half::bf16::from_bits(u16::MAX); len]),
-            DType::F32 => Buffer::F32(vec![f32::from_bits(u32::MAX); len]),
-            DType::F64 => Buffer::F64(vec![f64::from_bits(u64::MAX); len]),
-            DType::Bool => Buffer::Bool(vec![u8::MAX; len]),
-            DType::I32 => Buffer::I32(vec![-1; len]),
-            DType::I64 => Buffer::I64(vec![-1; len]),
-        }
+        let refs: Vec<(&HostBuf, ArgDims)> = held.iter().map(|b| (b, ArgDims::FLAT)).collect();
+        Ok(m.run(&refs)?.into_iter().map(|b| b.buf).collect())
     }
 
     fn vec_f64(f: &mut Function, name: &str) -> oxla_core::Var {
@@ -828,11 +1089,11 @@ mod tests {
     fn bad_calls_are_errors_naming_the_argument() {
         let p = fuse(&fused_sum()).unwrap();
         let s = Schedule::new(&p).unwrap();
-        let f64s = |n| (DType::F64, n);
+        let f64s = |n| (DType::F64, n, ArgDims::FLAT);
         let e = s.bind(&p, &[f64s(3), f64s(4), f64s(3)]).unwrap_err();
         assert!(e.contains("`y`"), "{e}");
         let e = s
-            .bind(&p, &[f64s(3), (DType::F32, 3), f64s(3)])
+            .bind(&p, &[f64s(3), (DType::F32, 3, ArgDims::FLAT), f64s(3)])
             .unwrap_err();
         assert!(e.contains("`y`") && e.contains("f32"), "{e}");
         let e = s.bind(&p, &[f64s(3)]).unwrap_err();

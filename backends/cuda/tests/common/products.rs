@@ -255,13 +255,17 @@ pub fn check_on_gpu(p: &Product, seed: u64) -> Result<usize, String> {
     let inputs = p.inputs(seed);
     let want = oxla_core::interp::eval(&p.f, &p.tensors(&inputs))
         .map_err(|e| format!("interpreter: {e}"))?;
-    let got = cp.run(&inputs)?;
-    let (g, w) = (&got[0], &want[0]);
-    if g.len() != w.data.len() {
+    // With their shapes: a product's operands often have several size
+    // symbols each (`[s2, 1, s3, 8]`), which lengths alone cannot bind.
+    let shaped: Vec<(Buffer, Vec<usize>)> = inputs.iter().cloned().zip(p.shapes()).collect();
+    let got = cp.run_shaped(&shaped)?;
+    let ((g, dims), w) = (&got[0], &want[0]);
+    if g.len() != w.data.len() || *dims != w.shape {
         return Err(format!(
-            "{} elements, the interpreter gives {}",
+            "{} elements of shape {dims:?}, the interpreter gives {} of {:?}",
             g.len(),
-            w.data.len()
+            w.data.len(),
+            w.shape
         ));
     }
     for (i, w) in w.data.iter().enumerate() {
