@@ -16,6 +16,22 @@ pub fn gpu_available() -> bool {
     Gpu::open(0).is_ok()
 }
 
+/// How many CUDA devices the driver reports, or why none can be used (no
+/// driver library, no device). Never panics.
+pub fn gpu_count() -> Result<usize, String> {
+    // SAFETY: `is_culib_present` only tries to open the driver library by
+    // its file names and drops it; it has no preconditions.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("no GPU: the CUDA driver library (libcuda) is not present".into());
+    }
+    // cudarc panics (rather than erring) on some loading failures.
+    match std::panic::catch_unwind(CudaContext::device_count) {
+        Ok(Ok(n)) => Ok(usize::try_from(n).unwrap_or(0)),
+        Ok(Err(e)) => Err(format!("no GPU: the CUDA driver reports no device: {e}")),
+        Err(_) => Err("no GPU: the CUDA driver could not be loaded".into()),
+    }
+}
+
 pub(crate) fn driver<T>(
     what: &str,
     r: Result<T, cudarc::driver::DriverError>,

@@ -38,6 +38,6 @@ mod program;
 
 pub use bandwidth::measure_bandwidth;
 pub use buffer::DeviceBuffer;
-pub use context::{gpu_available, Gpu};
+pub use context::{gpu_available, gpu_count, Gpu};
 pub use kernels::CudaKernels;
 pub use program::CudaProgram;

@@ -1101,6 +1101,82 @@ mod tests {
         assert!(s.bind(&p, &[f64s(0), f64s(0), f64s(0)]).is_ok());
     }
 
+    /// `x: [m, k]`, `y: [k, m]` → `x + yᵀ`: each argument has two dimension
+    /// symbols, so lengths alone cannot bind them (the failure of 52 cuBLAS
+    /// products on the first GPU run), dimensions can.
+    fn two_symbols_each() -> Function {
+        let mut f = Function::new("two_symbols_each");
+        let (m, k) = (Dim::sym("m"), Dim::sym("k"));
+        let x = f.add_param(
+            "x",
+            Type::new(DType::F64, Shape(vec![m.clone(), k.clone()])),
+        );
+        let y = f.add_param("y", Type::new(DType::F64, Shape(vec![k, m])));
+        let yt = f.push(Op::Transpose { perm: vec![1, 0] }, &[y]).unwrap();
+        f.outs = vec![f.add(x, yt)];
+        f
+    }
+
+    #[test]
+    fn binding_from_dimensions_solves_several_symbols_per_argument() {
+        let p = fuse(&two_symbols_each()).unwrap();
+        let s = Schedule::new(&p).unwrap();
+        let shaped = |d: &[usize]| (DType::F64, d.iter().product(), ArgDims::new(d).unwrap());
+        let bound = s.bind(&p, &[shaped(&[2, 3]), shaped(&[3, 2])]).unwrap();
+        assert_eq!(s.dims(p.outputs[0], &bound), [2, 3]);
+        // Flat, as before: the error it gave on the GPU.
+        let flat = (DType::F64, 6, ArgDims::FLAT);
+        let e = s.bind(&p, &[flat, flat]).unwrap_err();
+        assert!(e.contains("cannot infer dimension"), "{e}");
+        // A wrong dimension names the argument and the axis.
+        let e = s.bind(&p, &[shaped(&[2, 3]), shaped(&[3, 4])]).unwrap_err();
+        assert!(e.contains("`y`") && e.contains("axis 1"), "{e}");
+        let e = s.bind(&p, &[shaped(&[2, 3]), shaped(&[6])]).unwrap_err();
+        assert!(e.contains("`y`") && e.contains("rank 2"), "{e}");
+        // One shaped argument binds both symbols; the other may be flat.
+        assert!(s.bind(&p, &[shaped(&[2, 3]), flat]).is_ok());
+        // The emulated call returns the result with its shape.
+        let x = Buffer::from_f64(DType::F64, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let y = Buffer::from_f64(DType::F64, &[10.0, 40.0, 20.0, 50.0, 30.0, 60.0]);
+        let out = crate::emulate::run_shaped(&p, &[(x, vec![2, 3]), (y, vec![3, 2])]).unwrap();
+        assert_eq!(out[0].1, [2, 3]);
+        assert_eq!(out[0].0.to_f64(), [11.0, 22.0, 33.0, 44.0, 55.0, 66.0]);
+    }
+
+    /// A `for` loop's program passes `Schedule::new` (it refused host
+    /// steps before), its result buffer is filled by the step, not
+    /// allocated, and the emulated call runs it.
+    #[test]
+    fn programs_with_loops_are_scheduled() {
+        use oxla_core::ops::control::{push_for, Checkpoint};
+        let mut body = Function::new("double");
+        let x = vec_f64(&mut body, "x");
+        let _i = body.add_param("i", Type::scalar(DType::I64));
+        let c = vec_f64(&mut body, "c");
+        let d = body.add(c, x);
+        body.outs = vec![d];
+        let mut f = Function::new("repeat_add");
+        let x = vec_f64(&mut f, "x");
+        let lo = f.add_param("lo", Type::scalar(DType::I64));
+        let hi = f.add_param("hi", Type::scalar(DType::I64));
+        let r = push_for(&mut f, lo, hi, &[x], &[x], body, Checkpoint::All).unwrap();
+        f.outs = vec![r[0]];
+        let p = fuse(&f).unwrap();
+        assert_eq!(p.loops.len(), 1);
+        let s = Schedule::new(&p).unwrap();
+        let out = p.loops[0].outs[0];
+        let Slot::Owned(o) = s.slot[out] else {
+            panic!("a loop writes a buffer of the call")
+        };
+        assert!(s.owned[o].from_step && s.owned[o].fill.is_none());
+        let x = Buffer::from_f64(DType::F64, &[1.0, -2.0]);
+        let i64s = |v: i64| Buffer::I64(vec![v]);
+        for (lo, hi, times) in [(0, 3, 4.0), (5, 5, 1.0), (3, -1, 1.0), (-2, 2, 5.0)] {
+            let got = run_host(&p, &s, &[x.clone(), i64s(lo), i64s(hi)]).unwrap();
+            assert_eq!(got[0].to_f64(), [times, -2.0 * times], "{lo}..{hi}");
+        }
+    }
+
     #[test]
     fn malformed_programs_are_rejected() {
         let mut p = fuse(&fused_sum()).unwrap();

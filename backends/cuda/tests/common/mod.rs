@@ -6,6 +6,7 @@
 pub mod gemm_model;
 pub mod products;
 
+use oxla_core::ops::control::{self, Checkpoint};
 use oxla_core::ops::elementwise::{CmpOp, UnaryOp};
 use oxla_core::ops::DotDims;
 use oxla_core::transforms::{grad, vmap};
@@ -247,6 +248,255 @@ fn iota_onehot_mean() -> Function {
     f
 }
 
+/// A `for` loop over arrays (f64, JAX's `fori_loop`) reading its index,
+/// from literal bounds 2..9: `(u, v) = (tanh(u·a + v + i/8), sin(v·b) + u/2)`
+/// from `(u0, v0)`. With `all_outputs` the function returns `u`, `v` and
+/// `sum(u·v)`, else the sum alone (the form `grad` takes), the loop
+/// keeping carries as `ckpt` says for its reverse sweep.
+pub fn fori_arrays(ckpt: Checkpoint, all_outputs: bool) -> Function {
+    let mut body = Function::new("fori_step");
+    let a = body.add_param("a", vector(DType::F64));
+    let b = body.add_param("b", vector(DType::F64));
+    let i = body.add_param("i", Type::scalar(DType::I64));
+    let u = body.add_param("u", vector(DType::F64));
+    let v = body.add_param("v", vector(DType::F64));
+    let fi = push(&mut body, Op::Convert { dtype: DType::F64 }, &[i]);
+    let eighth = body.literal(0.125, DType::F64);
+    let fi = body.mul(fi, eighth);
+    let fib = body.broadcast(fi, Shape::vector(n()), vec![]);
+    let ua = body.mul(u, a);
+    let s = body.add(ua, v);
+    let s = body.add(s, fib);
+    let u2 = body.unary(UnaryOp::Tanh, s);
+    let vb = body.mul(v, b);
+    let sv = body.unary(UnaryOp::Sin, vb);
+    let half = body.full(0.5, DType::F64, &Shape::vector(n()));
+    let uh = body.mul(u, half);
+    let v2 = body.add(sv, uh);
+    body.outs = vec![u2, v2];
+
+    let mut f = Function::new("fori_arrays");
+    let a = f.add_param("a", vector(DType::F64));
+    let b = f.add_param("b", vector(DType::F64));
+    let u0 = f.add_param("u0", vector(DType::F64));
+    let v0 = f.add_param("v0", vector(DType::F64));
+    let lo = f.literal(2.0, DType::I64);
+    let hi = f.literal(9.0, DType::I64);
+    let r = control::push_for(&mut f, lo, hi, &[a, b], &[u0, v0], body, ckpt).expect("loop");
+    let uv = f.mul(r[0], r[1]);
+    let s = f.reduce_sum(uv, vec![0]);
+    f.outs = if all_outputs {
+        vec![r[0], r[1], s]
+    } else {
+        vec![s]
+    };
+    f
+}
+
+/// A `while` loop (f64): `(x, c) = (x/2, c + 1)` while
+/// `sum(x·x) > lim² + 1/1000`, from `(x0, lim)`; returns `x` and `c`, or
+/// (`scalar_out`, for `grad`) `sum(x) + c`. Every step is exact, so the
+/// trip count does not depend on the order of the sum.
+pub fn halving_while(ckpt: Checkpoint, scalar_out: bool) -> Function {
+    let mut cond = Function::new("above_limit");
+    let lim = cond.add_param("lim", Type::scalar(DType::F64));
+    let x = cond.add_param("x", vector(DType::F64));
+    let _c = cond.add_param("c", Type::scalar(DType::F64));
+    let xx = cond.mul(x, x);
+    let s = cond.reduce_sum(xx, vec![0]);
+    let l2 = cond.mul(lim, lim);
+    let eps = cond.literal(1e-3, DType::F64);
+    let t = cond.add(l2, eps);
+    cond.outs = vec![cond.cmp(CmpOp::Gt, s, t)];
+
+    let mut body = Function::new("halve");
+    let _lim = body.add_param("lim", Type::scalar(DType::F64));
+    let x = body.add_param("x", vector(DType::F64));
+    let c = body.add_param("c", Type::scalar(DType::F64));
+    let half = body.full(0.5, DType::F64, &Shape::vector(n()));
+    let x2 = body.mul(x, half);
+    let one = body.literal(1.0, DType::F64);
+    let c2 = body.add(c, one);
+    body.outs = vec![x2, c2];
+
+    let mut f = Function::new("halving_while");
+    let x0 = f.add_param("x0", vector(DType::F64));
+    let lim = f.add_param("lim", Type::scalar(DType::F64));
+    let r = control::push_while(&mut f, &[lim], &[x0, lim], cond, body, ckpt).expect("loop");
+    f.outs = if scalar_out {
+        let s = f.reduce_sum(r[0], vec![0]);
+        vec![f.add(s, r[1])]
+    } else {
+        vec![r[0], r[1]]
+    };
+    f
+}
+
+/// A cond on a scalar (f32, JAX's `lax.cond`): `(exp(x/2)·y, sum(y))` if
+/// `sum(x) > 0`, else `(sin(x) − y, sum(x·x))`; returns both, or
+/// (`scalar_out`, for `grad`) `sum(r0) + r1`. The predicate's sum is
+/// exact (multiples of 1/64), so both sides agree on the branch.
+pub fn scalar_cond(scalar_out: bool) -> Function {
+    let mut t = Function::new("exp_side");
+    let x = t.add_param("x", vector(DType::F32));
+    let y = t.add_param("y", vector(DType::F32));
+    let half = t.full(0.5, DType::F32, &Shape::vector(n()));
+    let xh = t.mul(x, half);
+    let e = t.unary(UnaryOp::Exp, xh);
+    let r0 = t.mul(e, y);
+    let r1 = t.reduce_sum(y, vec![0]);
+    t.outs = vec![r0, r1];
+
+    let mut e = Function::new("sin_side");
+    let x = e.add_param("x", vector(DType::F32));
+    let y = e.add_param("y", vector(DType::F32));
+    let sx = e.unary(UnaryOp::Sin, x);
+    let r0 = e.sub(sx, y);
+    let xx = e.mul(x, x);
+    let r1 = e.reduce_sum(xx, vec![0]);
+    e.outs = vec![r0, r1];
+
+    let mut f = Function::new("scalar_cond");
+    let x = f.add_param("x", vector(DType::F32));
+    let y = f.add_param("y", vector(DType::F32));
+    let sx = f.reduce_sum(x, vec![0]);
+    let zero = f.literal(0.0, DType::F32);
+    let p = f.cmp(CmpOp::Gt, sx, zero);
+    let r = control::push_cond(&mut f, p, &[x, y], t, e).expect("cond");
+    f.outs = if scalar_out {
+        let s = f.reduce_sum(r[0], vec![0]);
+        vec![f.add(s, r[1])]
+    } else {
+        vec![r[0], r[1]]
+    };
+    f
+}
+
+/// A `for` loop (0..6, f64) whose body holds a cond: `x/2 − 1/4` if
+/// `sum(x) > 0`, else `x + 3/4` (exact steps): nested programs two deep.
+pub fn loop_of_conds() -> Function {
+    let mut t = Function::new("shrink");
+    let x = t.add_param("x", vector(DType::F64));
+    let half = t.full(0.5, DType::F64, &Shape::vector(n()));
+    let q = t.full(0.25, DType::F64, &Shape::vector(n()));
+    let xh = t.mul(x, half);
+    t.outs = vec![t.sub(xh, q)];
+    let mut e = Function::new("grow");
+    let x = e.add_param("x", vector(DType::F64));
+    let q = e.full(0.75, DType::F64, &Shape::vector(n()));
+    e.outs = vec![e.add(x, q)];
+
+    let mut body = Function::new("step_with_cond");
+    let _i = body.add_param("i", Type::scalar(DType::I64));
+    let x = body.add_param("x", vector(DType::F64));
+    let s = body.reduce_sum(x, vec![0]);
+    let zero = body.literal(0.0, DType::F64);
+    let p = body.cmp(CmpOp::Gt, s, zero);
+    body.outs = control::push_cond(&mut body, p, &[x], t, e).expect("cond");
+
+    let mut f = Function::new("loop_of_conds");
+    let x0 = f.add_param("x0", vector(DType::F64));
+    let lo = f.literal(0.0, DType::I64);
+    let hi = f.literal(6.0, DType::I64);
+    let r = control::push_for(&mut f, lo, hi, &[], &[x0], body, Checkpoint::All).expect("loop");
+    let s = f.reduce_sum(r[0], vec![0]);
+    f.outs = vec![r[0], s];
+    f
+}
+
+/// A `for` loop (0..5, f64) whose body is a layer with a matrix product:
+/// `x = tanh((x @ w) / 2)` for `x: [n, 4]`, `w: [4, 4]` (cuBLAS runs the
+/// product inside the loop); returns `x`, or (`scalar_out`, for `grad`)
+/// `sum(x)`.
+pub fn loop_matmul(scalar_out: bool) -> Function {
+    let xs = Shape(vec![n(), Dim::Const(4)]);
+    let ws = Shape(vec![Dim::Const(4), Dim::Const(4)]);
+    let mut body = Function::new("layer_step");
+    let w = body.add_param("w", Type::new(DType::F64, ws.clone()));
+    let _i = body.add_param("i", Type::scalar(DType::I64));
+    let x = body.add_param("x", Type::new(DType::F64, xs.clone()));
+    let y = dot_general(&mut body, x, w, 1, 0, false);
+    let half = body.full(0.5, DType::F64, &xs);
+    let yh = body.mul(y, half);
+    body.outs = vec![body.unary(UnaryOp::Tanh, yh)];
+
+    let mut f = Function::new("loop_matmul");
+    let x0 = f.add_param("x0", Type::new(DType::F64, xs));
+    let w = f.add_param("w", Type::new(DType::F64, ws));
+    let lo = f.literal(0.0, DType::I64);
+    let hi = f.literal(5.0, DType::I64);
+    let r = control::push_for(&mut f, lo, hi, &[w], &[x0], body, Checkpoint::All).expect("loop");
+    f.outs = if scalar_out {
+        let s = f.reduce_sum(r[0], vec![0, 1]);
+        vec![s]
+    } else {
+        vec![r[0]]
+    };
+    f
+}
+
+/// The cases with loops and conds (part of `cases()`).
+pub fn control_cases() -> Vec<Case> {
+    let grad_of = |f: Function| grad(&f, &(0..f.params.len()).collect::<Vec<_>>()).expect("grad");
+    vec![
+        Case {
+            name: "fori_loop over arrays (for, literal bounds 2..9) f64",
+            f: fori_arrays(Checkpoint::All, true),
+            tol: |_| (1e-11, 1e-12),
+        },
+        Case {
+            name: "grad of the fori_loop (reverse sweep, every carry kept) f64",
+            f: grad_of(fori_arrays(Checkpoint::All, false)),
+            tol: |n| (1e-10, 1e-11 * (n as f64 + 1.0)),
+        },
+        Case {
+            name: "grad of the fori_loop (every 3rd carry kept, segments recomputed) f64",
+            f: grad_of(fori_arrays(Checkpoint::Every(3), false)),
+            tol: |n| (1e-10, 1e-11 * (n as f64 + 1.0)),
+        },
+        Case {
+            name: "grad of the fori_loop (sqrt checkpoints) f64",
+            f: grad_of(fori_arrays(Checkpoint::Sqrt, false)),
+            tol: |n| (1e-10, 1e-11 * (n as f64 + 1.0)),
+        },
+        Case {
+            name: "while loop halving until sum(x²) <= lim² + 1e-3 f64",
+            f: halving_while(Checkpoint::All, false),
+            tol: |_| (0.0, 0.0),
+        },
+        Case {
+            name: "grad of the while loop (reverse sweep, sqrt checkpoints) f64",
+            f: grad(&halving_while(Checkpoint::Sqrt, true), &[0, 1]).expect("grad"),
+            tol: |_| (0.0, 0.0),
+        },
+        Case {
+            name: "cond on a scalar (sum(x) > 0) f32",
+            f: scalar_cond(false),
+            tol: |_| (2e-6, 1e-6),
+        },
+        Case {
+            name: "grad of the cond f32",
+            f: grad(&scalar_cond(true), &[0, 1]).expect("grad"),
+            tol: |_| (2e-6, 1e-6),
+        },
+        Case {
+            name: "for loop whose body holds a cond f64",
+            f: loop_of_conds(),
+            tol: |_| (0.0, 0.0),
+        },
+        Case {
+            name: "for loop over a layer with a matrix product f64",
+            f: loop_matmul(false),
+            tol: |_| (1e-11, 1e-12),
+        },
+        Case {
+            name: "grad of the loop over a layer (products in the backward body) f64",
+            f: grad(&loop_matmul(true), &[0, 1]).expect("grad"),
+            tol: |n| (1e-10, 1e-11 * (n as f64 + 1.0)),
+        },
+    ]
+}
+
 /// The functions every GPU program check runs.
 pub fn cases() -> Vec<Case> {
     let f32_sum = |n: usize| (1e-5, 1e-5 * (n as f64 + 1.0));
@@ -307,6 +557,9 @@ pub fn cases() -> Vec<Case> {
             tol: f32_sum,
         },
     ]
+    .into_iter()
+    .chain(control_cases())
+    .collect()
 }
 
 /// Each parameter's concrete shape at length `n` (batch `BATCH`).
@@ -358,6 +611,41 @@ pub fn check(
         .collect();
     let want = oxla_core::interp::eval(f, &tensors).map_err(|e| format!("interpreter: {e}"))?;
     let got = run(&args).map_err(|e| format!("n={n}: {e}"))?;
+    compare(case, n, &got, &want)
+}
+
+/// `check` with the arguments passed with their shapes (`run` gets each
+/// input and its dimensions); the results' dimensions must be the
+/// interpreter's too.
+pub fn check_shaped(
+    case: &Case,
+    n: usize,
+    run: impl Fn(&[(Buffer, Vec<usize>)]) -> Result<Vec<(Buffer, Vec<usize>)>, String>,
+) -> Result<f64, String> {
+    let f = &case.f;
+    let args: Vec<(Buffer, Vec<usize>)> =
+        inputs(f, n).into_iter().zip(param_shapes(f, n)).collect();
+    let tensors: Vec<Tensor> = args
+        .iter()
+        .map(|(b, shape)| Tensor::from_buffer(shape.clone(), b))
+        .collect();
+    let want = oxla_core::interp::eval(f, &tensors).map_err(|e| format!("interpreter: {e}"))?;
+    let got = run(&args).map_err(|e| format!("n={n}: {e}"))?;
+    for (o, ((_, dims), w)) in got.iter().zip(&want).enumerate() {
+        if *dims != w.shape {
+            return Err(format!(
+                "n={n}, output {o}: shape {dims:?}, the interpreter gives {:?}",
+                w.shape
+            ));
+        }
+    }
+    let got: Vec<Buffer> = got.into_iter().map(|(b, _)| b).collect();
+    compare(case, n, &got, &want)
+}
+
+/// Compare `got` with the interpreter's `want` within the case's tolerance;
+/// the largest error as a fraction of it.
+fn compare(case: &Case, n: usize, got: &[Buffer], want: &[Tensor]) -> Result<f64, String> {
     if got.len() != want.len() {
         return Err(format!(
             "n={n}: {} outputs, the interpreter gives {}",
@@ -367,7 +655,7 @@ pub fn check(
     }
     let (rtol, atol) = (case.tol)(n);
     let mut worst = 0.0f64;
-    for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+    for (o, (g, w)) in got.iter().zip(want).enumerate() {
         if g.dtype() != w.dtype || g.len() != w.data.len() {
             return Err(format!(
                 "n={n}, output {o}: {} elements of {}, the interpreter gives {} of {}",
