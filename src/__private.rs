@@ -9,6 +9,8 @@ use oxla_core::{Buffer, DType};
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
+pub use crate::device_call::{DeviceArg, DeviceArgRef, DeviceOutputs};
+
 /// Record the largest tape of a loop's reverse sweep (`oxla::loop_tape_peak_bytes`).
 pub fn note_loop_tape(bytes: usize) {
     oxla_core::ops::control::note_tape_bytes(bytes);
@@ -30,11 +32,11 @@ pub struct AotKernel {
 /// kernels the build script compiled), cached for the life of the process.
 /// Meant to be a `static`.
 pub struct CompiledFn {
-    ir: &'static str,
+    pub(crate) ir: &'static str,
     aot: &'static [AotKernel],
     /// Integer parameters (by name) whose every element must index an axis
     /// of the given size (`take`, `select`), checked before any kernel runs.
-    checks: &'static [(&'static str, IndexBound)],
+    pub(crate) checks: &'static [(&'static str, IndexBound)],
     ready: OnceLock<&'static Ready>,
 }
 
@@ -93,10 +95,20 @@ impl CompiledFn {
     /// error names the argument, the position and the bound. Arguments of
     /// the wrong type or shape are left to the executor's own checks.
     fn check_indices(&self, ready: &Ready, args: &[RawArg]) -> Result<(), String> {
+        self.check_indices_of(&ready.program, args)
+    }
+
+    /// `check_indices` against `program` (any program of this IR: its
+    /// parameters and symbols are the IR's). Only the checked arguments'
+    /// elements are read; the others need only their dimensions.
+    pub(crate) fn check_indices_of(
+        &self,
+        program: &oxla_core::exec::Program,
+        args: &[RawArg],
+    ) -> Result<(), String> {
         if self.checks.is_empty() {
             return Ok(());
         }
-        let program = &ready.program;
         let f = &program.function;
         let dims: Vec<(usize, ArgDims)> = args.iter().map(|a| (a.len, a.dims)).collect();
         let Ok(sizes) = program.bind_dims(&dims) else {
@@ -360,6 +372,20 @@ impl<'a> Arg<'a> {
     #[inline]
     pub fn scalar<T: Element>(x: &'a T) -> Arg<'a> {
         Arg::borrowed(x, 1, &[])
+    }
+
+    /// An argument owning its elements (`b`, row-major, of shape `dims`).
+    pub(crate) fn owned(b: Buffer, dims: &[usize]) -> Arg<'static> {
+        Arg {
+            raw: RawArg {
+                dtype: b.dtype(),
+                ptr: b.as_ptr(),
+                len: b.len(),
+                dims: ArgDims::new(dims).expect("at most MAX_RANK axes"),
+            },
+            _copy: Some(b),
+            _borrow: PhantomData,
+        }
     }
 
     /// A slice: an array of rank 1.

@@ -301,6 +301,20 @@ pub use ndarray;
 /// `f16` and `bf16`, the half-precision element types oxla functions take.
 pub use half;
 
+mod device;
+mod device_array;
+mod device_call;
+#[cfg_attr(not(feature = "cuda"), path = "device_gpu_none.rs")]
+mod device_gpu;
+/// The element types generated functions take and return (`f32`, `f64`,
+/// `f16`, `bf16`, `i32`, `i64`, `bool`).
+pub use __private::Element;
+pub use device::{
+    cpu, cpu_devices, devices, gpu, gpu_devices, Device, DeviceError, Platform, CPU_DEVICES_ENV,
+};
+pub use device_array::{device_put, DeviceArray};
+pub use device_call::DeviceArg;
+
 mod inspect;
 mod runtime;
 pub use inspect::Inspect;

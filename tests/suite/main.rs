@@ -6,6 +6,7 @@
 mod boundary;
 mod constructors;
 mod control_flow;
+mod device;
 mod elementwise;
 mod end_to_end;
 mod gather;

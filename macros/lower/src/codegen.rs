@@ -155,7 +155,12 @@ pub(crate) fn generate_stubs(
     let mut out = TokenStream::new();
     for g in gens {
         let name = ident_name(&g.name);
-        let items = [name.clone(), format!("{name}_into"), ir_const_name(&name)];
+        let items = [
+            name.clone(),
+            format!("{name}_into"),
+            format!("{name}_device"),
+            ir_const_name(&name),
+        ];
         if items.iter().any(|i| defined.contains(i)) {
             continue;
         }
@@ -179,8 +184,9 @@ fn generate_one(
     stub: bool,
     prelude: &TokenStream,
 ) -> Result<TokenStream, syn::Error> {
-    let (ir_const, function, into_fn) = generate_parts(item, g, cfgs, opts, stub, prelude)?;
-    Ok(quote!(#ir_const #function #into_fn))
+    let (ir_const, function, into_fn, device_fn) =
+        generate_parts(item, g, cfgs, opts, stub, prelude)?;
+    Ok(quote!(#ir_const #function #into_fn #device_fn))
 }
 
 /// For a function with parameter structs (see `tree`): the IR constant of
@@ -197,7 +203,7 @@ pub(crate) fn generate_nested(
     stub: bool,
     prelude: &TokenStream,
 ) -> Result<(TokenStream, TokenStream), syn::Error> {
-    let (ir_const, _, _) = generate_parts(
+    let (ir_const, _, _, _) = generate_parts(
         inner_item,
         g,
         cfgs,
@@ -205,7 +211,7 @@ pub(crate) fn generate_nested(
         true,
         &TokenStream::new(),
     )?;
-    let (_, function, _) = generate_parts(inner_item, inner_g, &[], opts, stub, prelude)?;
+    let (_, function, _, _) = generate_parts(inner_item, inner_g, &[], opts, stub, prelude)?;
     let _ = item;
     Ok((ir_const, function))
 }
@@ -225,7 +231,8 @@ pub(crate) fn float_type(f: &Function) -> DType {
         .unwrap_or(DType::F32)
 }
 
-/// A function's IR constant, the function, and its `_into` sibling.
+/// A function's IR constant, the function, its `_into` sibling and its
+/// `_device` sibling (see `device`).
 fn generate_parts(
     item: &syn::ItemFn,
     g: &GeneratedFn,
@@ -233,7 +240,7 @@ fn generate_parts(
     opts: &CodegenOptions,
     stub: bool,
     prelude: &TokenStream,
-) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
+) -> Result<(TokenStream, TokenStream, TokenStream, TokenStream), syn::Error> {
     let f = &g.function;
     let span = g.name.span();
     let text = guard("printing the IR", span, || Ok(oxla_core::text::print(f)))?;
@@ -315,6 +322,20 @@ fn generate_parts(
             cfgs,
         )
     };
+    let device_fn = if crate::device::has_device_form(straight_line) {
+        crate::device::device_function(
+            &name,
+            vis,
+            cfgs,
+            &param_idents,
+            &param_tys,
+            &result_tys,
+            tuple_return,
+            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
+        )
+    } else {
+        TokenStream::new()
+    };
     // The original function's body also holds `prelude` (items that must
     // be inside a function to be allowed in an `impl` block too).
     let prelude = match g.origin {
@@ -386,7 +407,7 @@ fn generate_parts(
             }
         }
     };
-    Ok((ir_const, function, into_fn))
+    Ok((ir_const, function, into_fn, device_fn))
 }
 
 /// The parameters' names: the user's for the original function (then the
@@ -434,7 +455,11 @@ pub(crate) fn generate_instance(
     opts: &CodegenOptions,
     stub: bool,
 ) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
-    generate_parts(item, g, &[], opts, stub, &TokenStream::new())
+    // Generic functions have no `_device` sibling (yet): their instances'
+    // results convert through `T`, which device arrays do not.
+    let (ir_const, function, into_fn, _) =
+        generate_parts(item, g, &[], opts, stub, &TokenStream::new())?;
+    Ok((ir_const, function, into_fn))
 }
 
 /// The `static` holding a function's compiled program, emitted in the

@@ -23,6 +23,7 @@ mod cond;
 mod constructors;
 pub mod consts;
 mod control;
+mod device;
 mod elementwise;
 pub mod errors;
 mod generic;

@@ -110,3 +110,13 @@ pub fn into_trait() -> TokenStream {
 pub fn none() -> TokenStream {
     quote!(::core::option::Option::None)
 }
+
+/// `::oxla::DeviceArg`: what a `_device` function's parameter accepts.
+pub fn device_arg() -> TokenStream {
+    quote!(::oxla::DeviceArg)
+}
+
+/// `::oxla::DeviceArray`: an array on a device.
+pub fn device_array() -> TokenStream {
+    quote!(::oxla::DeviceArray)
+}

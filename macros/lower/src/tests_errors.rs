@@ -81,10 +81,13 @@ fn after_an_error_every_generated_item_is_emitted_with_a_body_that_cannot_fail()
         [
             "f",
             "f_into",
+            "f_device",
             "tangent",
             "tangent_into",
+            "tangent_device",
             "batched",
-            "batched_into"
+            "batched_into",
+            "batched_device"
         ],
         "{out}"
     );
@@ -403,7 +406,9 @@ fn array_function_in_impl_block_names_no_other_generated_item() {
             other => panic!("an item an impl block does not allow: {}", quote!(#other)),
         }
     }
-    assert_eq!(item_names.len(), 8, "{item_names:?}");
+    // Three IR constants, three functions, their `_device` siblings and the
+    // `_into` siblings of the two with an array result.
+    assert_eq!(item_names.len(), 11, "{item_names:?}");
     for i in &file.items {
         if let syn::Item::Fn(f) = i {
             let body = flatten(quote!(#f));
