@@ -1,10 +1,10 @@
 //! [`CudaProgram`](crate::CudaProgram)'s call on the host, for tests on
-//! machines without a GPU: the same [`Schedule`] (binding, allocation,
-//! fills, launch order, outputs) and the same host-step runner
+//! machines without a GPU: the same `program::Schedule` (binding,
+//! allocation, fills, launch order, outputs) and the same host-step runner
 //! (`host_steps`, loops and conds), with host buffers in place of device
 //! arrays and the kernel interpreter in place of the PTX. Its memory is
 //! modelled as the device sees it: buffers the call allocates
-//! uninitialised hold [`poison`], and a reduction combines its result into
+//! uninitialised hold `poison`, and a reduction combines its result into
 //! its output (the PTX adds block partial sums atomically, or takes their
 //! max/min by compare-and-swap), so only the fill the schedule chooses
 //! (0, -inf, +inf) makes a reduction come out right.
