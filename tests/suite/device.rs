@@ -67,6 +67,20 @@ fn devices_list_the_default_platform_first() {
         .contains("no GPU"));
 }
 
+/// The GPU half of these tests runs only where a GPU is: without one it
+/// records a skip, and fails under `OXLA_REQUIRE_GPU=1` (runs on GPU machines).
+#[test]
+fn the_gpu_tests_ran_on_a_gpu_or_say_so() {
+    if oxla::gpu_devices().is_empty() {
+        assert!(
+            !oxla_ptx::ptxas::env_flag("OXLA_REQUIRE_GPU"),
+            "no GPU found ({}), and OXLA_REQUIRE_GPU is set",
+            oxla::gpu(0).unwrap_err()
+        );
+        oxla_ptx::ptxas::record_skip("no GPU found");
+    }
+}
+
 #[test]
 fn arrays_round_trip_through_every_device() {
     let a = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
