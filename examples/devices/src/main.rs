@@ -105,6 +105,12 @@ fn uniform(shape: (usize, usize), scale: f32, seed: u64) -> Array2<f32> {
     })
 }
 
+/// Wait for the device's queued work (every call is on the device's one
+/// stream, so waiting for one array waits for all before it).
+fn oxla_sync<T: oxla::Element, D: oxla::ndarray::Dimension>(a: &DeviceArray<T, D>) {
+    a.block_until_ready();
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -309,6 +315,31 @@ fn main() {
         "      {:.1} us per training step over {steps} steps ({:.1} us of it to queue the step)",
         start.elapsed().as_secs_f64() / steps as f64 * 1e6,
         queued.as_secs_f64() / steps as f64 * 1e6
+    );
+
+    // Where the host time of a step goes: each function's queue time alone.
+    let queue = |f: &mut dyn FnMut()| {
+        f();
+        oxla_sync(&db2);
+        let t = Instant::now();
+        for _ in 0..50 {
+            f();
+        }
+        let q = t.elapsed().as_secs_f64() / 50.0 * 1e6;
+        oxla_sync(&db2);
+        q
+    };
+    let q_loss = queue(&mut || {
+        loss_and_grad_device(&dw1, &db1, &dw2, &db2, &dxb, &dyb);
+    });
+    let q_sgd2 = queue(&mut || {
+        sgd2_device(&dw1, &dw1, lr);
+    });
+    let q_sgd1 = queue(&mut || {
+        sgd1_device(&db1, &db1, lr);
+    });
+    println!(
+        "INFO  queue time per call: loss_and_grad {q_loss:.1} us, sgd2 {q_sgd2:.1} us, sgd1 {q_sgd1:.1} us"
     );
 
     // A gradient through a 2 000-step loop over 4096 trajectories: the
