@@ -12,8 +12,8 @@
 //!    ranges; for sin/cos |x| up to the largest finite value, near multiples
 //!    of π/2, and NaN/±inf/±0) and the worst distance in ulps to the
 //!    interpreter (Rust's `std` functions, rounded to the dtype) is printed
-//!    with its input. sin/cos fail above 2 ulp or on a NaN mismatch; the
-//!    others are reported only.
+//!    with its input. Each fails above its bound in `MATH_ULP_BOUNDS` or
+//!    on a NaN mismatch.
 //! 4. Reductions: `sum_f32` of 2^29 ones (must be exactly 2^29) and of 2^26
 //!    random values, `sum_f64` of 2^26 random values, against host sums
 //!    (compensated f64), as relative errors and in units of u·Σ|x|.
@@ -29,6 +29,13 @@
 //!    on the device: median of 10 calls in TFLOP/s, 64 random elements
 //!    checked against host f64 sums; and the PTX kernel on the same f32
 //!    product at 2048³ for comparison.
+//! 7. The op catalog (`tests/common/catalog.rs`): every case of the core
+//!    tests' catalog — its function, its VJP, its transposed-params and
+//!    batched forms, in f64 and f32 — run with shaped arguments at sizes
+//!    0, 1, 3, 33, 1000 against the interpreter (the CPU backend's
+//!    tolerances): one PASS/FAIL line per case with its worst error as a
+//!    fraction of the tolerance (env `OXLA_GPU_CATALOG=quick`: functions
+//!    and VJPs in f64 only).
 //!
 //! Without a GPU it prints "no GPU found" and exits 0. With one, the exit
 //! status is 1 if any check failed.
@@ -39,11 +46,12 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use common::catalog::{check_catalog_with, gpu_extent, on_the_gpu};
 use common::products::{check_on_gpu, named_products, product, random_products, Axes};
 use common::{cases, check, fused_sum, LENGTHS};
 use oxla_core::kernel::{compensated_sum, interp};
 use oxla_core::{Buffer, DType, Kernel};
-use oxla_cuda::{gpu_available, measure_bandwidth, CudaKernels, CudaProgram};
+use oxla_cuda::{gpu_available, measure_bandwidth, CudaKernels, CudaProgram, Gpu};
 use oxla_ptx::samples;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -131,6 +139,10 @@ fn main() {
         (
             "== matrix products on cuBLAS: correctness, then GEMM throughput",
             products,
+        ),
+        (
+            "== op catalog: every case, its VJP and forms on the GPU vs interpreter",
+            catalog,
         ),
     ] {
         println!("{title}");
@@ -538,6 +550,25 @@ fn products() -> Result<usize, String> {
         }
     }
     Ok(failed)
+}
+
+/// Every case of the op catalog on the GPU (`common::catalog`), one line
+/// per case as it finishes, then a summary line; returns the failure
+/// count.
+fn catalog() -> Result<usize, String> {
+    let gpu = Gpu::open(0)?;
+    let started = Instant::now();
+    let report = check_catalog_with(gpu_extent(), &on_the_gpu(&gpu), &mut |name, r| match r {
+        Ok(worst) => println!("PASS  {name:<45} worst error {worst:.3} of tolerance"),
+        Err(e) => println!("FAIL  {name:<45} {e}"),
+    });
+    // Not a PASS line: the summary stays in a log filtered of those.
+    println!(
+        "op catalog: {} ({:.1} s)",
+        report.summary(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(report.failures())
 }
 
 /// Time `a[n,n] · b[n,n]` in `dtype` (on cuBLAS, or on the PTX kernel) and

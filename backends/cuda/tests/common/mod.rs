@@ -3,6 +3,7 @@
 //! `examples/gpu_check.rs` (included there with `#[path]`).
 #![allow(dead_code)]
 
+pub mod catalog;
 pub mod gemm_model;
 pub mod products;
 

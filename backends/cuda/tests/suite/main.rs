@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod catalog;
 mod cublas;
 mod gemm_plan;
 mod gpu;
