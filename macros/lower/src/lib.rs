@@ -18,6 +18,7 @@
 
 pub mod aot;
 pub mod attr;
+mod builtins;
 pub mod codegen;
 mod cond;
 mod constructors;
@@ -175,6 +176,7 @@ pub(crate) fn expand_with(
     // these items are allowed whether it is in a module or an `impl` block.
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
+    markers.extend(builtins::check(&item));
     let attrs_ok = errors.is_empty();
     // The expansion that first defines a helper this item calls, if one is
     // still unknown (see `helpers`).

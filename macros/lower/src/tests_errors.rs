@@ -447,3 +447,51 @@ fn a_helper_named_like_a_vocabulary_function_is_refused() {
     .to_string();
     assert!(!out.contains("compile_error"), "{out}");
 }
+
+/// Issue 20: a bare call of a built-in name (`softplus(x)`) was silently
+/// oxla's op even with a plain `fn softplus` in scope. The expansion now
+/// asks rustc what the name means at the call (see `builtins.rs`): a check
+/// per bare built-in name, none for a path (`oxla::relu`), a method, or a
+/// name the body binds itself (a closure).
+#[test]
+fn bare_builtin_calls_are_checked_against_the_callers_scope() {
+    let out = expand(
+        TransformKind::Grad,
+        quote!(df),
+        quote! {
+            fn f(x: f64) -> f64 {
+                let sq = |v| v * v;
+                softplus(x) + oxla::relu(x) + x.exp() + sq(x)
+            }
+        },
+    );
+    let text = out.to_string();
+    assert!(text.contains("mod __oxla_builtin_names"), "{text}");
+    assert!(text.contains("__oxla_check_softplus (& softplus)"), "{text}");
+    assert!(!text.contains("__oxla_check_relu"), "{text}");
+    let out = expand(
+        TransformKind::Grad,
+        quote!(df),
+        quote! {
+            fn f(x: f64) -> f64 {
+                let relu = |v: f64| v.max(0.0);
+                relu(x) + oxla::softplus(x)
+            }
+        },
+    );
+    assert!(!out.to_string().contains("__oxla_builtin_names"), "{out}");
+    // A name whose meaning is a real item (ndarray's `stack`) is checked by
+    // identity: the item is glob-imported beside the caller's names.
+    let out = expand(
+        TransformKind::Jit,
+        quote!(),
+        quote! {
+            fn f(a: ArrayView1<f64>, b: ArrayView1<f64>) -> Array2<f64> {
+                stack(Axis(0), &[a, b])
+            }
+        },
+    );
+    let text = out.to_string();
+    assert!(text.contains("pub use :: oxla :: ndarray :: stack"), "{text}");
+    assert!(text.contains("use stack as _"), "{text}");
+}

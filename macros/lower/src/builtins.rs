@@ -1,0 +1,179 @@
+//! A bare call of a built-in name (`softplus(x)`, `sum(x)`) means oxla's op,
+//! but in Rust it means whatever `softplus` names in the caller's scope. The
+//! macro cannot see the caller's scope, so it lets rustc check it: the
+//! original function's body gets a module whose constant resolves each bare
+//! built-in name the body calls, as the call would, and fails to compile
+//! when that is not oxla's built-in (see "Helpers" in docs/ARCHITECTURE.md).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::BTreeMap;
+use syn::visit::Visit;
+
+/// Every function name the vocabulary lowers when called bare, except the
+/// ones in `GENUINE` (oxla's own meaning is a Rust item of that name).
+const BUILTINS: &[&str] = &[
+    // vocab.rs (ARRAY_FUNCTIONS)
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "cumsum",
+    "cumprod",
+    "dot",
+    "matmul",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "stop_gradient",
+    "take_along_axis",
+    "take",
+    "argmax",
+    "argmin",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    // elementwise.rs (ELEMENTWISE_FUNCTIONS)
+    "sigmoid",
+    "relu",
+    "softplus",
+    "log1p",
+    "expm1",
+    "erf",
+    "sign",
+    "powf",
+    "power",
+    // constructors.rs (CONSTRUCTOR_FUNCTIONS)
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "eye",
+    "where_",
+    "select",
+];
+
+/// Built-in names whose meaning is a real Rust item, which the caller may
+/// import (`use ndarray::{concatenate, stack}`, `use oxla::*`): the name in
+/// scope must be that very item.
+const GENUINE: &[(&str, &str)] = &[
+    ("concatenate", "::oxla::ndarray::concatenate"),
+    ("stack", "::oxla::ndarray::stack"),
+    ("checkpoint", "::oxla::checkpoint"),
+    ("checkpoint_every", "::oxla::checkpoint_every"),
+];
+
+/// Is `name` a built-in function name (called bare, it is lowered as the op)?
+pub(crate) fn is_builtin_name(name: &str) -> bool {
+    BUILTINS.contains(&name) || GENUINE.iter().any(|(n, _)| *n == name)
+}
+
+/// The bare built-in calls of `item`'s body (first call of each name), minus
+/// names the body binds itself (a closure `let relu = |v| …;`).
+fn bare_builtin_calls(item: &syn::ItemFn) -> BTreeMap<String, syn::Ident> {
+    #[derive(Default)]
+    struct Calls {
+        calls: BTreeMap<String, syn::Ident>,
+        bound: Vec<String>,
+    }
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func {
+                if p.qself.is_none() && p.path.leading_colon.is_none() {
+                    if let Some(id) = p.path.get_ident() {
+                        let name = id.to_string();
+                        if is_builtin_name(&name) {
+                            self.calls.entry(name).or_insert_with(|| id.clone());
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.bound.push(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut v = Calls::default();
+    for input in &item.sig.inputs {
+        v.visit_fn_arg(input);
+    }
+    v.visit_block(&item.block);
+    let Calls { mut calls, bound } = v;
+    calls.retain(|name, _| !bound.contains(name));
+    calls
+}
+
+/// The check, an item for the original function's body (empty when the
+/// body calls no built-in by its bare name).
+///
+/// For a name in `BUILTINS`, the module defines a marker `struct softplus;`
+/// and, in a constant, glob-imports the enclosing module's names (`use
+/// super::*`: its functions, its `use` imports, explicit or glob). A name
+/// in an inner block's scope, glob-imported or not, shadows the module's
+/// own, so `softplus` there is the caller's `softplus` if it has one, else
+/// the marker; a trait implemented by the marker alone, with a diagnostic
+/// message, rejects anything else. For a name in `GENUINE` the module
+/// glob-imports the genuine item beside `super::*` instead: the same item
+/// twice is fine, a different one is rustc's "ambiguous" error at the probe
+/// `use concatenate as _;`.
+pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
+    let calls = bare_builtin_calls(item);
+    if calls.is_empty() {
+        return TokenStream::new();
+    }
+    let mut markers = TokenStream::new();
+    let mut probes = TokenStream::new();
+    let mut genuine = TokenStream::new();
+    for (name, id) in &calls {
+        let span = id.span();
+        // The user's identifier, so it resolves with the call's hygiene and
+        // the error points at the call.
+        let at = syn::Ident::new(name, span);
+        if let Some((_, path)) = GENUINE.iter().find(|(n, _)| n == name) {
+            let path: syn::Path = syn::parse_str(path).expect("a path");
+            genuine.extend(quote!(pub use #path;));
+            probes.extend(quote_spanned!(span=> use #at as _;));
+            continue;
+        }
+        let marker = syn::Ident::new(name, Span::call_site());
+        let trait_ = format_ident!("__oxla_builtin_{}", name);
+        let check = format_ident!("__oxla_check_{}", name);
+        let message = format!(
+            "`{name}(..)` here is lowered as oxla's built-in `{name}`, but `{name}` in this scope is `{{Self}}`"
+        );
+        let label = format!("this would silently be oxla's `{name}`, not the `{name}` in scope");
+        let note = format!(
+            "oxla cannot see a plain Rust function's body: rename the function, or mark it \
+             `#[oxla::func]` under another name; to mean the built-in, write `oxla::{name}(..)`"
+        );
+        markers.extend(quote! {
+            struct #marker;
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #trait_ {}
+            #[diagnostic::do_not_recommend]
+            impl #trait_ for #marker {}
+            const fn #check<T: #trait_>(_: &T) {}
+        });
+        probes.extend(quote_spanned!(span=> #check(&#at);));
+    }
+    let genuine_glob = if genuine.is_empty() {
+        quote!()
+    } else {
+        quote!(use self::__oxla_genuine::*;)
+    };
+    quote! {
+        #[allow(unused_imports, non_camel_case_types, dead_code)]
+        mod __oxla_builtin_names {
+            #markers
+            mod __oxla_genuine { #genuine }
+            const _: () = {
+                use super::*;
+                #genuine_glob
+                #probes
+            };
+        }
+    }
+}
