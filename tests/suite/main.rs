@@ -24,6 +24,7 @@ mod powf;
 mod prod_cumsum;
 mod rounding;
 mod slicing;
+mod slicing_index;
 mod transforms;
 mod tree;
 mod tree_cross_crate;

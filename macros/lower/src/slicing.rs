@@ -106,7 +106,10 @@ impl Lowerer<'_> {
                     return Some(None);
                 }
                 let items = self.s_items(&mac.mac.tokens, mac.span())?;
-                Some(self.slice_items(x?, &items, arg.span()))
+                // After an error in the receiver (already reported) this is
+                // still `slice`: `None` here would report it as unknown.
+                let Some(x) = x else { return Some(None) };
+                Some(self.slice_items(x, &items, arg.span()))
             }
             ("slice_axis", [axis, s]) => {
                 let x = self.lower_expr(&m.receiver);
@@ -132,7 +135,7 @@ impl Lowerer<'_> {
                     );
                     return Some(None);
                 };
-                let x = x?;
+                let Some(x) = x else { return Some(None) };
                 let rank = self.f.shape(x).rank();
                 if k >= rank {
                     self.errors.spanned(
@@ -226,6 +229,7 @@ impl Lowerer<'_> {
         }
         let mut bounds = Vec::new();
         let mut result: Vec<Option<usize>> = Vec::new(); // per item: kept axis or new
+        let mut index_axes: Vec<usize> = Vec::new(); // axes an index removes
         let mut axis = 0;
         for item in items {
             match item {
@@ -236,6 +240,7 @@ impl Lowerer<'_> {
                     axis += 1;
                 }
                 Item::Index(k) => {
+                    index_axes.push(axis);
                     let a = start_bound(*k);
                     let b = match *k {
                         -1 => Bound::End(0),
@@ -259,11 +264,34 @@ impl Lowerer<'_> {
                 return None;
             }
         };
+        // An index on an axis of run-time size leaves a derived length
+        // (`(n:k:k+1:1)`, 1 once `k < n` is checked at the call) that no
+        // reshape can drop: sum that axis away instead (one term). The
+        // symbol stays in the program, so the call still checks it.
+        let mut sliced = sliced;
+        let summed: Vec<usize> = index_axes
+            .iter()
+            .copied()
+            .filter(|a| self.f.shape(sliced).0[*a] != Dim::Const(1))
+            .collect();
+        if !summed.is_empty() {
+            if !self.f.dtype(sliced).is_float() {
+                self.errors.at(
+                    span,
+                    format!(
+                        "an integer index on an axis of run-time size is supported on float arrays only (this one is {}): index a float array, or keep the axis with a range `k..k + 1`",
+                        self.f.ty(sliced)
+                    ),
+                );
+                return None;
+            }
+            sliced = self.push(Op::ReduceSum { axes: summed.clone() }, &[sliced], span)?;
+        }
         let dims = self.f.shape(sliced).0.clone();
         let out: Vec<Dim> = result
             .iter()
             .map(|r| match r {
-                Some(a) => dims[*a].clone(),
+                Some(a) => dims[*a - summed.iter().filter(|s| **s < *a).count()].clone(),
                 None => Dim::Const(1),
             })
             .collect();

@@ -80,3 +80,35 @@ fn bad_slices_are_spanned_errors_naming_what_is_supported() {
     );
     assert!(e[2].contains("one item per axis"), "{}", e[2]);
 }
+
+/// Issue 20: an integer index on an axis of run-time size left a derived
+/// length `(m_1:1:2:1)` that the reshape dropping the axis refused ("cannot
+/// reshape f64[m_0,(m_1:1:2:1)] to [m_0]"). The axis is summed away (one
+/// term), and its derived length stays in the program, so the call checks
+/// the index against the argument.
+#[test]
+fn an_index_on_a_run_time_axis_removes_it() {
+    let f = lower(quote! {
+        fn p(m: ArrayView2<f64>) -> (Array1<f64>, Array1<f64>, Array1<f64>, Array2<f64>) {
+            (m.slice(s![.., 1]), m.slice(s![0, ..]), m.slice(s![1, 2..]), m.slice(s![NewAxis, -1, ..]))
+        }
+    });
+    let shapes: Vec<String> = (0..4).map(|i| out_shape(&f, i)).collect();
+    assert_eq!(shapes, ["[m_0]", "[m_1]", "[(m_1:0:e-2:1)]", "[1,m_1]"]);
+    let text = oxla_core::text::print(&f);
+    assert!(text.contains("(m_1:1:2:1)"), "{text}");
+    assert!(text.contains("(m_0:1:2:1)"), "{text}");
+}
+
+/// Issue 20: after an error in the receiver, `x.slice(s![..])` was also
+/// reported as an unknown method and `s!` as an unsupported macro.
+#[test]
+fn a_slice_of_a_bad_receiver_reports_the_receiver_only() {
+    let e = errors(quote! {
+        fn e(m: ArrayView2<f64>) -> f64 {
+            (m + nowhere).slice(s![.., 1]).sum() + m.foo().slice_axis(Axis(0), Slice::from(1..)).sum()
+        }
+    });
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(e.iter().all(|m| !m.contains("`slice") && !m.contains("macro")), "{e:?}");
+}
