@@ -177,3 +177,73 @@ pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
         }
     }
 }
+
+/// `f16` / `bf16` written bare in the signature mean `half`'s types to oxla
+/// (Rust's primitive `f16` is not an oxla element type): the signature is
+/// rewritten to `::oxla::half::f16` (the user's span), so the function
+/// compiles whether or not the caller imported `half::f16`. Returns the
+/// check for the original function's body: the bare name as the caller's
+/// scope resolves it (its import, else a marker that shadows the
+/// primitive) must be `half`'s, or the error says what it is instead.
+pub(crate) fn half_types(item: &mut syn::ItemFn) -> TokenStream {
+    use syn::visit_mut::VisitMut;
+    struct Half(BTreeMap<String, syn::Ident>);
+    impl VisitMut for Half {
+        fn visit_type_path_mut(&mut self, t: &mut syn::TypePath) {
+            if t.qself.is_none() {
+                if let Some(id) = t.path.get_ident().cloned() {
+                    let name = id.to_string();
+                    if name == "f16" || name == "bf16" {
+                        let span = id.span();
+                        self.0.entry(name).or_insert_with(|| id.clone());
+                        t.path = syn::parse_quote_spanned!(span=> ::oxla::half::#id);
+                        return;
+                    }
+                }
+            }
+            syn::visit_mut::visit_type_path_mut(self, t);
+        }
+    }
+    let mut found = Half(BTreeMap::new());
+    found.visit_signature_mut(&mut item.sig);
+    if found.0.is_empty() {
+        return TokenStream::new();
+    }
+    let mut markers = TokenStream::new();
+    let mut probes = TokenStream::new();
+    for (name, id) in &found.0 {
+        let span = id.span();
+        let at = syn::Ident::new(name, span);
+        let marker = syn::Ident::new(name, Span::call_site());
+        let trait_ = format_ident!("__oxla_half_{}", name);
+        let check = format_ident!("__oxla_check_{}", name);
+        let message = format!(
+            "`{name}` in this oxla function is `half::{name}` (`oxla::half::{name}`), but `{name}` in this scope is `{{Self}}`"
+        );
+        let label = format!("oxla reads this `{name}` as `half::{name}`");
+        let note = format!(
+            "import it (`use oxla::half::{name};`) or write `oxla::half::{name}`; Rust's primitive `f16` is not an oxla element type"
+        );
+        markers.extend(quote! {
+            struct #marker;
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #trait_ {}
+            #[diagnostic::do_not_recommend]
+            impl #trait_ for #marker {}
+            #[diagnostic::do_not_recommend]
+            impl #trait_ for ::oxla::half::#marker {}
+            const fn #check<T: #trait_>() {}
+        });
+        probes.extend(quote_spanned!(span=> #check::<#at>();));
+    }
+    quote! {
+        #[allow(unused_imports, non_camel_case_types, dead_code)]
+        mod __oxla_half_names {
+            #markers
+            const _: () = {
+                use super::*;
+                #probes
+            };
+        }
+    }
+}

@@ -159,6 +159,7 @@ pub(crate) fn expand_with(
             return quote!(#item #errs);
         }
     };
+    let half_check = builtins::half_types(&mut item);
     let args_tokens = args.clone();
     let mut stack: Vec<TransformAttr> = Vec::new();
     match which {
@@ -177,6 +178,7 @@ pub(crate) fn expand_with(
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
     markers.extend(builtins::check(&item));
+    markers.extend(half_check);
     let attrs_ok = errors.is_empty();
     // The expansion that first defines a helper this item calls, if one is
     // still unknown (see `helpers`).
