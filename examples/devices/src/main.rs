@@ -7,7 +7,7 @@
 //!
 //! Run with `cargo run --release -p devices`.
 
-use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2, Ix0, Ix1, Ix2};
 use oxla::{device_put, grad, jit, value_and_grad, Device, DeviceArray};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,72 @@ fn sgd2(p: ArrayView2<f32>, g: ArrayView2<f32>, lr: f32) -> Array2<f32> {
 #[jit]
 fn sgd1(p: ArrayView1<f32>, g: ArrayView1<f32>, lr: f32) -> Array1<f32> {
     p - g * lr
+}
+
+/// An MLP's weights on the host.
+struct HostMlp {
+    w1: Array2<f32>,
+    b1: Array1<f32>,
+    w2: Array2<f32>,
+    b2: Array1<f32>,
+}
+
+impl HostMlp {
+    /// Uniform weights in `[-scale, scale)` from `seed`, zero biases.
+    fn new(d_in: usize, d_hidden: usize, d_out: usize, scale: f32, seed: u64) -> HostMlp {
+        HostMlp {
+            w1: uniform((d_in, d_hidden), scale, seed),
+            b1: Array1::zeros(d_hidden),
+            w2: uniform((d_hidden, d_out), scale, seed + 1),
+            b2: Array1::zeros(d_out),
+        }
+    }
+
+    /// One step of gradient descent on `(x, y)`; the loss before it.
+    fn step(&mut self, x: &Array2<f32>, y: &Array2<f32>, lr: f32) -> f32 {
+        let (l, g1, gb1, g2, gb2) = loss_and_grad(&self.w1, &self.b1, &self.w2, &self.b2, x, y);
+        self.w1 = sgd2(self.w1.view(), g1.view(), lr);
+        self.b1 = sgd1(self.b1.view(), gb1.view(), lr);
+        self.w2 = sgd2(self.w2.view(), g2.view(), lr);
+        self.b2 = sgd1(self.b2.view(), gb2.view(), lr);
+        l
+    }
+}
+
+/// The same weights on a device.
+struct DeviceMlp {
+    w1: DeviceArray<f32, Ix2>,
+    b1: DeviceArray<f32, Ix1>,
+    w2: DeviceArray<f32, Ix2>,
+    b2: DeviceArray<f32, Ix1>,
+}
+
+impl DeviceMlp {
+    fn put(m: &HostMlp, dev: &Device) -> DeviceMlp {
+        DeviceMlp {
+            w1: device_put(&m.w1, dev).unwrap(),
+            b1: device_put(&m.b1, dev).unwrap(),
+            w2: device_put(&m.w2, dev).unwrap(),
+            b2: device_put(&m.b2, dev).unwrap(),
+        }
+    }
+
+    /// One step of gradient descent, every array staying on the device: it
+    /// returns once the step is queued. The loss before it.
+    fn step(
+        &mut self,
+        x: &DeviceArray<f32, Ix2>,
+        y: &DeviceArray<f32, Ix2>,
+        lr: f32,
+    ) -> DeviceArray<f32, Ix0> {
+        let (l, g1, gb1, g2, gb2) =
+            loss_and_grad_device(&self.w1, &self.b1, &self.w2, &self.b2, x, y);
+        self.w1 = sgd2_device(&self.w1, &g1, lr);
+        self.b1 = sgd1_device(&self.b1, &gb1, lr);
+        self.w2 = sgd2_device(&self.w2, &g2, lr);
+        self.b2 = sgd1_device(&self.b2, &gb2, lr);
+        l
+    }
 }
 
 /// Lotka–Volterra for a batch of initial populations, `n` classical RK4
@@ -188,55 +254,32 @@ fn main() {
     );
 
     // An MLP trained with every weight, gradient and batch on the device.
-    let (batch, d_in, d_hidden, d_out) = (256, 8, 32, 2);
+    let (batch, d_in, d_out) = (256, 8, 2);
     let xb = uniform((batch, d_in), 1.0, 1);
     let yb = (xb.dot(&uniform((d_in, 16), 1.0, 2)))
         .mapv(f32::tanh)
         .dot(&uniform((16, d_out), 1.0, 3));
-    let (mut w1, mut b1) = (
-        uniform((d_in, d_hidden), 0.5, 4),
-        Array1::<f32>::zeros(d_hidden),
-    );
-    let (mut w2, mut b2) = (
-        uniform((d_hidden, d_out), 0.5, 5),
-        Array1::<f32>::zeros(d_out),
-    );
+    let mut host = HostMlp::new(d_in, 32, d_out, 0.5, 4);
+    let mut on_dev = DeviceMlp::put(&host, &dev);
     let put2 = |a: &Array2<f32>| device_put(a, &dev).unwrap();
-    let put1 = |a: &Array1<f32>| device_put(a, &dev).unwrap();
-    let (mut dw1, mut db1, mut dw2, mut db2) = (put2(&w1), put1(&b1), put2(&w2), put1(&b2));
     let (dxb, dyb) = (put2(&xb), put2(&yb));
     let (steps, lr) = (200, 0.5f32);
-    let mut device_loss: DeviceArray<f32, _> = DeviceArray::scalar(0.0, &dev).unwrap();
     // The first step compiles the step's functions for the device: timed
     // apart from the others.
-    let mut start = Instant::now();
-    for step in 0..steps {
-        let (l, g1, gb1, g2, gb2) = loss_and_grad_device(&dw1, &db1, &dw2, &db2, &dxb, &dyb);
-        dw1 = sgd2_device(&dw1, &g1, lr);
-        db1 = sgd1_device(&db1, &gb1, lr);
-        dw2 = sgd2_device(&dw2, &g2, lr);
-        db2 = sgd1_device(&db2, &gb2, lr);
-        device_loss = l;
-        if step == 0 {
-            db2.block_until_ready();
-            println!(
-                "INFO  first training step on {dev} (compiles 3 functions): {:.1} ms",
-                start.elapsed().as_secs_f64() * 1e3
-            );
-            start = Instant::now();
-        }
+    let start = Instant::now();
+    let mut device_loss = on_dev.step(&dxb, &dyb, lr);
+    on_dev.b2.block_until_ready();
+    println!(
+        "INFO  first training step on {dev} (compiles 3 functions): {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let start = Instant::now();
+    for _ in 1..steps {
+        device_loss = on_dev.step(&dxb, &dyb, lr);
     }
     let device_final = device_loss.item();
     let per_step = start.elapsed().as_secs_f64() / (steps - 1) as f64;
-    let mut host_final = 0.0;
-    for _ in 0..steps {
-        let (l, g1, gb1, g2, gb2) = loss_and_grad(&w1, &b1, &w2, &b2, &xb, &yb);
-        w1 = sgd2(w1.view(), g1.view(), lr);
-        b1 = sgd1(b1.view(), gb1.view(), lr);
-        w2 = sgd2(w2.view(), g2.view(), lr);
-        b2 = sgd1(b2.view(), gb2.view(), lr);
-        host_final = l;
-    }
+    let host_final = (0..steps).map(|_| host.step(&xb, &yb, lr)).last().unwrap();
     check(
         &format!("MLP 8-32-2, batch 256, loss after {steps} steps"),
         device_final as f64,
@@ -248,7 +291,7 @@ fn main() {
         "      {:.1} us per training step (5 calls, no host copy)",
         per_step * 1e6
     );
-    let w1_gap = (&dw1.to_host() - &w1)
+    let w1_gap = (&on_dev.w1.to_host() - &host.w1)
         .iter()
         .fold(0f32, |m, v| m.max(v.abs()));
     check(
@@ -262,34 +305,17 @@ fn main() {
     // The MNIST-sized MLP of the benchmarks (784-512-10, batch 256): its
     // products run on cuBLAS on a GPU. Five steps checked against the host,
     // then the step time.
-    let (batch, d_in, d_hidden, d_out) = (256, 784, 512, 10);
+    let (batch, d_in, d_out) = (256, 784, 10);
     let xb = uniform((batch, d_in), 1.0, 11);
     let yb = uniform((batch, d_out), 1.0, 12);
-    let (mut w1, mut b1) = (
-        uniform((d_in, d_hidden), 0.05, 13),
-        Array1::<f32>::zeros(d_hidden),
-    );
-    let (mut w2, mut b2) = (
-        uniform((d_hidden, d_out), 0.05, 14),
-        Array1::<f32>::zeros(d_out),
-    );
-    let (mut dw1, mut db1, mut dw2, mut db2) = (put2(&w1), put1(&b1), put2(&w2), put1(&b2));
+    let mut host = HostMlp::new(d_in, 512, d_out, 0.05, 13);
+    let mut on_dev = DeviceMlp::put(&host, &dev);
     let (dxb, dyb) = (put2(&xb), put2(&yb));
     let lr = 0.1f32;
     let (mut device_l, mut host_l) = (0.0, 0.0);
     for _ in 0..5 {
-        let (l, g1, gb1, g2, gb2) = loss_and_grad_device(&dw1, &db1, &dw2, &db2, &dxb, &dyb);
-        dw1 = sgd2_device(&dw1, &g1, lr);
-        db1 = sgd1_device(&db1, &gb1, lr);
-        dw2 = sgd2_device(&dw2, &g2, lr);
-        db2 = sgd1_device(&db2, &gb2, lr);
-        device_l = l.item();
-        let (l, g1, gb1, g2, gb2) = loss_and_grad(&w1, &b1, &w2, &b2, &xb, &yb);
-        w1 = sgd2(w1.view(), g1.view(), lr);
-        b1 = sgd1(b1.view(), gb1.view(), lr);
-        w2 = sgd2(w2.view(), g2.view(), lr);
-        b2 = sgd1(b2.view(), gb2.view(), lr);
-        host_l = l;
+        device_l = on_dev.step(&dxb, &dyb, lr).item();
+        host_l = host.step(&xb, &yb, lr);
     }
     check(
         "MLP 784-512-10, batch 256, loss at step 5",
@@ -301,16 +327,12 @@ fn main() {
     let steps = 50;
     let start = Instant::now();
     for _ in 0..steps {
-        let (_, g1, gb1, g2, gb2) = loss_and_grad_device(&dw1, &db1, &dw2, &db2, &dxb, &dyb);
-        dw1 = sgd2_device(&dw1, &g1, lr);
-        db1 = sgd1_device(&db1, &gb1, lr);
-        dw2 = sgd2_device(&dw2, &g2, lr);
-        db2 = sgd1_device(&db2, &gb2, lr);
+        on_dev.step(&dxb, &dyb, lr);
     }
     // Queuing returns before the device finishes: the host's share of a
     // step is the time to queue it.
     let queued = start.elapsed();
-    db2.block_until_ready();
+    on_dev.b2.block_until_ready();
     println!(
         "      {:.1} us per training step over {steps} steps ({:.1} us of it to queue the step)",
         start.elapsed().as_secs_f64() / steps as f64 * 1e6,
@@ -318,25 +340,26 @@ fn main() {
     );
 
     // Where the host time of a step goes: each function's queue time alone.
+    let m = &on_dev;
     let queue = |f: &mut dyn FnMut()| {
         f();
-        oxla_sync(&db2);
+        oxla_sync(&m.b2);
         let t = Instant::now();
         for _ in 0..50 {
             f();
         }
         let q = t.elapsed().as_secs_f64() / 50.0 * 1e6;
-        oxla_sync(&db2);
+        oxla_sync(&m.b2);
         q
     };
     let q_loss = queue(&mut || {
-        loss_and_grad_device(&dw1, &db1, &dw2, &db2, &dxb, &dyb);
+        loss_and_grad_device(&m.w1, &m.b1, &m.w2, &m.b2, &dxb, &dyb);
     });
     let q_sgd2 = queue(&mut || {
-        sgd2_device(&dw1, &dw1, lr);
+        sgd2_device(&m.w1, &m.w1, lr);
     });
     let q_sgd1 = queue(&mut || {
-        sgd1_device(&db1, &db1, lr);
+        sgd1_device(&m.b1, &m.b1, lr);
     });
     println!(
         "INFO  queue time per call: loss_and_grad {q_loss:.1} us, sgd2 {q_sgd2:.1} us, sgd1 {q_sgd1:.1} us"
