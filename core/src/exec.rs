@@ -77,6 +77,10 @@ pub struct Program {
     /// every call checks each launch's extents (`check_bounds`) before
     /// running it, so a slice can never read outside a buffer.
     windowed: bool,
+    /// The max/min reductions whose axes must not be empty
+    /// (`ops::reduce::nonempty_reductions`): each with its reduced sizes,
+    /// checked at every call from the bound sizes (`check_nonempty`).
+    nonempty: Vec<(crate::ops::reduce::NonEmpty, Vec<DimRef>)>,
 }
 
 /// Where a buffer of a program lives during a call.
@@ -390,10 +394,27 @@ impl Program {
                     matches!(&i.kind, crate::kernel::InstKind::Load { offset, .. } if !offset.is_empty())
                 })
         });
+        let nonempty = crate::ops::reduce::nonempty_reductions(&function)
+            .into_iter()
+            .map(|n| {
+                let refs = n
+                    .dims
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Const(c) => DimRef::Const(*c),
+                        Dim::Sym(s) => {
+                            DimRef::Sym(symbols.iter().position(|x| x == s).unwrap_or(usize::MAX))
+                        }
+                    })
+                    .collect();
+                (n, refs)
+            })
+            .collect();
         Program {
             derived,
             derived_plans,
             windowed,
+            nonempty,
             solve_order,
             param_dims,
             out_dims,
@@ -1085,6 +1106,9 @@ impl Program {
         if self.windowed {
             self.check_bounds(&scratch.bound)?;
         }
+        if !self.nonempty.is_empty() {
+            self.check_nonempty(&scratch.bound)?;
+        }
         scratch.lens.clear();
         for (factor, syms) in &self.numel {
             let n = syms.iter().fold(*factor, |acc, s| acc * scratch.bound[*s]);
@@ -1335,6 +1359,61 @@ impl Program {
                         k.name
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether some max/min reduction would be over no elements under the
+    /// bound `sizes` (see `check_nonempty`).
+    pub fn has_empty_reduction(&self, sizes: &[u64]) -> bool {
+        self.nonempty.iter().any(|(_, refs)| {
+            refs.iter().any(|d| match *d {
+                DimRef::Const(c) => c == 0,
+                DimRef::Sym(k) => sizes.get(k).is_some_and(|v| *v == 0),
+            })
+        })
+    }
+
+    /// A max or min (or argmax, argmin) over an axis of size 0 is an error
+    /// naming the function, the reduction's operand (an argument, or the
+    /// argument the empty axis's size comes from) and the axis, as JAX
+    /// raises "zero-size array to reduction operation max which has no
+    /// identity". sum, mean, prod, logsumexp and softmax are not affected.
+    pub fn check_nonempty(&self, sizes: &[u64]) -> Result<(), String> {
+        let f = &self.function;
+        for (n, refs) in &self.nonempty {
+            for (j, d) in refs.iter().enumerate() {
+                let empty = match *d {
+                    DimRef::Const(c) => c == 0,
+                    DimRef::Sym(k) => sizes.get(k).is_some_and(|v| *v == 0),
+                };
+                if !empty {
+                    continue;
+                }
+                let axis = n.axes[j];
+                let what = match (n.param, &n.dims[j]) {
+                    (Some(p), _) => format!("axis {axis} of argument `{}`", f.param_names[p]),
+                    (None, Dim::Sym(s)) => {
+                        // The first argument with an axis of this size.
+                        let from = f.params.iter().enumerate().find_map(|(i, p)| {
+                            f.shape(*p)
+                                .0
+                                .iter()
+                                .position(|x| *x == Dim::Sym(s.clone()))
+                                .map(|a| format!(" (axis {a} of argument `{}`)", f.param_names[i]))
+                        });
+                        format!(
+                            "axis {axis} of a value, of size `{s}`{}",
+                            from.unwrap_or_default()
+                        )
+                    }
+                    (None, Dim::Const(_)) => format!("axis {axis} of a value"),
+                };
+                return Err(format!(
+                    "`{}`: {} over {what}, which has size 0: a {} over no elements has no identity (JAX raises: zero-size array to reduction operation {} which has no identity)",
+                    f.name, n.op, n.op, n.op
+                ));
             }
         }
         Ok(())

@@ -203,9 +203,10 @@ fn batched_lookups_match_a_loop_and_are_checked() {
 }
 
 #[test]
-fn computed_indices_out_of_range_pick_zero() {
+fn computed_indices_out_of_range_are_clamped() {
     // Indices computed in the body are not checked at the call; an index
-    // past the axis matches no row and picks 0, never reading outside `x`.
+    // past the axis is clamped into it (JAX's gather default): index 3 of
+    // x's two rows reads row 1, never reading outside `x`.
     let x = Array2::from_shape_fn((2, 3), |(i, j)| (1 + 3 * i + j) as f32);
     let scores = Array2::from_shape_vec(
         (3, 4),
@@ -219,7 +220,7 @@ fn computed_indices_out_of_range_pick_zero() {
     let got = take_by_argmax(x.view(), scores.view());
     assert_eq!(got.row(0).to_vec(), vec![1.0, 2.0, 3.0]);
     assert_eq!(got.row(1).to_vec(), vec![4.0, 5.0, 6.0]);
-    assert_eq!(got.row(2).to_vec(), vec![0.0, 0.0, 0.0]);
+    assert_eq!(got.row(2).to_vec(), vec![4.0, 5.0, 6.0]);
 }
 
 #[test]
@@ -248,9 +249,10 @@ fn take_by_argmax_loss(x: ArrayView2<f64>, scores: ArrayView2<f64>) -> f64 {
 }
 
 #[test]
-fn computed_indices_out_of_range_get_no_gradient() {
-    // Rows 0 and 1 of x are picked by scores' rows 0 and 1; row 2 picks
-    // index 3, past x's two rows: it reads 0 and its cotangent is dropped.
+fn computed_indices_out_of_range_scatter_to_the_clamped_row() {
+    // Row 1 of x is picked by scores' rows 0 and 1, row 0 by row 3; row 2
+    // picks index 3, past x's two rows: clamped to row 1, which gets its
+    // cotangent too (as JAX's gradient of a clamping gather).
     let x = Array2::from_shape_fn((2, 3), |(i, j)| (1 + 3 * i + j) as f64);
     let scores = Array2::from_shape_vec(
         (4, 4),
@@ -263,9 +265,9 @@ fn computed_indices_out_of_range_get_no_gradient() {
     )
     .unwrap();
     let g = take_by_argmax_grad(&x, &scores);
-    // Row 1 picked twice, row 0 once: d/dx = 2·x·(times picked).
+    // Row 1 picked three times, row 0 once: d/dx = 2·x·(times picked).
     for ((i, j), v) in g.indexed_iter() {
-        let times = [1.0, 2.0][i];
+        let times = [1.0, 3.0][i];
         assert_eq!(*v, 2.0 * x[[i, j]] * times, "at ({i}, {j})");
     }
 }
@@ -294,9 +296,17 @@ fn take_along_axis_picks_one_element_per_lane() {
     for j in 0..3 {
         assert_eq!(got[j], x[[rows[j] as usize, j]]);
     }
-    // Out of range (not checked: only `take`'s indices are): 0.
-    let got = pick_labels(x.view(), Array1::from(vec![3i64, -1, 0, 1]).view());
-    assert_eq!(got.to_vec(), vec![0.0, 0.0, 20.0, 31.0]);
+    // A label parameter out of range is an error at the call, as `take`'s
+    // index parameters are.
+    let msg = panic_message(move || {
+        pick_labels(x.view(), Array1::from(vec![3i64, -1, 0, 1]).view());
+    });
+    assert!(
+        msg.contains("argument `labels` of `pick_labels`")
+            && msg.contains("index 3 at position 0")
+            && msg.contains("size 3"),
+        "{msg}"
+    );
 }
 
 // ---- `x[i]` with a run-time index -----------------------------------------

@@ -7,6 +7,7 @@ mod boundary;
 mod constructors;
 mod control_flow;
 mod device;
+mod edges;
 mod elementwise;
 mod end_to_end;
 mod gather;

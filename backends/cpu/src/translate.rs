@@ -1388,12 +1388,13 @@ impl<'a> Body<'a> {
         Some(self.b.ins().fma(x, y, z))
     }
 
-    /// `then(p + i·stride)` (in bytes of `arg`'s elements) when the index
-    /// value `i` (f64) lies in `0..bound`, else nothing: the one place an
-    /// address is computed from a value read from memory. With `value`
+    /// `then(p + c·stride)` (in bytes of `arg`'s elements), `c` the index
+    /// value `i` (f64) clamped into `0..bound` (`ops::gather::clamp_index`,
+    /// JAX's gather default); nothing when the axis is empty: the one place
+    /// an address is computed from a value read from memory. With `value`
     /// given, `then` returns one value of that type and the result is it,
-    /// or 0 when `i` is out of range; the loads `then` emits are never
-    /// hoisted above the test (`guard_depth`).
+    /// or 0 for an empty axis; the loads `then` emits are never hoisted
+    /// above the test (`guard_depth`).
     #[allow(clippy::too_many_arguments)]
     fn guarded(
         &mut self,
@@ -1405,10 +1406,17 @@ impl<'a> Body<'a> {
         value: Option<Type>,
         then: impl FnOnce(&mut Self, Value) -> Vec<Value>,
     ) -> Vec<Value> {
+        // Clamp into 0..=bound-1: a compare and select at each end (the
+        // index is an integer, never NaN); for an empty axis the result is
+        // 0, which the test below rejects.
         let zero = self.b.ins().f64const(0.0);
-        let low = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, i, zero);
-        let high = self.b.ins().fcmp(FloatCC::LessThan, i, bound);
-        let inside = self.b.ins().band(low, high);
+        let one = self.b.ins().f64const(1.0);
+        let last = self.b.ins().fsub(bound, one);
+        let above = self.b.ins().fcmp(FloatCC::GreaterThan, i, last);
+        let i = self.b.ins().select(above, last, i);
+        let below = self.b.ins().fcmp(FloatCC::LessThan, i, zero);
+        let i = self.b.ins().select(below, zero, i);
+        let inside = self.b.ins().fcmp(FloatCC::LessThan, i, bound);
         let (yes, done) = (self.b.create_block(), self.b.create_block());
         let mut otherwise = Vec::new();
         if let Some(ty) = value {
@@ -1422,7 +1430,7 @@ impl<'a> Body<'a> {
         let args: Vec<ir::BlockArg> = otherwise.iter().map(|v| (*v).into()).collect();
         self.b.ins().brif(inside, yes, &[], done, &args);
         self.b.switch_to_block(yes);
-        // In range, so the conversion is exact and the product fits.
+        // Clamped into range, so the conversion is exact and the product fits.
         let at = self.b.ins().fcvt_to_sint(types::I64, i);
         let at = self.b.ins().imul(at, stride);
         let bytes = scale(&mut self.b, at, self.k.args[arg].dtype.size_bytes() as i64);
@@ -1436,8 +1444,8 @@ impl<'a> Body<'a> {
         self.b.block_params(done).to_vec()
     }
 
-    /// `[p + offset] += v` for a scatter store, when the store's index lies
-    /// in range (in iteration order: deterministic).
+    /// `[p + offset] += v` for a scatter store, at the store's index clamped
+    /// into range (in iteration order: deterministic).
     fn scatter_add_at(
         &mut self,
         arg: usize,
@@ -1592,7 +1600,8 @@ fn scalar_type(ty: DType) -> Type {
     }
 }
 
-/// `max(x, y)`: NaN if either is NaN, else `x > y ? x : y` (`min`: `<`).
+/// `max(x, y)`: NaN if either is NaN, else `x > y ? x : y` (`min`: `<`),
+/// with ties of ±0 fixed up below (+0 for max, -0 for min).
 ///
 /// `select(y < x, x, y)` is written so that Cranelift's x86-64 backend
 /// matches it to `maxps`/`maxpd`/`maxss`/`maxsd x, y` (which return `y` when
@@ -1610,7 +1619,17 @@ fn min_max(num: Num, b: &mut FunctionBuilder, op: BinaryOp, x: Value, y: Value) 
     };
     let m = num.select(b, take_x, x, y);
     let x_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    num.select(b, x_nan, x, m)
+    let m = num.select(b, x_nan, x, m);
+    // At a tie, the bitwise AND (max) or OR (min): +0 for max and -0 for
+    // min of zeros of either sign, the operand itself otherwise (JAX's rule,
+    // `BinaryOp::eval`).
+    let tie = b.ins().fcmp(FloatCC::Equal, x, y);
+    let z = if op == BinaryOp::Max {
+        b.ins().band(x, y)
+    } else {
+        b.ins().bor(x, y)
+    };
+    num.select(b, tie, z, m)
 }
 
 /// Insts whose value is the same for every innermost coordinate: constants,

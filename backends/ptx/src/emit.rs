@@ -315,8 +315,9 @@ impl<'k> Emitter<'k> {
         }
     }
 
-    /// `off + i·stride` as a u64 register, where the index value `i` (f64)
-    /// lies in `0..bound`; otherwise a branch to `skip`: the one place an
+    /// `off + c·stride` as a u64 register, `c` the index value `i` (f64)
+    /// clamped into `0..bound` (`ops::gather::clamp_index`, JAX's gather
+    /// default); a branch to `skip` when the axis is empty: the one place an
     /// address is computed from a value read from memory.
     fn indexed_position(
         &mut self,
@@ -333,12 +334,17 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("mov.u64 {bu}, {bound}"));
         self.f.ins(format!("cvt.rn.f64.u64 {bf}, {bu}"));
         let zero = values::float_imm(Ty::F64, 0.0);
-        self.f.ins(format!("setp.ge.f64 {p}, {}, {zero}", i.reg));
-        self.f
-            .ins(format!("setp.lt.and.f64 {p}, {}, {bf}, {p}", i.reg));
+        let one = values::float_imm(Ty::F64, 1.0);
+        // Clamp into 0..=bound-1 (the index is an integer, never NaN); for
+        // an empty axis the result is 0, which the test rejects.
+        let (last, c) = (self.f.reg(Class::F64), self.f.reg(Class::F64));
+        self.f.ins(format!("sub.f64 {last}, {bf}, {one}"));
+        self.f.ins(format!("min.f64 {c}, {}, {last}", i.reg));
+        self.f.ins(format!("max.f64 {c}, {c}, {zero}"));
+        self.f.ins(format!("setp.lt.f64 {p}, {c}, {bf}"));
         self.f.ins(format!("@!{p} bra {skip}"));
         let (n, at) = (self.f.reg(Class::B64), self.f.reg(Class::B64));
-        self.f.ins(format!("cvt.rzi.u64.f64 {n}, {}", i.reg));
+        self.f.ins(format!("cvt.rzi.u64.f64 {n}, {c}"));
         let off = off.unwrap_or_else(|| "0".to_string());
         self.f.ins(format!("mad.lo.u64 {at}, {n}, {stride}, {off}"));
         at
@@ -367,7 +373,7 @@ impl<'k> Emitter<'k> {
                     }
                 }
                 InstKind::LoadIndexed { arg, index, .. } => {
-                    // 0 unless the index is in range.
+                    // The element at the clamped index; 0 for an empty axis.
                     let d = self.f.reg(ty.class());
                     let zero = values::float_imm(ty, 0.0);
                     self.f.ins(format!("mov.{} {d}, {zero}", ty.suffix()));

@@ -110,9 +110,10 @@ pub(crate) fn binary(f: &mut Func, op: BinaryOp, a: &Val, b: &Val, result: Ty) -
         BinaryOp::Mul => f.ins(format!("mul.rn.{s} {d}, {}, {}", a.reg, b.reg)),
         BinaryOp::Div => f.ins(format!("div.rn.{s} {d}, {}, {}", a.reg, b.reg)),
         // `if a > b || a.is_nan() { a } else { b }` (the interpreter's
-        // rule): NaN if either operand is NaN, `b` on ties, so
-        // `max(+0, -0) = -0`. PTX `max` ignores NaN, and `max.NaN` does not
-        // promise `b` on signed-zero ties; see `max_min_model` below.
+        // rule): NaN if either operand is NaN; at a tie the bits ANDed
+        // (max) or ORed (min), so `max(±0, ∓0) = +0`, `min = -0` (JAX's).
+        // PTX `max` ignores NaN, and `max.NaN` does not promise a sign on
+        // signed-zero ties; see `max_min_model` below.
         BinaryOp::Max | BinaryOp::Min => {
             let cmp = if op == BinaryOp::Max { "gt" } else { "lt" };
             let (p, a_nan) = (f.reg(Class::Pred), f.reg(Class::Pred));
@@ -120,6 +121,17 @@ pub(crate) fn binary(f: &mut Func, op: BinaryOp, a: &Val, b: &Val, result: Ty) -
             f.ins(format!("setp.nan.{s} {a_nan}, {0}, {0}", a.reg));
             f.ins(format!("or.pred {p}, {p}, {a_nan}"));
             f.ins(format!("selp.{s} {d}, {}, {}, {p}", a.reg, b.reg));
+            // At a tie, the bitwise AND (max) or OR (min) of the operands:
+            // +0 for max and -0 for min of zeros of either sign (JAX's rule,
+            // `BinaryOp::eval`); the operand itself for equal non-zero ones.
+            let (tie, z) = (f.reg(Class::Pred), f.reg(t.class()));
+            let (bop, bits) = (
+                if op == BinaryOp::Max { "and" } else { "or" },
+                if t == Ty::F32 { "b32" } else { "b64" },
+            );
+            f.ins(format!("setp.eq.{s} {tie}, {}, {}", a.reg, b.reg));
+            f.ins(format!("{bop}.{bits} {z}, {}, {}", a.reg, b.reg));
+            f.ins(format!("selp.{s} {d}, {z}, {d}, {tie}"));
         }
         BinaryOp::Pow => {
             let r = if t == Ty::F32 {
@@ -188,6 +200,10 @@ pub(crate) fn select(f: &mut Func, c: &Val, a: &Val, b: &Val, result: Ty) -> Val
 /// `setp.gt`/`setp.lt` (false on NaN), `setp.nan a, a`, `or.pred`, `selp`.
 #[cfg(test)]
 fn max_min_model(max: bool, a: f64, b: f64) -> f64 {
+    if a == b {
+        let (x, y) = (a.to_bits(), b.to_bits());
+        return f64::from_bits(if max { x & y } else { x | y });
+    }
     let p = if max { a > b } else { a < b };
     let a_nan = a.is_nan();
     if p || a_nan {
@@ -202,7 +218,7 @@ mod tests {
     use super::max_min_model;
 
     #[test]
-    fn max_min_propagate_nan_from_both_operands_and_give_b_on_ties() {
+    fn max_min_propagate_nan_from_both_operands_and_order_signed_zeros() {
         let vals = [
             f64::NAN,
             f64::NEG_INFINITY,
@@ -219,6 +235,18 @@ mod tests {
                     // The project's rule, written independently.
                     let want = if a.is_nan() || b.is_nan() {
                         f64::NAN
+                    } else if a == 0.0 && b == 0.0 {
+                        // JAX: max(±0, ∓0) = +0, min = -0, in either order.
+                        let neg = if max {
+                            a.is_sign_negative() && b.is_sign_negative()
+                        } else {
+                            a.is_sign_negative() || b.is_sign_negative()
+                        };
+                        if neg {
+                            -0.0
+                        } else {
+                            0.0
+                        }
                     } else if (max && a > b) || (!max && a < b) {
                         a
                     } else {

@@ -283,7 +283,7 @@ impl DirectCall {
                 return None;
             }
         }
-        if bound[..p.symbols.len()].contains(&UNSET) {
+        if bound[..p.symbols.len()].contains(&UNSET) || p.has_empty_reduction(&bound) {
             return None;
         }
         // SAFETY: every parameter's pointer is valid for its element count
@@ -312,7 +312,8 @@ impl DirectCall {
             return None;
         }
         let lens: [u64; N] = std::array::from_fn(|i| args[i].len as u64);
-        let mut ok = true;
+        // A max over an empty argument is the general path's error.
+        let mut ok = p.nonempty.is_empty() || !lens.contains(&0);
         for (a, w) in args.iter().zip(&plan.params) {
             ok &= kind(a.dtype, a.rank) == w.kind;
             ok &= a.len as u64 == lens[w.from as usize] * w.keep as u64 + w.add as u64;

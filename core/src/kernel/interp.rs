@@ -177,10 +177,10 @@ struct Iteration<'a> {
     gathers: &'a [(usize, u64)],
 }
 
-/// The element index `i` picks along an axis of `bound` elements, if it is
-/// in range.
+/// The element index `i` picks along an axis of `bound` elements: clamped
+/// into the axis (`ops::gather::clamp_index`); `None` for an empty axis.
 fn pick(i: f64, bound: u64) -> Option<usize> {
-    (i >= 0.0 && i < bound as f64).then_some(i as usize)
+    crate::ops::gather::clamp_index(i, bound)
 }
 
 impl Iteration<'_> {

@@ -112,8 +112,10 @@ pub enum InstKind {
     Index(usize),
     /// An indirect load (a gather): like `Load`, plus `i · stride` where `i`
     /// is the value of inst `index` (an integer buffer loaded as `f64`,
-    /// exact below 2^53), when `0 <= i < bound`. Any other `i` reads nothing
-    /// and gives 0, so no index, however computed, reads outside the buffer.
+    /// exact below 2^53), with `i` first clamped into `0..bound`
+    /// (`ops::gather::clamp_index`, JAX's gather default). An empty axis
+    /// (`bound == 0`) reads nothing and gives 0, so no index, however
+    /// computed, reads outside the buffer. A scatter store clamps the same way.
     LoadIndexed {
         arg: usize,
         strides: Vec<Size>,

@@ -294,15 +294,24 @@ impl BinaryOp {
             BinaryOp::Sub => a - b,
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
+            // NaN from either operand; at a tie the bitwise AND (max) or OR
+            // (min) of the operands: the operand itself when they are equal
+            // and non-zero (same bits), and +0 for max, -0 for min of zeros of
+            // either sign in either order, as JAX's (`lax.max`, IEEE 754-2019
+            // `maximum`) does.
             BinaryOp::Max => {
-                if a > b || a.is_nan() {
+                if a == b {
+                    f64::from_bits(a.to_bits() & b.to_bits())
+                } else if a > b || a.is_nan() {
                     a
                 } else {
                     b
                 }
             }
             BinaryOp::Min => {
-                if a < b || a.is_nan() {
+                if a == b {
+                    f64::from_bits(a.to_bits() | b.to_bits())
+                } else if a < b || a.is_nan() {
                     a
                 } else {
                     b

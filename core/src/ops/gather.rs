@@ -8,15 +8,18 @@
 //! `x[b, a, idx[b, i], c]`. With `batch = 0` it is `jnp.take(x, idx, axis)`;
 //! the leading `batch` axes of `x` and `idx` are paired, one gather per
 //! example (how a batched gather of batched indices is expressed, and
-//! `take_along_axis`). An index outside `0..x.shape[axis]` picks 0: nothing
-//! is read (JAX's `mode="fill"` with 0).
+//! `take_along_axis`). An index outside `0..x.shape[axis]` is clamped into
+//! it (`clamp_index`), as JAX's gather clamps by default ("out-of-bounds
+//! indices are clamped on retrieval"): -1 reads element 0, `n` and beyond
+//! read element `n - 1`. Only an empty axis reads nothing (0).
 //!
 //! `scatter_add[axis, batch](u, idx)`, with the result's `shape` stated (as
 //! `pad` states its own), is zeros of `shape` with each element of `u` added
 //! at the position the gather with the same `idx` reads it from: repeated
-//! indices accumulate, and an index out of range adds nothing (JAX drops
-//! out-of-range scatter updates). The two are each other's transpose for
-//! any indices, in range or not.
+//! indices accumulate, and an index out of range adds at the clamped
+//! position, where the gather read it (JAX's gradient of a clamping gather
+//! does the same). The two are each other's transpose for any indices, in
+//! range or not.
 //!
 //! Both are linear in the float operand; the indices carry no derivative.
 //! In the kernel IR a gather is a load whose position along `axis` is read
@@ -87,8 +90,18 @@ pub fn scatter_add_infer(
     Ok(full)
 }
 
+/// The one rule every executor follows: the position index `i` (an integer
+/// widened to f64) picks along an axis of `bound` elements, clamped into
+/// `0..bound` (JAX's gather default); `None` only when the axis is empty.
+pub fn clamp_index(i: f64, bound: u64) -> Option<usize> {
+    if bound == 0 {
+        return None;
+    }
+    Some(i.clamp(0.0, (bound - 1) as f64) as usize)
+}
+
 /// For each element of the gathered shape (row-major): the element of the
-/// full array it reads (`None` for an index out of range).
+/// full array it reads (`None` only when the picked axis is empty).
 fn positions(full: &[usize], idx: &Tensor, axis: usize, batch: usize) -> Vec<Option<usize>> {
     let q = idx.shape.len() - batch;
     let mut out_shape = full[..axis].to_vec();
@@ -107,11 +120,8 @@ fn positions(full: &[usize], idx: &Tensor, axis: usize, batch: usize) -> Vec<Opt
                 .map(|k| c[k] * idx_strides[k])
                 .chain((0..q).map(|j| c[axis + j] * idx_strides[batch + j]))
                 .sum();
-            let i = idx.data[at_idx];
-            if !(i >= 0.0 && i < full[axis] as f64) {
-                return None;
-            }
-            let mut at = i as usize * full_strides[axis];
+            let i = clamp_index(idx.data[at_idx], full[axis] as u64)?;
+            let mut at = i * full_strides[axis];
             for k in 0..axis {
                 at += c[k] * full_strides[k];
             }

@@ -782,6 +782,14 @@ pub fn run_program(p: &exec::Program, args: &[Tensor]) -> Vec<Tensor> {
         .unwrap_or_else(|e| panic!("bind `{}`: {e}", f.name));
     p.check_bounds(&sizes)
         .unwrap_or_else(|e| panic!("check_bounds `{}` at {sizes:?}: {e}", f.name));
+    // A max or min over no elements is an error at the call (JAX raises;
+    // `fusion_nd::empty_max_and_min_are_errors_at_the_call`): the call is
+    // refused with that error, and there is nothing to compare, so the
+    // reference's own values stand in (the callers compare with them).
+    if let Err(e) = p.check_nonempty(&sizes) {
+        assert!(e.contains("no identity"), "{e}");
+        return oxla_core::interp::eval(f, args).expect("the reference runs");
+    }
     let env: BTreeMap<String, u64> = p.symbols.iter().cloned().zip(sizes).collect();
     p.check_schedule()
         .unwrap_or_else(|e| panic!("check_schedule `{}`: {e}", f.name));
@@ -1257,10 +1265,23 @@ pub fn shape_envs(f: &Function, seed: u64) -> Vec<BTreeMap<String, usize>> {
     // Derived sizes (slices, concatenations) follow from the base ones; a
     // binding at which some slice does not fit is left out (the fusion
     // tests check that such a call is refused).
+    // A max or min over no elements is an error at the call (JAX raises),
+    // tested on its own (`fusion_nd::empty_max_and_min_are_errors`): such
+    // bindings are left out here.
+    let nonempty = oxla_core::ops::reduce::nonempty_reductions(f);
     bases
         .into_iter()
         .filter_map(|mut env| {
             derived::bind_derived(symbols.iter().map(String::as_str), &mut env).ok()?;
+            let empty = nonempty.iter().any(|n| {
+                n.dims.iter().any(|d| match d {
+                    oxla_core::shape::Dim::Const(c) => *c == 0,
+                    oxla_core::shape::Dim::Sym(s) => env.get(s) == Some(&0),
+                })
+            });
+            if empty {
+                return None;
+            }
             Some(env.into_iter().map(|(k, v)| (k, v as usize)).collect())
         })
         .collect()

@@ -601,7 +601,8 @@ impl Lowerer<'_> {
 
     /// `argmax(x)` / `argmin(x)` (the flat index, row-major) or along
     /// `Axis(k)`, as `i64`, as jnp's: the first position holding the max
-    /// (min), or the first NaN. An empty axis gives `i64::MAX` (JAX raises).
+    /// (min), or the first NaN. An empty axis is an error at the call, as
+    /// JAX raises (`ops::reduce::nonempty_reductions`).
     /// The index is the min over the positions that hold the chosen value
     /// (or a NaN) of their coordinate, computed in the float type: exact for
     /// indices below 2^24 (f32) or 2^53 (f64).
@@ -709,8 +710,9 @@ impl Lowerer<'_> {
     /// row's label. Lowered as a `gather` whose leading axes (every axis but
     /// `k`) are shared with the indices: `x` with axis `k` moved last (a
     /// copy unless `k` is already last), one read per index. Its transpose
-    /// is the scatter-add of the cotangent into the chosen positions. An
-    /// index out of range picks nothing (0), where JAX clamps it.
+    /// is the scatter-add of the cotangent into the chosen positions. A
+    /// label parameter is checked at each call (`IndexCheck`); a computed
+    /// label out of range is clamped into the axis, as JAX's gather does.
     fn take_along_axis(
         &mut self,
         x: Var,
@@ -765,6 +767,8 @@ impl Lowerer<'_> {
                 return None;
             }
         }
+        // A label parameter is checked at each call, as `take`'s indices are.
+        self.takes.push((idx, x, axis));
         let mut perm = kept;
         perm.push(axis);
         let x = oxla_core::ops::layout::transpose(&mut self.f, x, perm);
@@ -787,7 +791,7 @@ impl Lowerer<'_> {
     /// contributions). Every read is guarded, so no index can read outside
     /// `x`; when the indices are a parameter, every compiled call checks
     /// them against the axis first and fails naming the argument
-    /// (`IndexCheck`), as numpy does; computed indices out of range pick 0.
+    /// (`IndexCheck`), as numpy does; computed indices out of range are clamped.
     fn take(
         &mut self,
         name: &str,
@@ -874,7 +878,7 @@ impl Lowerer<'_> {
             "cumsum" | "cumprod" => self.cumulative(name, x, args[1]),
             "stop_gradient" => self.push(Op::StopGradient, &[x], span),
             "logsumexp" => {
-                let (shifted, m) = self.shift_by_max(x, &axes, span)?;
+                let (shifted, m) = self.shift_by_max(x, &axes, true, span)?;
                 let e = self.push(Op::Unary(UnaryOp::Exp), &[shifted], span)?;
                 let s = self.push(Op::ReduceSum { axes }, &[e], span)?;
                 let l = self.push(Op::Unary(UnaryOp::Log), &[s], span)?;
@@ -882,7 +886,7 @@ impl Lowerer<'_> {
             }
             _ => {
                 // softmax / log_softmax along `axes`, kept as a broadcast.
-                let (shifted, _) = self.shift_by_max(x, &axes, span)?;
+                let (shifted, _) = self.shift_by_max(x, &axes, false, span)?;
                 let e = self.push(Op::Unary(UnaryOp::Exp), &[shifted], span)?;
                 let s = self.push(Op::ReduceSum { axes: axes.clone() }, &[e], span)?;
                 let s = self.keep_axes(s, x, &axes, span)?;
@@ -897,10 +901,18 @@ impl Lowerer<'_> {
     }
 
     /// `x - stop_gradient(max(x, axes))` (broadcast back) and the max itself
-    /// (reduced shape), as JAX's logsumexp and softmax shift for stability;
-    /// an infinite max shifts by 0 instead, as JAX's does, so a row of -inf
-    /// gives -inf and a row holding +inf gives +inf (logsumexp), not NaN.
-    fn shift_by_max(&mut self, x: Var, axes: &[usize], span: Span) -> Option<(Var, Var)> {
+    /// (reduced shape), as JAX's logsumexp and softmax shift for stability.
+    /// With `finite` (logsumexp) an infinite max shifts by 0 instead, as
+    /// JAX's logsumexp does, so a row of -inf gives -inf and a row holding
+    /// +inf gives +inf, not NaN; JAX's softmax and log_softmax shift by the
+    /// max as it is, so a row holding +inf gives NaN everywhere.
+    fn shift_by_max(
+        &mut self,
+        x: Var,
+        axes: &[usize],
+        finite: bool,
+        span: Span,
+    ) -> Option<(Var, Var)> {
         let m = self.push(
             Op::ReduceMax {
                 axes: axes.to_vec(),
@@ -909,7 +921,12 @@ impl Lowerer<'_> {
             span,
         )?;
         let mut m = self.push(Op::StopGradient, &[m], span)?;
-        for inf in [f64::NEG_INFINITY, f64::INFINITY] {
+        let infs: &[f64] = if finite {
+            &[f64::NEG_INFINITY, f64::INFINITY]
+        } else {
+            &[]
+        };
+        for &inf in infs {
             let inf = self.f.full_like(inf, m);
             let is_inf = self.push(Op::Cmp(CmpOp::Eq), &[m, inf], span)?;
             let zero = self.f.zeros_like(m);

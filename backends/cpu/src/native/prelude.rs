@@ -568,7 +568,10 @@ macro_rules! simple_float_ops {
         /// NaN if either is NaN, else the larger (the IR's `max`).
         #[inline(always)]
         pub fn $max(a: $t, b: $t) -> $t {
-            if a > b || a.is_nan() {
+            if a == b {
+                // +0 for zeros of either sign (the IR's rule).
+                <$t>::from_bits(a.to_bits() & b.to_bits())
+            } else if a > b || a.is_nan() {
                 a
             } else {
                 b
@@ -578,7 +581,10 @@ macro_rules! simple_float_ops {
         /// NaN if either is NaN, else the smaller (the IR's `min`).
         #[inline(always)]
         pub fn $min(a: $t, b: $t) -> $t {
-            if a < b || a.is_nan() {
+            if a == b {
+                // -0 for zeros of either sign (the IR's rule).
+                <$t>::from_bits(a.to_bits() | b.to_bits())
+            } else if a < b || a.is_nan() {
                 a
             } else {
                 b

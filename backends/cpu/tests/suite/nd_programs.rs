@@ -56,9 +56,13 @@ fn check(f: &Function, specials: bool, tol: Tol) {
         let want = interp::eval(f, &args).unwrap_or_else(|e| panic!("eval: {e}"));
         let bufs: Vec<Buffer> = args.iter().map(Tensor::to_buffer).collect();
         for (name, launcher) in launchers {
-            let got = p
-                .run(launcher, &bufs)
-                .unwrap_or_else(|e| panic!("{name}: `{}` at {env:?}: {e}", f.name));
+            let got = match p.run(launcher, &bufs) {
+                Ok(got) => got,
+                // A max or min over no elements is an error at the call, as
+                // JAX raises (`Program::check_nonempty`): nothing to compare.
+                Err(e) if e.contains("no identity") => continue,
+                Err(e) => panic!("{name}: `{}` at {env:?}: {e}", f.name),
+            };
             compare(&p, name, env, &got, &want, tol);
         }
     }

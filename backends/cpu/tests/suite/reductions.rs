@@ -299,8 +299,11 @@ fn min_max_table() -> Vec<(f64, f64, f64, f64)> {
         (nan, nan, nan, nan),
         (-inf, nan, nan, nan),
         (nan, inf, nan, nan),
-        (0.0, -0.0, -0.0, -0.0),
-        (-0.0, 0.0, 0.0, 0.0),
+        // JAX (IEEE maximum/minimum): max of ±0 is +0, min is -0, either order.
+        (0.0, -0.0, 0.0, -0.0),
+        (-0.0, 0.0, 0.0, -0.0),
+        (-0.0, -0.0, -0.0, -0.0),
+        (0.0, 0.0, 0.0, 0.0),
         (1.0, 2.0, 2.0, 1.0),
         (2.0, 1.0, 2.0, 1.0),
         (-inf, inf, inf, -inf),
@@ -334,8 +337,8 @@ fn max_min_nan_and_signed_zero() {
             kb.store(o1, mx);
             kb.store(o2, mn);
             let k = kb.build();
-            // 11 cases × 9 shifts: each case meets every lane of a 4-lane
-            // vector and the tail (n = 99 = 24 vectors + 3).
+            // 13 cases × 9 shifts: each case meets every lane of a 4-lane
+            // vector and the tail (n = 117 = 29 vectors + 1).
             let cases: Vec<_> = (0..9).flat_map(|_| table.iter().copied()).collect();
             let n = cases.len();
             let xs: Vec<f64> = cases.iter().map(|c| c.0).collect();
