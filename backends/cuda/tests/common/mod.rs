@@ -610,9 +610,38 @@ pub fn check(
         .zip(&args)
         .map(|(shape, b)| Tensor::from_buffer(shape, b))
         .collect();
+    if let Some(e) = expected_error(f, &tensors) {
+        return refused(n, e, run(&args).map(|_| ()));
+    }
     let want = oxla_core::interp::eval(f, &tensors).map_err(|e| format!("interpreter: {e}"))?;
     let got = run(&args).map_err(|e| format!("n={n}: {e}"))?;
     compare(case, n, &got, &want)
+}
+
+/// The error every executor gives before running `f` on `args`, if any: a
+/// max, min or argmax over an empty axis (JAX raises; `Program::check_nonempty`).
+fn expected_error(f: &Function, args: &[Tensor]) -> Option<String> {
+    let p = oxla_core::kernel::fusion::fuse(f).ok()?;
+    let dims: Vec<(usize, oxla_core::exec::ArgDims)> = args
+        .iter()
+        .map(|t| {
+            (
+                t.data.len(),
+                oxla_core::exec::ArgDims::new(&t.shape).expect("rank"),
+            )
+        })
+        .collect();
+    let sizes = p.bind_dims(&dims).ok()?;
+    p.check_nonempty(&sizes).err()
+}
+
+/// A run that had to fail with `want` (see `expected_error`).
+fn refused(n: usize, want: String, got: Result<(), String>) -> Result<f64, String> {
+    match got {
+        Err(e) if e.contains(&want) => Ok(0.0),
+        Err(e) => Err(format!("n={n}: expected the error `{want}`, got `{e}`")),
+        Ok(()) => Err(format!("n={n}: expected the error `{want}`, got results")),
+    }
 }
 
 /// `check` with the arguments passed with their shapes (`run` gets each
@@ -630,6 +659,9 @@ pub fn check_shaped(
         .iter()
         .map(|(b, shape)| Tensor::from_buffer(shape.clone(), b))
         .collect();
+    if let Some(e) = expected_error(f, &tensors) {
+        return refused(n, e, run(&args).map(|_| ()));
+    }
     let want = oxla_core::interp::eval(f, &tensors).map_err(|e| format!("interpreter: {e}"))?;
     let got = run(&args).map_err(|e| format!("n={n}: {e}"))?;
     for (o, ((_, dims), w)) in got.iter().zip(&want).enumerate() {
