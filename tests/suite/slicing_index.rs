@@ -7,7 +7,9 @@ use oxla::ndarray::{s, Array1, Array2, Array3, ArrayView2};
 use oxla::{grad, jit, vmap};
 
 fn matrix(m: usize, n: usize) -> Array2<f64> {
-    Array2::from_shape_fn((m, n), |(i, j)| (i as f64 + 1.0) * 0.5 - (j as f64) * 0.25 + 0.1)
+    Array2::from_shape_fn((m, n), |(i, j)| {
+        (i as f64 + 1.0) * 0.5 - (j as f64) * 0.25 + 0.1
+    })
 }
 
 #[jit]

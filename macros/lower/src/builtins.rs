@@ -162,7 +162,9 @@ pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
     let genuine_glob = if genuine.is_empty() {
         quote!()
     } else {
-        quote!(use self::__oxla_genuine::*;)
+        quote!(
+            use self::__oxla_genuine::*;
+        )
     };
     quote! {
         #[allow(unused_imports, non_camel_case_types, dead_code)]

@@ -285,7 +285,13 @@ impl Lowerer<'_> {
                 );
                 return None;
             }
-            sliced = self.push(Op::ReduceSum { axes: summed.clone() }, &[sliced], span)?;
+            sliced = self.push(
+                Op::ReduceSum {
+                    axes: summed.clone(),
+                },
+                &[sliced],
+                span,
+            )?;
         }
         let dims = self.f.shape(sliced).0.clone();
         let out: Vec<Dim> = result

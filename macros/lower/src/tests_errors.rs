@@ -467,7 +467,10 @@ fn bare_builtin_calls_are_checked_against_the_callers_scope() {
     );
     let text = out.to_string();
     assert!(text.contains("mod __oxla_builtin_names"), "{text}");
-    assert!(text.contains("__oxla_check_softplus (& softplus)"), "{text}");
+    assert!(
+        text.contains("__oxla_check_softplus (& softplus)"),
+        "{text}"
+    );
     assert!(!text.contains("__oxla_check_relu"), "{text}");
     let out = expand(
         TransformKind::Grad,
@@ -492,6 +495,9 @@ fn bare_builtin_calls_are_checked_against_the_callers_scope() {
         },
     );
     let text = out.to_string();
-    assert!(text.contains("pub use :: oxla :: ndarray :: stack"), "{text}");
+    assert!(
+        text.contains("pub use :: oxla :: ndarray :: stack"),
+        "{text}"
+    );
     assert!(text.contains("use stack as _"), "{text}");
 }

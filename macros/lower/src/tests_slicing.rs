@@ -110,5 +110,9 @@ fn a_slice_of_a_bad_receiver_reports_the_receiver_only() {
         }
     });
     assert_eq!(e.len(), 2, "{e:?}");
-    assert!(e.iter().all(|m| !m.contains("`slice") && !m.contains("macro")), "{e:?}");
+    assert!(
+        e.iter()
+            .all(|m| !m.contains("`slice") && !m.contains("macro")),
+        "{e:?}"
+    );
 }
