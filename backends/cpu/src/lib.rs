@@ -22,6 +22,7 @@ pub use math::{oxla_cpu_cos_f32, oxla_cpu_cos_f64, oxla_cpu_sin_f32, oxla_cpu_si
 pub use matmul::{matmul_plans, CpuLauncher, MatmulPlan};
 pub use object::{clif_text, emit_object};
 pub use parallel::{
-    num_threads, set_num_threads, split_plans, Split, BLOCK_ELEMS, MIN_PARALLEL_ELEMS, THREADS_ENV,
+    max_threads, num_threads, set_num_threads, split_plans, Split, BLOCK_ELEMS, MIN_PARALLEL_ELEMS,
+    THREADS_ENV, THREADS_PER_CORE,
 };
 pub use run::run_checked;

@@ -18,7 +18,9 @@
 //! Kernels under `MIN_PARALLEL_ELEMS` elements stay whole on the calling
 //! thread. The pool has `num_threads()` threads: the last
 //! `set_num_threads(n)`, else `OXLA_NUM_THREADS` (read on first use), else
-//! the cores available to the process.
+//! the cores available to the process; either setting is capped at
+//! `max_threads()` (`THREADS_PER_CORE` per available core), with a one-time
+//! warning on stderr.
 
 use oxla_core::kernel::{InstKind, Kernel, Reduce};
 use oxla_core::{DType, KernelFn, Size};
@@ -34,27 +36,67 @@ pub const BLOCK_ELEMS: u64 = 1 << 16;
 /// The environment variable that sets the number of threads.
 pub const THREADS_ENV: &str = "OXLA_NUM_THREADS";
 
+/// The most threads per available core: `num_threads()` is capped at
+/// `THREADS_PER_CORE × available_parallelism()`. Kernels are split into at
+/// most one part per thread and the work is compute- or memory-bound, so
+/// threads beyond the cores only add pool threads (a stack each) and
+/// smaller parts; a few per core still allow for oversubscribed or
+/// hyperthreaded machines, and a typo such as `OXLA_NUM_THREADS=10000` no
+/// longer starts ten thousand threads per kernel (a 0.66 s workload ran for
+/// minutes).
+pub const THREADS_PER_CORE: usize = 4;
+
 static THREADS: AtomicUsize = AtomicUsize::new(0);
 static POOL: Mutex<Option<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+static WARNED: std::sync::Once = std::sync::Once::new();
 
-/// The number of threads kernels are split across (at least 1).
+/// The cap on the number of threads: `THREADS_PER_CORE` times the cores
+/// available to the process (`std::thread::available_parallelism`, 1 when
+/// unknown).
+pub fn max_threads() -> usize {
+    THREADS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `n` capped at `max_threads()`, warning once per process on stderr when
+/// it is (`from` says where `n` came from).
+fn capped(n: usize, from: &str) -> usize {
+    let cap = max_threads();
+    if n <= cap {
+        return n;
+    }
+    WARNED.call_once(|| {
+        eprintln!(
+            "oxla: {from} asks for {n} threads; using {cap} ({THREADS_PER_CORE} per available core, the most oxla uses)"
+        )
+    });
+    cap
+}
+
+/// The number of threads kernels are split across: at least 1, at most
+/// `max_threads()`.
 pub fn num_threads() -> usize {
     let set = THREADS.load(Ordering::Relaxed);
     if set > 0 {
         return set;
     }
-    let n = std::env::var(THREADS_ENV)
+    let n = match std::env::var(THREADS_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|n| *n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    {
+        Some(n) => capped(n, &format!("{THREADS_ENV}={n}")),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     THREADS.store(n, Ordering::Relaxed);
     n
 }
 
-/// Split kernels across `n` threads from now on (`n = 0` means 1).
+/// Split kernels across `n` threads from now on: `n = 0` means 1, and `n`
+/// above `max_threads()` means `max_threads()` (with a one-time warning on
+/// stderr).
 pub fn set_num_threads(n: usize) {
-    THREADS.store(n.max(1), Ordering::Relaxed);
+    let n = capped(n.max(1), &format!("set_num_threads({n})"));
+    THREADS.store(n, Ordering::Relaxed);
 }
 
 /// The pool of `n` threads (built on first use, rebuilt when `n` changes).
