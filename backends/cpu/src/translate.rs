@@ -1389,8 +1389,9 @@ impl<'a> Body<'a> {
     }
 
     /// `then(p + c·stride)` (in bytes of `arg`'s elements), `c` the index
-    /// value `i` (f64) clamped into `0..bound` (`ops::gather::clamp_index`,
-    /// JAX's gather default); nothing when the axis is empty: the one place
+    /// value `i` (f64) wrapped once if negative (`i + bound`) and clamped
+    /// into `0..bound` (`ops::gather::clamp_index`, JAX's indexing and
+    /// gather default); nothing when the axis is empty: the one place
     /// an address is computed from a value read from memory. With `value`
     /// given, `then` returns one value of that type and the result is it,
     /// or 0 for an empty axis; the loads `then` emits are never hoisted
@@ -1406,11 +1407,15 @@ impl<'a> Body<'a> {
         value: Option<Type>,
         then: impl FnOnce(&mut Self, Value) -> Vec<Value>,
     ) -> Vec<Value> {
-        // Clamp into 0..=bound-1: a compare and select at each end (the
-        // index is an integer, never NaN); for an empty axis the result is
-        // 0, which the test below rejects.
+        // Wrap a negative index once (JAX: i + bound), then clamp into
+        // 0..=bound-1: a compare and select at each end (the index is an
+        // integer, never NaN); for an empty axis the result is 0, which the
+        // test below rejects.
         let zero = self.b.ins().f64const(0.0);
         let one = self.b.ins().f64const(1.0);
+        let negative = self.b.ins().fcmp(FloatCC::LessThan, i, zero);
+        let wrapped = self.b.ins().fadd(i, bound);
+        let i = self.b.ins().select(negative, wrapped, i);
         let last = self.b.ins().fsub(bound, one);
         let above = self.b.ins().fcmp(FloatCC::GreaterThan, i, last);
         let i = self.b.ins().select(above, last, i);

@@ -316,8 +316,9 @@ impl<'k> Emitter<'k> {
     }
 
     /// `off + c·stride` as a u64 register, `c` the index value `i` (f64)
-    /// clamped into `0..bound` (`ops::gather::clamp_index`, JAX's gather
-    /// default); a branch to `skip` when the axis is empty: the one place an
+    /// wrapped once if negative (`i + bound`) and clamped into `0..bound`
+    /// (`ops::gather::clamp_index`, JAX's indexing and gather default); a
+    /// branch to `skip` when the axis is empty: the one place an
     /// address is computed from a value read from memory.
     fn indexed_position(
         &mut self,
@@ -335,11 +336,16 @@ impl<'k> Emitter<'k> {
         self.f.ins(format!("cvt.rn.f64.u64 {bf}, {bu}"));
         let zero = values::float_imm(Ty::F64, 0.0);
         let one = values::float_imm(Ty::F64, 1.0);
-        // Clamp into 0..=bound-1 (the index is an integer, never NaN); for
-        // an empty axis the result is 0, which the test rejects.
+        // Wrap a negative index once (JAX: i + bound), then clamp into
+        // 0..=bound-1 (the index is an integer, never NaN); for an empty
+        // axis the result is 0, which the test rejects.
         let (last, c) = (self.f.reg(Class::F64), self.f.reg(Class::F64));
+        let (w, neg) = (self.f.reg(Class::F64), self.f.reg(Class::Pred));
+        self.f.ins(format!("setp.lt.f64 {neg}, {}, {zero}", i.reg));
+        self.f.ins(format!("add.f64 {w}, {}, {bf}", i.reg));
+        self.f.ins(format!("selp.f64 {w}, {w}, {}, {neg}", i.reg));
         self.f.ins(format!("sub.f64 {last}, {bf}, {one}"));
-        self.f.ins(format!("min.f64 {c}, {}, {last}", i.reg));
+        self.f.ins(format!("min.f64 {c}, {w}, {last}"));
         self.f.ins(format!("max.f64 {c}, {c}, {zero}"));
         self.f.ins(format!("setp.lt.f64 {p}, {c}, {bf}"));
         self.f.ins(format!("@!{p} bra {skip}"));

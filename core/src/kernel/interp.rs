@@ -177,8 +177,9 @@ struct Iteration<'a> {
     gathers: &'a [(usize, u64)],
 }
 
-/// The element index `i` picks along an axis of `bound` elements: clamped
-/// into the axis (`ops::gather::clamp_index`); `None` for an empty axis.
+/// The element index `i` picks along an axis of `bound` elements: wrapped
+/// once if negative, then clamped into the axis (`ops::gather::clamp_index`);
+/// `None` for an empty axis.
 fn pick(i: f64, bound: u64) -> Option<usize> {
     crate::ops::gather::clamp_index(i, bound)
 }

@@ -112,8 +112,9 @@ pub enum InstKind {
     Index(usize),
     /// An indirect load (a gather): like `Load`, plus `i · stride` where `i`
     /// is the value of inst `index` (an integer buffer loaded as `f64`,
-    /// exact below 2^53), with `i` first clamped into `0..bound`
-    /// (`ops::gather::clamp_index`, JAX's gather default). An empty axis
+    /// exact below 2^53), with `i` first wrapped once if negative (`i +
+    /// bound`) and then clamped into `0..bound` (`ops::gather::clamp_index`,
+    /// JAX's indexing and gather default). An empty axis
     /// (`bound == 0`) reads nothing and gives 0, so no index, however
     /// computed, reads outside the buffer. A scatter store clamps the same way.
     LoadIndexed {

@@ -9,15 +9,17 @@
 //! the leading `batch` axes of `x` and `idx` are paired, one gather per
 //! example (how a batched gather of batched indices is expressed, and
 //! `take_along_axis`). An index outside `0..x.shape[axis]` is clamped into
-//! it (`clamp_index`), as JAX's gather clamps by default ("out-of-bounds
-//! indices are clamped on retrieval"): -1 reads element 0, `n` and beyond
-//! read element `n - 1`. Only an empty axis reads nothing (0).
+//! it (`clamp_index`) as JAX's indexing does: a negative index is wrapped
+//! once (`i + n`, so -1 reads element `n - 1`), then clamped as JAX's
+//! gather clamps by default ("out-of-bounds indices are clamped on
+//! retrieval"): `-n - 1` and below read element 0, `n` and beyond read
+//! element `n - 1`. Only an empty axis reads nothing (0).
 //!
 //! `scatter_add[axis, batch](u, idx)`, with the result's `shape` stated (as
 //! `pad` states its own), is zeros of `shape` with each element of `u` added
 //! at the position the gather with the same `idx` reads it from: repeated
-//! indices accumulate, and an index out of range adds at the clamped
-//! position, where the gather read it (JAX's gradient of a clamping gather
+//! indices accumulate, and an index out of range adds at the wrapped and
+//! clamped position, where the gather read it (JAX's gradient of a clamping gather
 //! does the same). The two are each other's transpose for any indices, in
 //! range or not.
 //!
@@ -91,12 +93,17 @@ pub fn scatter_add_infer(
 }
 
 /// The one rule every executor follows: the position index `i` (an integer
-/// widened to f64) picks along an axis of `bound` elements, clamped into
-/// `0..bound` (JAX's gather default); `None` only when the axis is empty.
+/// widened to f64) picks along an axis of `bound` elements as JAX's
+/// indexing does: a negative index is first wrapped once, Python-style
+/// (`i + bound`: -1 is the last element), then the result is clamped into
+/// `0..bound` (the gather's default mode), so `-bound - 1` and below read
+/// element 0 and `bound` and beyond read element `bound - 1`; `None` only
+/// when the axis is empty.
 pub fn clamp_index(i: f64, bound: u64) -> Option<usize> {
     if bound == 0 {
         return None;
     }
+    let i = if i < 0.0 { i + bound as f64 } else { i };
     Some(i.clamp(0.0, (bound - 1) as f64) as usize)
 }
 

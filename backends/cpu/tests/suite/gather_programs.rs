@@ -78,3 +78,75 @@ fn indices_out_of_range_read_and_write_nothing() {
         check(&vjp(&f), &[x, ids, ct]);
     }
 }
+
+/// JAX's rule for an index `i` into an axis of `n` elements, in plain
+/// integer Rust: a negative index is wrapped once, Python-style (`i + n`),
+/// then clamped into `0..n` (the gather's default mode).
+fn jax_position(i: i64, n: usize) -> usize {
+    let n = n as i64;
+    let i = if i < 0 { i.saturating_add(n) } else { i };
+    i.clamp(0, n - 1) as usize
+}
+
+/// Issue 20, item 3b: a negative computed index wraps once, then clamps
+/// (-1 is the last row, -v the first, -v-1 and below the first), on every
+/// executor, in the gather and in its VJP's scatter-add position; against
+/// the rule evaluated in plain Rust, not against the reference.
+#[test]
+fn negative_indices_wrap_once_then_clamp_as_jax() {
+    let (v, d) = (4usize, 3usize);
+    let ids: Vec<i64> = vec![-1, -2, -4, -5, -1000, i64::MIN, 0, 3, 4, -3, i64::MAX, 2];
+    let n = ids.len();
+    for (dtype, name) in [(DType::F64, "f64"), (DType::F32, "f32")] {
+        let f = oxla_core::text::parse(&format!(
+            "fn gather_rows(x %0: {name}[v, d], ids %1: i64[n]) {{\n  %2: {name}[n, d] = gather[0,0] %0 %1\n  return %2\n}}"
+        ))
+        .unwrap();
+        let x = table(dtype, v, d);
+        let idx = Tensor::new(DType::I64, vec![n], ids.iter().map(|i| *i as f64).collect());
+        // The gather: row `jax_position(id)` of x for each id.
+        let want_gather: Vec<f64> = ids
+            .iter()
+            .flat_map(|&i| {
+                let r = jax_position(i, v);
+                (0..d).map(move |j| 1.0 + (r * d + j) as f64 * 0.5)
+            })
+            .collect();
+        // The VJP: each cotangent row added at the same position.
+        let ct_data: Vec<f64> = (0..n * d).map(|i| (i % 7) as f64 + 0.25).collect();
+        let mut want_grad = vec![0.0; v * d];
+        for (b, &i) in ids.iter().enumerate() {
+            let r = jax_position(i, v);
+            for j in 0..d {
+                want_grad[r * d + j] += ct_data[b * d + j];
+            }
+        }
+        let ct = Tensor::new(dtype, vec![n, d], ct_data);
+        let g = vjp(&f);
+        // The reference interpreter.
+        let got = oxla_core::interp::eval(&f, &[x.clone(), idx.clone()]).unwrap();
+        assert_eq!(got[0].data, want_gather, "reference gather, {name}");
+        let got = oxla_core::interp::eval(&g, &[x.clone(), idx.clone(), ct.clone()]).unwrap();
+        let grad = got.last().expect("the cotangent of x");
+        assert_eq!(grad.data, want_grad, "reference VJP, {name}");
+        // Every executor of the fused programs.
+        for (prog, args, want) in [
+            (&f, vec![x.clone(), idx.clone()], &want_gather),
+            (&g, vec![x.clone(), idx.clone(), ct.clone()], &want_grad),
+        ] {
+            let p = fuse(prog).expect("fuses");
+            let jit = kernels::Compiled::new(&p.kernels);
+            let launchers: [(&str, &dyn Launcher); 3] = [
+                ("interpreter", &InterpLauncher(&p.kernels)),
+                ("JIT host", &FnLauncher(&jit.host)),
+                ("JIT baseline", &FnLauncher(&jit.base)),
+            ];
+            for (lname, launcher) in launchers {
+                let got = kernels::run_program(&p, launcher, &args);
+                let r = got.last().expect("a result");
+                let r: Vec<f64> = (0..r.len()).map(|j| r.get(j)).collect();
+                assert_eq!(&r, want, "{lname}, {name}: `{}`", prog.name);
+            }
+        }
+    }
+}

@@ -233,6 +233,48 @@ fn size_and_index_lower_to_conversions() {
     assert!(emit_kernel(&bad, Arch::Sm80).is_err());
 }
 
+/// Issue 20, item 3b: a gather's (and its transpose's) index is wrapped
+/// once if negative before it is clamped, as JAX's indexing does: the
+/// emitted sequence is a `setp.lt.f64` against 0, `add.f64` of the axis
+/// length, a `selp.f64` of the two, then the clamp (`min.f64`, `max.f64`).
+#[test]
+fn a_negative_gather_index_is_wrapped_before_the_clamp() {
+    let f = oxla_core::text::parse(
+        "fn lookup(x %0: f32[v, d], ids %1: i64[n]) {\n  %2: f32[n, d] = gather[0,0] %0 %1\n  return %2\n}",
+    )
+    .unwrap();
+    let g = oxla_core::transforms::vjp(&f);
+    for prog in [&f, &g] {
+        let kernels = oxla_core::kernel::fusion::fuse(prog).unwrap().kernels;
+        let ptx = emit_module(&kernels, Arch::Sm90).unwrap();
+        let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+        let min = lines
+            .iter()
+            .position(|l| l.starts_with("min.f64"))
+            .unwrap_or_else(|| panic!("no clamp:\n{ptx}"));
+        // The three instructions just before the clamp's `sub.f64` (the
+        // axis's last index) and `min.f64`.
+        let before: Vec<&str> = lines[..min]
+            .iter()
+            .filter(|l| !l.starts_with("//") && !l.is_empty())
+            .rev()
+            .take(5)
+            .map(|l| l.split_whitespace().next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            before,
+            [
+                "sub.f64",
+                "selp.f64",
+                "add.f64",
+                "setp.lt.f64",
+                "cvt.rn.f64.u64"
+            ],
+            "{ptx}"
+        );
+    }
+}
+
 /// A gather's index is clamped into the axis (`min.f64`, `max.f64`) and its
 /// load waits behind the empty-axis test, and the gradient's
 /// scatter-add adds with `atom.global.add` (f64 and f32); an f16 result,
