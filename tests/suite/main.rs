@@ -26,6 +26,7 @@ mod prod_cumsum;
 mod rounding;
 mod slicing;
 mod slicing_index;
+mod tape_limit;
 mod transforms;
 mod tree;
 mod tree_cross_crate;

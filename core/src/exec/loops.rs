@@ -14,7 +14,7 @@
 use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
-use crate::ops::control::{note_tape_bytes, Checkpoint, LoopKind};
+use crate::ops::control::{note_tape_bytes, tape_limit, tape_limit_error, Checkpoint, LoopKind};
 use std::cell::Cell;
 use std::fmt::Write as _;
 
@@ -368,7 +368,8 @@ impl Program {
         let Some((back, n_acc)) = &s.back else {
             let mut cur = sweep.initial(body_space);
             // SAFETY: the caller's guarantee.
-            let r = unsafe { sweep.forward(lo, n, &mut cur, body_space, cond_space, |_, _| {}) };
+            let r =
+                unsafe { sweep.forward(lo, n, &mut cur, body_space, cond_space, |_, _| Ok(())) };
             let r = r.and_then(|_| {
                 let picked: Vec<&Buffer> = s.results.iter().map(|k| &cur[*k]).collect();
                 // SAFETY: the caller's guarantee for `outs`.
@@ -380,14 +381,28 @@ impl Program {
         };
         // The reverse sweep: forward, keeping carries as the checkpoint says.
         let seg = s.checkpoint.segment(n);
+        let per_step: usize = sweep
+            .carries0
+            .iter()
+            .map(|a| a.len * a.dtype.size_bytes())
+            .sum();
+        // The tape may not pass the limit (a `while` that never ends would
+        // otherwise grow it until the allocator aborts the process).
+        let limit = tape_limit();
+        let what = || self.loop_name(j);
         let mut tape: Vec<Vec<Buffer>> = Vec::new();
         let mut cur = sweep.initial(body_space);
         // SAFETY: the caller's guarantee.
         let ran = unsafe {
             sweep.forward(lo, n, &mut cur, body_space, cond_space, |k, c| {
                 if seg.is_none_or(|s| k % s == 0) {
+                    let bytes = (tape.len() + 1).saturating_mul(per_step);
+                    if bytes > limit {
+                        return Err(tape_limit_error(&what(), bytes, k + 1, limit));
+                    }
                     tape.push(c.to_vec());
                 }
+                Ok(())
             })
         };
         body_space.owned.extend(cur);
@@ -406,6 +421,10 @@ impl Program {
             let start = (k_end - 1) / seg_len * seg_len;
             if seg.is_some() {
                 let len = (k_end - start) as usize;
+                let bytes = (tape.len() + len).saturating_mul(per_step);
+                if bytes > limit {
+                    return Err(tape_limit_error(&what(), bytes, n, limit));
+                }
                 let first = &tape[(start / seg_len) as usize];
                 while steps.len() < len {
                     steps.push(first.clone());
@@ -473,11 +492,6 @@ impl Program {
             }
             k_end = start;
         }
-        let per_step: usize = sweep
-            .carries0
-            .iter()
-            .map(|a| a.len * a.dtype.size_bytes())
-            .sum();
         note_tape_bytes(peak * per_step);
         let zeros: Vec<Buffer>;
         let acc = match acc {
@@ -512,6 +526,23 @@ impl Program {
     /// The loop and cond steps, for `text`: step `j` and its nested
     /// programs (body, cond and back of a loop; then and else of a cond),
     /// indented.
+    /// Loop step `j` in errors: the function and which of its loops, in
+    /// schedule order (conds are not counted), e.g. "`f_grad`, its `while`
+    /// loop (loop 1 of 2)". A loop nested in a loop's body is named by the
+    /// body program's function.
+    pub(super) fn loop_name(&self, j: usize) -> String {
+        let loops: Vec<usize> = (0..self.loops.len())
+            .filter(|i| self.loops[*i].otherwise.is_none())
+            .collect();
+        let m = loops.iter().position(|i| *i == j).map_or(0, |m| m + 1);
+        format!(
+            "`{}`, its `{}` loop (loop {m} of {})",
+            self.function.name,
+            self.loops[j].kind.keyword(),
+            loops.len()
+        )
+    }
+
     pub(super) fn loop_text(&self, j: usize, s: &mut String) {
         let l = &self.loops[j];
         let b = |v: &[usize]| {
@@ -656,7 +687,8 @@ impl Sweep<'_> {
     }
 
     /// Run the loop from `cur` (left holding the final carries); `visit(k,
-    /// carries)` sees the carries step `k` starts from. Returns the trip count.
+    /// carries)` sees the carries step `k` starts from (an error from it
+    /// stops the loop: the tape limit). Returns the trip count.
     ///
     /// # Safety
     /// As for `run_loop`.
@@ -667,7 +699,7 @@ impl Sweep<'_> {
         cur: &mut Vec<Buffer>,
         body_space: &mut Scratch,
         cond_space: &mut Scratch,
-        mut visit: impl FnMut(u64, &[Buffer]),
+        mut visit: impl FnMut(u64, &[Buffer]) -> Result<(), String>,
     ) -> Result<u64, String> {
         let mut next: Vec<Buffer> = cur
             .iter()
@@ -706,7 +738,9 @@ impl Sweep<'_> {
             if !go {
                 break Ok(k);
             }
-            visit(k, cur);
+            if let Err(e) = visit(k, cur) {
+                break Err(e);
+            }
             self.index.set(lo.wrapping_add(k as i64));
             // SAFETY: `cur` and `next` are distinct buffers.
             if let Err(e) = unsafe { self.step(cur, &mut next, body_space) } {

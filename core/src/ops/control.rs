@@ -36,6 +36,7 @@ use crate::transforms::jvp::jvp_wrt;
 use crate::transforms::vjp::vjp_cotangents;
 use crate::transforms::vmap::vmap_sized;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What ends a loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +45,16 @@ pub enum LoopKind {
     For,
     /// `while cond(consts, carries)`.
     While,
+}
+
+impl LoopKind {
+    /// `for` or `while`, as the loop is written.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            LoopKind::For => "for",
+            LoopKind::While => "while",
+        }
+    }
 }
 
 /// How reverse mode keeps the carries of the forward sweep.
@@ -247,7 +258,7 @@ impl Loop {
     fn run(
         &self,
         ins: &[&Tensor],
-        mut visit: impl FnMut(u64, &[Tensor]),
+        mut visit: impl FnMut(u64, &[Tensor]) -> Result<(), String>,
     ) -> Result<(Vec<Tensor>, u64), String> {
         let nb = self.n_bounds();
         let consts: Vec<Tensor> = ins[nb..nb + self.n_consts]
@@ -263,14 +274,14 @@ impl Loop {
             LoopKind::For => {
                 let lo = ins[0].data[0];
                 for step in 0..Loop::trip(lo, ins[1].data[0]) {
-                    visit(step, &carries);
+                    visit(step, &carries)?;
                     carries = self.step(&consts, lo as i64 + step as i64, carries)?;
                 }
                 k = Loop::trip(lo, ins[1].data[0]);
             }
             LoopKind::While => {
                 while self.holds(&consts, &carries)? {
-                    visit(k, &carries);
+                    visit(k, &carries)?;
                     carries = self.step(&consts, 0, carries)?;
                     k += 1;
                 }
@@ -281,7 +292,7 @@ impl Loop {
 
     /// Reference evaluation.
     pub fn eval(&self, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-        let (carries, _) = self.run(ins, |_, _| {})?;
+        let (carries, _) = self.run(ins, |_, _| Ok(()))?;
         Ok(self.results.iter().map(|r| carries[*r].clone()).collect())
     }
 
@@ -637,11 +648,21 @@ impl LoopReverse {
         let lo = if nb > 0 { ins[0].data[0] as i64 } else { 0 };
         let known_n = (nb > 0).then(|| Loop::trip(ins[0].data[0], ins[1].data[0]));
         let seg = self.segment(known_n);
+        let per_step: usize = (0..f.n_carries())
+            .map(|k| ins[nb + nk + k].numel() * f.carry_type(k).dtype.size_bytes())
+            .sum();
+        let limit = tape_limit();
+        let what = || format!("a `{}` loop", f.kind.keyword());
         let mut tape: Vec<Vec<Tensor>> = Vec::new();
         let (_, n) = f.run(&ins[..nf], |k, c| {
             if seg.map_or(true, |s| k % s == 0) {
+                let bytes = (tape.len() + 1).saturating_mul(per_step);
+                if bytes > limit {
+                    return Err(tape_limit_error(&what(), bytes, k + 1, limit));
+                }
                 tape.push(c.to_vec());
             }
+            Ok(())
         })?;
         let mut peak = tape.len();
         let mut acc: Option<Vec<Tensor>> = None;
@@ -650,6 +671,10 @@ impl LoopReverse {
         let mut k_end = n;
         while k_end > 0 {
             let start = (k_end - 1) / s * s;
+            let bytes = (tape.len() + (k_end - start) as usize).saturating_mul(per_step);
+            if seg.is_some() && bytes > limit {
+                return Err(tape_limit_error(&what(), bytes, n, limit));
+            }
             // The carries of steps start..k_end, recomputed from the checkpoint.
             let mut steps = vec![tape[(start / s) as usize].clone()];
             for k in start..k_end - 1 {
@@ -675,9 +700,6 @@ impl LoopReverse {
             }
             k_end = start;
         }
-        let per_step: usize = (0..f.n_carries())
-            .map(|k| ins[nb + nk + k].numel() * f.carry_type(k).dtype.size_bytes())
-            .sum();
         TAPE_PEAK.with(|p| p.set(p.get().max(peak * per_step)));
         let acc = match acc {
             Some(a) => a,
@@ -721,6 +743,95 @@ pub fn note_tape_bytes(bytes: usize) {
 /// Reset `tape_peak_bytes`.
 pub fn reset_tape_peak() {
     TAPE_PEAK.with(|p| p.set(0));
+}
+
+/// The environment variable that sets the tape limit, in bytes (read on
+/// first use; `set_tape_limit` overrides it).
+pub const TAPE_LIMIT_ENV: &str = "OXLA_TAPE_LIMIT_BYTES";
+
+/// The process-wide tape limit in bytes; 0 until first read or set.
+static TAPE_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// A limit for this thread only (`with_tape_limit`).
+    static TAPE_LIMIT_HERE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The most bytes of carries a reverse sweep may keep on its tape before it
+/// fails: `with_tape_limit`'s on this thread, else the last
+/// `set_tape_limit`, else `OXLA_TAPE_LIMIT_BYTES`, else a quarter of the
+/// machine's physical memory (`MemTotal` of `/proc/meminfo`; 4 GiB where
+/// that cannot be read).
+///
+/// Why a limit: a `while` loop that never ends spins in the forward pass
+/// (as JAX's `while_loop` does), but under reverse mode each step also
+/// keeps its carries, so the tape grew until the allocator aborted the
+/// process (SIGABRT at 2.1 GB, no message). With the limit the sweep fails
+/// with an error naming the function and the loop instead.
+pub fn tape_limit() -> usize {
+    if let Some(l) = TAPE_LIMIT_HERE.with(Cell::get) {
+        return l;
+    }
+    let set = TAPE_LIMIT.load(Ordering::Relaxed);
+    if set > 0 {
+        return set;
+    }
+    let l = std::env::var(TAPE_LIMIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or_else(default_tape_limit);
+    TAPE_LIMIT.store(l, Ordering::Relaxed);
+    l
+}
+
+/// Set the tape limit for every thread from now on (`0` means 1 byte:
+/// every reverse sweep that keeps anything fails; `usize::MAX` means no
+/// limit).
+pub fn set_tape_limit(bytes: usize) {
+    TAPE_LIMIT.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// Run `f` with the tape limit `bytes` on this thread (where loop steps
+/// run: the host drives every loop), restoring the previous one after,
+/// also when `f` panics.
+pub fn with_tape_limit<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TAPE_LIMIT_HERE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(TAPE_LIMIT_HERE.with(|c| c.replace(Some(bytes.max(1)))));
+    f()
+}
+
+/// A quarter of the physical memory, or 4 GiB where it is unknown.
+fn default_tape_limit() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        usize::try_from(kib.saturating_mul(1024)).ok()
+    });
+    match total {
+        Some(t) if t > 0 => t / 4,
+        _ => (4u64 << 30).min(usize::MAX as u64) as usize,
+    }
+}
+
+/// The error of a reverse sweep whose tape would pass the limit: `what`
+/// names the function and the loop, `bytes` the tape it would keep after
+/// `steps` forward steps.
+pub fn tape_limit_error(what: &str, bytes: usize, steps: u64, limit: usize) -> String {
+    format!(
+        "{what}: the reverse sweep would keep {bytes} bytes of loop carries after {steps} steps, \
+         over the tape limit of {limit} bytes. A loop that never ends spins in the forward pass \
+         (as JAX's does), but under reverse mode each step is kept until the process runs out \
+         of memory: check that the loop ends. If it does, keep fewer steps with \
+         `oxla::checkpoint(..)` or `oxla::checkpoint_every(k, ..)` around its range or \
+         condition, or raise the limit (`{TAPE_LIMIT_ENV}`, \
+         `oxla_core::ops::control::set_tape_limit`)"
+    )
 }
 
 fn add(x: &Tensor, y: &Tensor) -> Tensor {
