@@ -397,3 +397,121 @@ fn max_nan_propagates_through_a_reduction() {
         }
     }
 }
+
+/// Issue 20, item 13: large values first, then many small ones, in f32.
+/// The accumulator lanes used to add 64 elements in a row inside a block,
+/// so each 2^24 swallowed the ones its lane added after it: 16 × 2^24 then
+/// 2^22 ones summed to 272628736 (32 ulp below 272629760; JAX gives
+/// 272629696, numpy 272629632). Each case: (input, exact sum as an
+/// integer), the sum by every CPU executor at every ISA level this host
+/// runs (the JIT's and the native kernels') within 4 ulp of the exact one.
+fn big_then_small_cases_f32() -> Vec<(Vec<f32>, i64)> {
+    let big = (1i64 << 24) as f32;
+    let mut cases = Vec::new();
+    // The issue's input.
+    let mut x = vec![big; 16];
+    x.extend(std::iter::repeat(1.0f32).take(1 << 22));
+    cases.push((x, 16 * (1i64 << 24) + (1 << 22)));
+    // 32 large values (every lane of a v3 block), then 2^21 ones.
+    let mut x = vec![big; 32];
+    x.extend(std::iter::repeat(1.0f32).take(1 << 21));
+    cases.push((x, 32 * (1i64 << 24) + (1 << 21)));
+    // Negative large values first: the ones are lost the same way.
+    let mut x = vec![-big; 16];
+    x.extend(std::iter::repeat(1.0f32).take(1 << 22));
+    cases.push((x, -16 * (1i64 << 24) + (1 << 22)));
+    // The large values at the start of a later block (not the first of the
+    // row), then ones; an odd length so the row ends in a partial block.
+    let mut x = vec![1.0f32; 3 * 4096];
+    x.extend(std::iter::repeat(big).take(16));
+    x.extend(std::iter::repeat(1.0f32).take((1 << 22) + 77));
+    let ones = (x.len() - 16) as i64;
+    cases.push((x, 16 * (1i64 << 24) + ones));
+    // Below the threading threshold: 16 large values then 2^16 threes.
+    let mut x = vec![big; 16];
+    x.extend(std::iter::repeat(3.0f32).take(1 << 16));
+    cases.push((x, 16 * (1i64 << 24) + 3 * (1 << 16)));
+    cases
+}
+
+/// The f32 ulp at `v` (the spacing of f32 values around |v|).
+fn ulp_f32(v: f64) -> f64 {
+    let f = v.abs() as f32;
+    (f32::from_bits(f.to_bits() + 1) - f) as f64
+}
+
+#[test]
+fn f32_sum_of_large_values_then_ones_is_within_4_ulp_on_every_executor() {
+    let mut k = sum_kernel(DType::F32, Some(1));
+    k.name = "sum_f32_contiguous".into();
+    let natives: Vec<(IsaLevel, crate::accuracy::native::NativeModule)> = IsaLevel::ALL
+        .into_iter()
+        .filter(|l| oxla_cpu::host_supports(*l))
+        .map(|l| {
+            (
+                l,
+                crate::accuracy::native::NativeModule::compile(std::slice::from_ref(&k), l)
+                    .unwrap(),
+            )
+        })
+        .collect();
+    for (case, (x, exact)) in big_then_small_cases_f32().into_iter().enumerate() {
+        let n = x.len();
+        let exact = exact as f64;
+        let tol = 4.0 * ulp_f32(exact);
+        let input = Buffer::F32(x);
+        let mut got: Vec<(String, f64)> = run_all(&k, std::slice::from_ref(&input), &[n as i64, 1])
+            .into_iter()
+            .map(|(isa, out)| (format!("JIT {isa}"), out[0].get(0)))
+            .collect();
+        for (level, m) in &natives {
+            let f = m.function_named(&k.name).expect("a native kernel");
+            let mut bufs = with_outputs(&k, &[n as i64, 1], std::slice::from_ref(&input));
+            run_checked(f, &k, &mut bufs, &[n as i64, 1]).expect("run");
+            got.push((format!("native {level:?}"), bufs[1].get(0)));
+        }
+        let mut bufs = with_outputs(&k, &[n as i64, 1], std::slice::from_ref(&input));
+        interp::run(&k, &mut bufs, &[n as i64, 1]).expect("interpreter");
+        got.push(("kernel interpreter".into(), bufs[1].get(0)));
+        for (who, v) in got {
+            assert!(
+                (v - exact).abs() <= tol,
+                "case {case}, {who}: {v} vs exact {exact} ({} ulp)",
+                (v - exact) / ulp_f32(exact)
+            );
+        }
+    }
+}
+
+/// The same in f64: 16 × 2^53 then 2^20 ones (exact 2^57 + 2^20).
+#[test]
+fn f64_sum_of_large_values_then_ones_is_within_4_ulp_on_every_executor() {
+    let mut k = sum_kernel(DType::F64, Some(1));
+    k.name = "sum_f64_contiguous".into();
+    let big = (1u64 << 53) as f64;
+    let mut x = vec![big; 16];
+    x.extend(std::iter::repeat(1.0f64).take(1 << 20));
+    let n = x.len();
+    // Exact: 2^57 + 2^20; the f64 ulp there is 2^5.
+    let exact = (1u64 << 57) as f64 + (1u64 << 20) as f64;
+    let tol = 4.0 * 32.0;
+    let input = Buffer::F64(x);
+    let mut got: Vec<(String, f64)> = run_all(&k, std::slice::from_ref(&input), &[n as i64, 1])
+        .into_iter()
+        .map(|(isa, out)| (format!("JIT {isa}"), out[0].get(0)))
+        .collect();
+    for level in IsaLevel::ALL
+        .into_iter()
+        .filter(|l| oxla_cpu::host_supports(*l))
+    {
+        let m = crate::accuracy::native::NativeModule::compile(std::slice::from_ref(&k), level)
+            .unwrap();
+        let f = m.function_named(&k.name).expect("a native kernel");
+        let mut bufs = with_outputs(&k, &[n as i64, 1], std::slice::from_ref(&input));
+        run_checked(f, &k, &mut bufs, &[n as i64, 1]).expect("run");
+        got.push((format!("native {level:?}"), bufs[1].get(0)));
+    }
+    for (who, v) in got {
+        assert!((v - exact).abs() <= tol, "{who}: {v} vs exact {exact}");
+    }
+}
