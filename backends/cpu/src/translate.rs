@@ -751,7 +751,11 @@ impl<'a> Body<'a> {
             return self.counted_loop(start, end, step, body);
         };
         debug_assert_eq!(accs.block % step, 0);
-        let chain = if step > 1 { SUB_CHAIN } else { SCALAR_SUB_CHAIN };
+        let chain = if step > 1 {
+            SUB_CHAIN
+        } else {
+            SCALAR_SUB_CHAIN
+        };
         let sub = step * chain;
         debug_assert_eq!(accs.block % sub, 0);
         self.counted_loop(start, end, accs.block, |s, first, block_end| {
