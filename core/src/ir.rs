@@ -82,10 +82,93 @@ pub struct Function {
     pub params: Vec<Var>,
     /// A name for each parameter (used in error messages and generated code).
     pub param_names: Vec<String>,
-    pub eqns: Vec<Eqn>,
+    pub eqns: Eqns,
     pub outs: Vec<Var>,
     /// The type of every value, indexed by `Var`.
     pub types: Vec<Type>,
+    /// Set by `simplify` on the function it returns, so that simplifying it
+    /// again (a cond's branches, once per transform above them) is free.
+    pub(crate) simplified: Simplified,
+}
+
+/// A function's equations, a `Vec<Eqn>` (through `Deref`) shared between
+/// the copies of a function until one of them is changed (copy on write).
+/// Every transform of a function holding a cond copies the cond, branches
+/// and all, into its result; with the branches' equations shared, a copy
+/// costs only the equations of its own level, so transforming nested conds
+/// is linear in their depth, not quadratic.
+#[derive(Clone, Default, PartialEq)]
+pub struct Eqns(std::sync::Arc<Vec<Eqn>>);
+
+impl std::ops::Deref for Eqns {
+    type Target = Vec<Eqn>;
+    fn deref(&self) -> &Vec<Eqn> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Eqns {
+    fn deref_mut(&mut self) -> &mut Vec<Eqn> {
+        std::sync::Arc::make_mut(&mut self.0)
+    }
+}
+
+impl fmt::Debug for Eqns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<Vec<Eqn>> for Eqns {
+    fn from(v: Vec<Eqn>) -> Eqns {
+        Eqns(std::sync::Arc::new(v))
+    }
+}
+
+impl FromIterator<Eqn> for Eqns {
+    fn from_iter<I: IntoIterator<Item = Eqn>>(it: I) -> Eqns {
+        Eqns::from(it.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl IntoIterator for Eqns {
+    type Item = Eqn;
+    type IntoIter = std::vec::IntoIter<Eqn>;
+    /// The equations, moved out if no other copy shares them.
+    fn into_iter(self) -> std::vec::IntoIter<Eqn> {
+        std::sync::Arc::try_unwrap(self.0)
+            .unwrap_or_else(|shared| (*shared).clone())
+            .into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Eqns {
+    type Item = &'a Eqn;
+    type IntoIter = std::slice::Iter<'a, Eqn>;
+    fn into_iter(self) -> std::slice::Iter<'a, Eqn> {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Eqns {
+    type Item = &'a mut Eqn;
+    type IntoIter = std::slice::IterMut<'a, Eqn>;
+    fn into_iter(self) -> std::slice::IterMut<'a, Eqn> {
+        std::sync::Arc::make_mut(&mut self.0).iter_mut()
+    }
+}
+
+/// `simplify`'s mark: the sizes and results of the function it returned.
+/// A function changed since (an equation, param or value added, its results
+/// replaced) no longer matches and is simplified again. Not part of a
+/// function's value: every two marks are equal.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Simplified(Option<(usize, usize, usize, Vec<Var>)>);
+
+impl PartialEq for Simplified {
+    fn eq(&self, _: &Simplified) -> bool {
+        true
+    }
 }
 
 impl Function {
@@ -94,10 +177,30 @@ impl Function {
             name: name.to_string(),
             params: Vec::new(),
             param_names: Vec::new(),
-            eqns: Vec::new(),
+            eqns: Eqns::default(),
             outs: Vec::new(),
             types: Vec::new(),
+            simplified: Simplified::default(),
         }
+    }
+
+    fn size_key(&self) -> (usize, usize, usize, Vec<Var>) {
+        (
+            self.params.len(),
+            self.eqns.len(),
+            self.types.len(),
+            self.outs.clone(),
+        )
+    }
+
+    /// Mark `self` as `simplify`'s result, as it stands.
+    pub(crate) fn mark_simplified(&mut self) {
+        self.simplified = Simplified(Some(self.size_key()));
+    }
+
+    /// `self` is a result of `simplify`, unchanged since.
+    pub(crate) fn is_simplified(&self) -> bool {
+        self.simplified.0.as_ref() == Some(&self.size_key())
     }
 
     pub fn ty(&self, v: Var) -> &Type {

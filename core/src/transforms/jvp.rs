@@ -2,10 +2,9 @@
 //! Tangents are symbolic zeros (`None`) until an op makes them nonzero, so
 //! derivative code only covers what the chosen inputs reach.
 
-use super::simplify::simplify;
+use super::simplify::{simplify, simplify_owned};
 use crate::ir::{Function, Var};
 use crate::ops::{control, Op};
-use crate::verify::debug_verify;
 
 /// Forward mode. Params: the primals, then one tangent `t_<name>` per float
 /// param. Outputs: the primal outputs, then one tangent per output.
@@ -20,14 +19,25 @@ pub fn jvp(f: &Function) -> Function {
 /// held constant). Params: the primals, then `t_<name>` per `wrt` entry, in
 /// `wrt`'s order. Outputs: the primal outputs, then one tangent per output.
 pub fn jvp_wrt(f: &Function, wrt: &[usize]) -> Function {
-    let g = simplify(&jvp_raw(f, wrt));
-    debug_verify(&g, "jvp");
+    let _running = super::Running::start();
+    let g = simplify_owned(jvp_raw(f, wrt));
+    super::verify_outermost(&g, "jvp");
     g
 }
 
 /// The JVP of `f` with tangent params for the params at `wrt` only, before
 /// simplification (the VJP linearizes this graph).
 pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
+    // Simplified first, once: the JVP copies a cond it meets into its
+    // result (the primal cond beside the tangent one), so an unsimplified
+    // branch would be simplified again by every transform above it.
+    let simplified;
+    let f = if f.is_simplified() {
+        f
+    } else {
+        simplified = simplify(f);
+        &simplified
+    };
     let (mut g, mut primal) =
         Function::with_params_of(f, &format!("{}_jvp", f.name), f.params.len());
     let mut tangent: Vec<Option<Var>> = vec![None; f.types.len()];

@@ -12,3 +12,39 @@ pub use jvp::{jvp, jvp_wrt};
 pub use simplify::simplify;
 pub use vjp::{grad, value_and_grad, vjp, vjp_wrt};
 pub use vmap::{vmap, vmap_axes};
+
+use crate::ir::Function;
+use std::cell::Cell;
+
+thread_local! {
+    /// How many transforms (simplify included) are running on this thread.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Held while a transform runs (see `verify_outermost`).
+pub(crate) struct Running;
+
+impl Running {
+    pub(crate) fn start() -> Running {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// `debug_verify` for the result of the outermost running transform only.
+/// The transforms of a cond's branches run inside the transform of the
+/// function holding the cond, and the verifier checks nested functions
+/// too: verifying at every level re-read each branch once per level above
+/// it, quadratic in the depth of nested conds. What an inner transform
+/// returns is checked as part of the outer result.
+pub(crate) fn verify_outermost(f: &Function, pass: &str) {
+    if DEPTH.with(Cell::get) <= 1 {
+        crate::verify::debug_verify(f, pass);
+    }
+}

@@ -5,10 +5,10 @@
 //! transpose rules.
 
 use super::jvp::jvp_raw;
-use super::simplify::simplify;
+use super::simplify::simplify_owned;
 use crate::ir::{Eqn, Function, Var};
+use crate::ops::elementwise::BinaryOp;
 use crate::ops::{control, Op};
-use crate::verify::debug_verify;
 use std::collections::HashMap;
 
 /// Where the output cotangents come from.
@@ -33,35 +33,92 @@ pub fn vjp(f: &Function) -> Function {
 /// primals, then one cotangent per output; outputs: the primal outputs,
 /// then one cotangent per `wrt` entry, in `wrt`'s order.
 pub fn vjp_wrt(f: &Function, wrt: &[usize]) -> Function {
+    let _running = super::Running::start();
     let g = transpose_jvp(f, wrt, Seed::Params, true);
-    debug_verify(&g, "vjp");
+    super::verify_outermost(&g, "vjp");
     g
 }
 
 /// The cotangents of the params at `wrt` alone. Params: the primals, then
 /// one cotangent per output; outputs: one cotangent per `wrt` entry.
+///
+/// A function linear in the params at `wrt` (a tangent cond's branch) is
+/// transposed as it is. Taking its JVP first, as for any other function,
+/// made a tangent of the tangent at every level of nested conds (each
+/// branch's params growing by one per level, and the work quadratic in
+/// the depth or worse).
 pub(crate) fn vjp_cotangents(f: &Function, wrt: &[usize]) -> Function {
-    let g = transpose_jvp(f, wrt, Seed::Params, false);
-    debug_verify(&g, "vjp");
+    let _running = super::Running::start();
+    let g = if is_linear_in(f, wrt) {
+        let tangents: Vec<Var> = wrt.iter().map(|w| f.params[*w]).collect();
+        let name = format!("{}_vjp", f.name);
+        transpose(
+            f,
+            f.params.len(),
+            &tangents,
+            &tangents,
+            &f.outs,
+            None,
+            Seed::Params,
+            &name,
+        )
+    } else {
+        transpose_jvp(f, wrt, Seed::Params, false)
+    };
+    super::verify_outermost(&g, "vjp");
     g
+}
+
+/// Every equation reading a value that depends on the params at `wrt`
+/// is linear in each such operand (and no output is read nonlinearly).
+fn is_linear_in(f: &Function, wrt: &[usize]) -> bool {
+    let mut linear = vec![false; f.types.len()];
+    for w in wrt {
+        linear[f.params[*w].index()] = true;
+    }
+    for e in &f.eqns {
+        let mut n = 0;
+        for (k, v) in e.ins.iter().enumerate() {
+            if linear[v.index()] {
+                if !e.op.is_linear_in(k) {
+                    return false;
+                }
+                n += 1;
+            }
+        }
+        // Linear in each operand alone, not in both together.
+        let bilinear = matches!(
+            e.op,
+            Op::Binary(BinaryOp::Mul) | Op::Dot | Op::DotGeneral(_)
+        );
+        if n > 1 && bilinear {
+            return false;
+        }
+        for o in &e.outs {
+            linear[o.index()] = n > 0;
+        }
+    }
+    true
 }
 
 /// Gradient of a function with one scalar float output with respect to the
 /// params at indices `wrt`. Outputs: one gradient per `wrt` entry.
 pub fn grad(f: &Function, wrt: &[usize]) -> Result<Function, String> {
+    let _running = super::Running::start();
     check_grad(f, wrt)?;
     let mut g = transpose_jvp(f, wrt, Seed::One, false);
     g.name = format!("{}_grad", f.name);
-    debug_verify(&g, "grad");
+    super::verify_outermost(&g, "grad");
     Ok(g)
 }
 
 /// Like `grad`, with the value first: outputs `(value, grads...)`.
 pub fn value_and_grad(f: &Function, wrt: &[usize]) -> Result<Function, String> {
+    let _running = super::Running::start();
     check_grad(f, wrt)?;
     let mut g = transpose_jvp(f, wrt, Seed::One, true);
     g.name = format!("{}_value_and_grad", f.name);
-    debug_verify(&g, "value_and_grad");
+    super::verify_outermost(&g, "value_and_grad");
     Ok(g)
 }
 
@@ -87,10 +144,39 @@ fn check_grad(f: &Function, wrt: &[usize]) -> Result<(), String> {
 fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> Function {
     let j = jvp_raw(f, wrt);
     let n_primal = f.params.len();
+    let n_out = f.outs.len();
+    let like: Vec<Var> = wrt.iter().map(|w| j.params[*w]).collect();
+    transpose(
+        &j,
+        n_primal,
+        &j.params[n_primal..],
+        &like,
+        &j.outs[n_out..],
+        keep_value.then(|| &j.outs[..n_out]),
+        seed,
+        &format!("{}_vjp", f.name),
+    )
+}
 
+/// Transpose `j`, linear in its params `tangents`: the result takes `j`'s
+/// first `n_keep` params, then a cotangent per entry of `seeded` (or the
+/// seed 1), and gives the values `value` (if any), then the cotangent of
+/// each tangent param (zeros shaped like the corresponding `like` param
+/// where nothing reaches it).
+#[allow(clippy::too_many_arguments)]
+fn transpose(
+    j: &Function,
+    n_keep: usize,
+    tangents: &[Var],
+    like: &[Var],
+    seeded: &[Var],
+    value: Option<&[Var]>,
+    seed: Seed,
+    name: &str,
+) -> Function {
     // Linearize: a value is linear when it depends on a tangent param.
     let mut linear = vec![false; j.types.len()];
-    for t in &j.params[n_primal..] {
+    for t in tangents {
         linear[t.index()] = true;
     }
     for e in &j.eqns {
@@ -102,11 +188,11 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
     let is_linear = |e: &Eqn| e.ins.iter().any(|v| linear[v.index()]);
 
     // The primal part is copied as is.
-    let (mut g, mut map) = Function::with_params_of(&j, &format!("{}_vjp", f.name), n_primal);
-    let n_out = f.outs.len();
+    let (mut g, mut map) = Function::with_params_of(j, name, n_keep);
+    let n_out = seeded.len();
     let mut seeds = Vec::new();
-    for i in 0..n_out {
-        let ty = f.ty(f.outs[i]).clone();
+    for (i, o) in seeded.iter().enumerate() {
+        let ty = j.ty(*o).clone();
         seeds.push(match seed {
             Seed::Params => {
                 let name = if n_out == 1 {
@@ -132,8 +218,8 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
         };
         ct.insert(v, sum);
     };
-    for (i, s) in seeds.iter().enumerate() {
-        let tout = j.outs[n_out + i];
+    for (s, tout) in seeds.iter().zip(seeded) {
+        let tout = *tout;
         if linear[tout.index()] {
             accumulate(&mut g, &mut ct, tout, *s);
         }
@@ -227,21 +313,21 @@ fn transpose_jvp(f: &Function, wrt: &[usize], seed: Seed, keep_value: bool) -> F
         }
     }
 
-    if keep_value {
-        g.outs = j.outs[..n_out]
+    if let Some(value) = value {
+        g.outs = value
             .iter()
             .map(|o| map[o.index()].expect("primal output"))
             .collect();
     }
-    for (k, t) in j.params[n_primal..].iter().enumerate() {
+    for (t, like) in tangents.iter().zip(like) {
         let v = match ct.get(t) {
             Some(c) => *c,
             None => {
-                let like = map[j.params[wrt[k]].index()].expect("param");
+                let like = map[like.index()].expect("param");
                 g.zeros_like(like)
             }
         };
         g.outs.push(v);
     }
-    simplify(&g)
+    simplify_owned(g)
 }

@@ -4,12 +4,11 @@
 //! the way in, and the result's batch axis moved to its `out_axes` position
 //! on the way out (two transposes, which fusion folds into load strides).
 
-use super::simplify::simplify;
+use super::simplify::simplify_owned;
 use crate::ir::{Function, Var};
 use crate::ops::layout::{move_axis_perm, transpose};
 use crate::ops::{control, Op};
 use crate::shape::Dim;
-use crate::verify::debug_verify;
 
 /// Batch `f` over a new leading axis: `in_axes[i]` is `Some(0)` for a batched
 /// param and `None` for one shared by every example. Every output is batched
@@ -50,6 +49,7 @@ pub(crate) fn vmap_sized(
     out_axes: &[Option<usize>],
     size: &Dim,
 ) -> Result<Function, String> {
+    let _running = super::Running::start();
     check_axes(f, in_axes, out_axes)?;
     let mut g = Function::new(&format!("{}_vmap", f.name));
     let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
@@ -110,8 +110,8 @@ pub(crate) fn vmap_sized(
         };
         g.outs.push(v);
     }
-    let g = simplify(&g);
-    debug_verify(&g, "vmap");
+    let g = simplify_owned(g);
+    super::verify_outermost(&g, "vmap");
     Ok(g)
 }
 

@@ -19,8 +19,7 @@ use crate::lower::{BindKind, Lowerer};
 use oxla_core::ops::control;
 use oxla_core::{Shape, Var};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
-use syn::{Expr, Stmt};
+use syn::Expr;
 
 impl Lowerer<'_> {
     /// `if pred { … } else { … }` with a scalar `pred`, as a cond.
@@ -30,15 +29,32 @@ impl Lowerer<'_> {
         i: &syn::ExprIf,
         want: Want,
     ) -> Option<Vec<Var>> {
-        let span = i.span();
+        // The names every `if` inside this one assigns, found in one walk
+        // (walking each nested `if` again at every level above it was
+        // quadratic in the depth). The syntax is borrowed until the
+        // outermost `if` is lowered, so its addresses stay unique.
+        let outermost = self.assigned_in_ifs.is_none();
+        if outermost {
+            self.assigned_in_ifs = Some(assigned_in(i));
+        }
+        let r = self.lower_cond_inner(pred, i, want);
+        if outermost {
+            self.assigned_in_ifs = None;
+        }
+        r
+    }
+
+    fn lower_cond_inner(&mut self, pred: Var, i: &syn::ExprIf, want: Want) -> Option<Vec<Var>> {
+        let span = crate::lower::if_span(i);
         // The variables either branch may assign: `let mut` bindings
         // visible here that the `if` assigns (outside closures).
-        let whole = syn::Block {
-            brace_token: Default::default(),
-            stmts: vec![Stmt::Expr(Expr::If(i.clone()), None)],
-        };
         let mut assigned: Vec<(usize, usize)> = Vec::new();
-        for name in crate::loops::assigned_names(&whole) {
+        let names = self
+            .assigned_in_ifs
+            .as_ref()
+            .and_then(|m| m.get(&(i as *const syn::ExprIf as usize)).cloned())
+            .unwrap_or_else(|| crate::loops::assigned_names_in_if(i));
+        for name in names {
             if let Some((si, bi)) = self.binding_at(&name) {
                 let b = &self.scopes[si][bi];
                 if b.kind == BindKind::Mut && si >= self.assign_floor && b.var.is_some() {
@@ -167,4 +183,60 @@ fn first<'a>(lw: &'a mut Lowerer<'_>) -> &'a mut oxla_core::Function {
         .last_mut()
         .and_then(|fr| fr.first_mut())
         .expect("a then branch")
+}
+
+/// `loops::assigned_names_in_if` of `i` and of every `if` inside it (not
+/// inside a closure), by address, in one walk.
+fn assigned_in(i: &syn::ExprIf) -> std::collections::HashMap<usize, Vec<String>> {
+    use syn::visit::Visit;
+    struct Walk {
+        open: Vec<Vec<String>>,
+        done: std::collections::HashMap<usize, Vec<String>>,
+    }
+    impl Walk {
+        fn assigned(&mut self, left: &Expr) {
+            if let Expr::Path(p) = crate::lower::strip_parens(left) {
+                if let Some(id) = p.path.get_ident() {
+                    let name = crate::lower::ident_name(id);
+                    let top = self.open.last_mut().expect("inside an if");
+                    if !top.contains(&name) {
+                        top.push(name);
+                    }
+                }
+            }
+        }
+    }
+    impl<'a> Visit<'a> for Walk {
+        fn visit_expr_if(&mut self, i: &'a syn::ExprIf) {
+            self.open.push(Vec::new());
+            syn::visit::visit_expr_if(self, i);
+            let names = self.open.pop().expect("pushed");
+            if let Some(up) = self.open.last_mut() {
+                for n in &names {
+                    if !up.contains(n) {
+                        up.push(n.clone());
+                    }
+                }
+            }
+            self.done.insert(i as *const syn::ExprIf as usize, names);
+        }
+        fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+            self.assigned(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
+            if crate::lower::is_compound_assign(&b.op) {
+                self.assigned(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut w = Walk {
+        open: Vec::new(),
+        done: std::collections::HashMap::new(),
+    };
+    w.visit_expr_if(i);
+    w.done
 }

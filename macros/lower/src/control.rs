@@ -174,7 +174,8 @@ impl Lowerer<'_> {
         let then = self.branch_end(then, &before);
         let other = self.lower_else(i, want);
         let other = self.branch_end(other, &before);
-        let merged = self.merge_branches(pred, then, other, i.span());
+        let span = crate::lower::if_span(i);
+        let merged = self.merge_branches(pred, then, other, span);
         self.scopes = merged.state;
         merged.values
     }

@@ -62,6 +62,8 @@ mod tests_of;
 mod tests_slicing;
 #[cfg(test)]
 mod tests_tree;
+#[cfg(test)]
+mod tests_scale;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, Input, TransformAttr, TransformKind};

@@ -53,6 +53,15 @@ enum Kind<'a> {
 /// The variable names a loop body assigns (`x = …`, `x += …`), outside
 /// closures.
 pub(crate) fn assigned_names(body: &syn::Block) -> Vec<String> {
+    assigned_names_with(|f| f.visit_block(body))
+}
+
+/// `assigned_names` of an `if` (without copying it into a block).
+pub(crate) fn assigned_names_in_if(i: &syn::ExprIf) -> Vec<String> {
+    assigned_names_with(|f| f.visit_expr_if(i))
+}
+
+fn assigned_names_with(walk: impl FnOnce(&mut dyn for<'a> Visit<'a>)) -> Vec<String> {
     struct Find(Vec<String>);
     impl<'a> Visit<'a> for Find {
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
@@ -77,7 +86,7 @@ pub(crate) fn assigned_names(body: &syn::Block) -> Vec<String> {
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     let mut f = Find(Vec::new());
-    f.visit_block(body);
+    walk(&mut f);
     let mut out = Vec::new();
     for n in f.0 {
         if !out.contains(&n) {
@@ -571,10 +580,10 @@ impl LoopFrame {
         }
         body_params.extend(index);
         body_params.extend(&carries);
-        let body = with_params(&body, &body_params);
+        let body = with_params(body, &body_params);
         let cond = cond.map(|(c, _, carries)| {
             cond_params.extend(carries);
-            with_params(&c, &cond_params)
+            with_params(c, &cond_params)
         });
         (body, cond, kept)
     }
@@ -582,12 +591,11 @@ impl LoopFrame {
 
 /// `f` with exactly the params `params`, in that order (the others must
 /// be unread).
-fn with_params(f: &Function, params: &[Var]) -> Function {
-    let mut g = f.clone();
-    g.param_names = params
+fn with_params(mut f: Function, params: &[Var]) -> Function {
+    f.param_names = params
         .iter()
         .map(|p| f.param_names[f.params.iter().position(|q| q == p).expect("a param")].clone())
         .collect();
-    g.params = params.to_vec();
-    g
+    f.params = params.to_vec();
+    f
 }

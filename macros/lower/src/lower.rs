@@ -264,6 +264,7 @@ fn lower_into(
         takes: Vec::new(),
         consts: Vec::new(),
         spans: std::collections::HashMap::new(),
+        assigned_in_ifs: None,
     };
     for (name, t, _) in &params {
         let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
@@ -367,6 +368,9 @@ pub(crate) struct Lowerer<'e> {
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
     spans: std::collections::HashMap<usize, Span>,
+    /// While a scalar `if` is lowered: the `let mut` names each `if`
+    /// inside it assigns, by address (see `cond::assigned_in`).
+    pub(crate) assigned_in_ifs: Option<std::collections::HashMap<usize, Vec<String>>>,
 }
 
 /// The tuple result of a block: its values and the span of the expression.
@@ -452,22 +456,32 @@ impl Lowerer<'_> {
         match e {
             Expr::Tuple(t) => {
                 let vs: Vec<Option<Var>> = t.elems.iter().map(|e| self.lower_expr(e)).collect();
-                vs.into_iter()
-                    .collect::<Option<Vec<_>>>()
-                    .map(|v| (v, e.span()))
+                let vs = vs.into_iter().collect::<Option<Vec<_>>>();
+                vs.map(|v| (v, self.span_of(e)))
             }
             Expr::Paren(p) => self.lower_results(&p.expr),
             // A helper may return a tuple.
             Expr::Call(c) if self.is_known_helper_call(c) => {
-                self.lower_helper_values(c).flatten().map(|v| (v, e.span()))
+                let vs = self.lower_helper_values(c).flatten();
+                vs.map(|v| (v, self.span_of(e)))
             }
             // Branches (and blocks) may give the tuple of results.
-            Expr::If(i) => self.lower_if_as(i, Want::Many).map(|v| (v, e.span())),
-            Expr::Match(m) => self.lower_match(m, Want::Many).map(|v| (v, e.span())),
-            Expr::Block(b) if b.label.is_none() => self
-                .lower_block_as(&b.block, Want::Many)
-                .map(|v| (v, e.span())),
-            e => self.lower_expr(e).map(|v| (vec![v], e.span())),
+            Expr::If(i) => {
+                let vs = self.lower_if_as(i, Want::Many);
+                vs.map(|v| (v, self.span_of(e)))
+            }
+            Expr::Match(m) => {
+                let vs = self.lower_match(m, Want::Many);
+                vs.map(|v| (v, self.span_of(e)))
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                let vs = self.lower_block_as(&b.block, Want::Many);
+                vs.map(|v| (v, self.span_of(e)))
+            }
+            e => {
+                let v = self.lower_expr(e);
+                v.map(|v| (vec![v], self.span_of(e)))
+            }
         }
     }
 
@@ -851,10 +865,24 @@ impl Lowerer<'_> {
 
     /// `e.span()` (its first token joined with its last, where the compiler
     /// can join spans), in time linear in the size of the whole expression.
-    fn span_of(&mut self, e: &Expr) -> Span {
+    /// Blocks, `if`s, `match`es, tuples and calls are spanned from their
+    /// delimiters (their `span()` re-reads them whole: once per level of
+    /// nested `if`s, quadratic in the depth).
+    pub(crate) fn span_of(&mut self, e: &Expr) -> Span {
         let Expr::Binary(b) = e else {
             return match e {
                 Expr::Paren(p) => p.paren_token.span.join(),
+                Expr::Tuple(t) => t.paren_token.span.join(),
+                Expr::Block(b) if b.label.is_none() => b.block.brace_token.span.join(),
+                Expr::If(i) => if_span(i),
+                Expr::Match(m) => {
+                    let (start, end) = (m.match_token.span, m.brace_token.span.close());
+                    start.join(end).unwrap_or(start)
+                }
+                Expr::Call(c) => {
+                    let start = self.span_of(&c.func);
+                    start.join(c.paren_token.span.close()).unwrap_or(start)
+                }
                 e => e.span(),
             };
         };
@@ -1605,4 +1633,19 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::Async(_) | Expr::Await(_) => format!("async code is not supported; {PURE}"),
         _ => format!("unsupported expression: {SUPPORTED_EXPRS}"),
     }
+}
+
+/// `i.span()` without re-reading the whole `if` (`Spanned::span` prints
+/// it to tokens): the `if` keyword joined with the last closing brace.
+pub(crate) fn if_span(i: &syn::ExprIf) -> Span {
+    let mut last = i;
+    let end = loop {
+        match last.else_branch.as_ref().map(|(_, e)| &**e) {
+            Some(Expr::If(x)) => last = x,
+            Some(Expr::Block(b)) => break b.block.brace_token.span.close(),
+            Some(e) => break e.span(),
+            None => break last.then_branch.brace_token.span.close(),
+        }
+    };
+    i.if_token.span.join(end).unwrap_or(i.if_token.span)
 }
