@@ -226,6 +226,36 @@ fn array_max_min_gradients_at_ties() {
     assert_eq!(pow0_sum(&x), 4.0);
 }
 
+/// Zeros of either sign at a tie: +0 for max and -0 for min, in both
+/// orders, bit for bit as `BinaryOp::eval` (and JAX's `lax.max`/`lax.min`)
+/// gives them. The straight-line scalar code compared only, so it gave the
+/// second operand: `max(0.0, -0.0)` was -0.
+#[test]
+fn scalar_max_min_of_signed_zeros_match_the_op_bitwise() {
+    use oxla::oxla_core::ops::elementwise::BinaryOp;
+    assert_eq!(BinaryOp::Max.eval(0.0, -0.0).to_bits(), 0.0f64.to_bits());
+    assert_eq!(BinaryOp::Max.eval(-0.0, 0.0).to_bits(), 0.0f64.to_bits());
+    assert_eq!(BinaryOp::Min.eval(0.0, -0.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(BinaryOp::Min.eval(-0.0, 0.0).to_bits(), (-0.0f64).to_bits());
+    for (x, y) in [
+        (0.0, -0.0),
+        (-0.0, 0.0),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1.5, 1.5),
+    ] {
+        let max = BinaryOp::Max.eval(x, y).to_bits();
+        let min = BinaryOp::Min.eval(x, y).to_bits();
+        let ctx = format!("({x:?}, {y:?})");
+        assert_eq!(max_s(x, y).to_bits(), max, "max{ctx}");
+        assert_eq!(max_vg(x, y).0.to_bits(), max, "max_vg{ctx}");
+        let v32 = max_vg32(x as f32, y as f32).0;
+        assert_eq!((v32 as f64).to_bits(), max, "f32 max{ctx}");
+        assert_eq!(min_s(x, y).to_bits(), min, "min{ctx}");
+        assert_eq!(min_vg(x, y).0.to_bits(), min, "min_vg{ctx}");
+    }
+}
+
 /// NaN operands on the array path. Needs the CPU backend's NaN-propagating
 /// max/min lowering (`maxps` alone returns the second operand when either
 /// is NaN).

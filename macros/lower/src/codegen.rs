@@ -898,9 +898,24 @@ fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: bool) -> Token
                     BinaryOp::Mul => quote!(#a * #b),
                     BinaryOp::Div => quote!(#a / #b),
                     // As `BinaryOp::eval`: NaN from either operand (unlike
-                    // `f64::max`, which ignores a NaN).
-                    BinaryOp::Max => quote!(if #a > #b || #a.is_nan() { #a } else { #b }),
-                    BinaryOp::Min => quote!(if #a < #b || #a.is_nan() { #a } else { #b }),
+                    // `f64::max`, which ignores a NaN), and at a tie the
+                    // bitwise AND (max) or OR (min) of the operands: +0 for
+                    // max and -0 for min of zeros of either sign, in either
+                    // order (a comparison alone gave the second operand).
+                    BinaryOp::Max => quote!(if #a == #b {
+                        <#ty>::from_bits(#a.to_bits() & #b.to_bits())
+                    } else if #a > #b || #a.is_nan() {
+                        #a
+                    } else {
+                        #b
+                    }),
+                    BinaryOp::Min => quote!(if #a == #b {
+                        <#ty>::from_bits(#a.to_bits() | #b.to_bits())
+                    } else if #a < #b || #a.is_nan() {
+                        #a
+                    } else {
+                        #b
+                    }),
                     BinaryOp::Pow => quote!(#a.powf(#b)),
                 }
             }
