@@ -6,6 +6,7 @@
 mod boundary;
 mod constructors;
 mod control_flow;
+mod deep_expressions;
 mod device;
 mod edges;
 mod elementwise;

@@ -40,7 +40,9 @@ pub(crate) struct Branch {
 /// turned into the value of the branch: `if c { return a; } rest` becomes
 /// `if c { a } else { rest }` (the rest is copied into each branch that
 /// falls through). Other `return`s are left for the lowering to report.
-pub(crate) fn rewrite_returns(stmts: &[Stmt]) -> Vec<Stmt> {
+/// Without an early return, the statements themselves (copying a body
+/// copied every expression in it, recursing once per level of nesting).
+pub(crate) fn rewrite_returns(stmts: &[Stmt]) -> std::borrow::Cow<'_, [Stmt]> {
     for (i, s) in stmts.iter().enumerate() {
         match s {
             Stmt::Expr(Expr::Return(r), _) => {
@@ -50,17 +52,17 @@ pub(crate) fn rewrite_returns(stmts: &[Stmt]) -> Vec<Stmt> {
                     // Reported as a `return` without a value.
                     None => out.push(Stmt::Expr(Expr::Return(r.clone()), None)),
                 }
-                return out;
+                return out.into();
             }
-            Stmt::Expr(Expr::If(x), _) if early_return(&Expr::If(x.clone())).is_some() => {
+            Stmt::Expr(e @ Expr::If(x), _) if early_return(e).is_some() => {
                 let mut out = stmts[..i].to_vec();
                 out.push(Stmt::Expr(Expr::If(rewrite_if(x, &stmts[i + 1..])), None));
-                return out;
+                return out.into();
             }
             _ => {}
         }
     }
-    stmts.to_vec()
+    stmts.into()
 }
 
 /// `if` with the statements after it appended to each branch.
@@ -107,7 +109,7 @@ fn rewrite_branch(stmts: &[Stmt], rest: &[Stmt], brace: syn::token::Brace) -> sy
     all.extend(rest.iter().cloned());
     syn::Block {
         brace_token: brace,
-        stmts: rewrite_returns(&all),
+        stmts: rewrite_returns(&all).into_owned(),
     }
 }
 
@@ -719,4 +721,78 @@ fn mantissa_bits(d: DType) -> u32 {
         DType::BF16 => 8,
         _ => 24,
     }
+}
+
+/// The item with pairs of unary minus signs dropped (`- - x` is `x`,
+/// exactly, for every value): syn's parser recurses once per sign, so a
+/// few thousand of them overflowed the stack a proc macro shares with
+/// rustc. A run of `-` keeps its first sign when that one is binary (it
+/// follows an operand) and one more when the unary ones are odd in number;
+/// a `-` taken for binary that was unary keeps the parity all the same.
+pub(crate) fn fold_double_negation(ts: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    folded(ts.clone()).unwrap_or(ts)
+}
+
+/// `fold_double_negation`, or `None` when nothing changes (a group is
+/// rebuilt only then: a rebuilt group's delimiters take the span of the
+/// whole group, and errors point at a closing brace).
+fn folded(ts: proc_macro2::TokenStream) -> Option<proc_macro2::TokenStream> {
+    use proc_macro2::{Group, Punct, Spacing, TokenTree};
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    // A minus sign (not the start of `->` or `-=`).
+    let minus = |k: usize| match &toks[k] {
+        TokenTree::Punct(p) if p.as_char() == '-' => {
+            let next = toks.get(k + 1);
+            !(p.spacing() == Spacing::Joint
+                && matches!(next, Some(TokenTree::Punct(q)) if matches!(q.as_char(), '>' | '=')))
+        }
+        _ => false,
+    };
+    let mut out: Vec<TokenTree> = Vec::with_capacity(toks.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < toks.len() {
+        if !minus(i) {
+            out.push(match &toks[i] {
+                TokenTree::Group(g) => match folded(g.stream()) {
+                    Some(inner) => {
+                        changed = true;
+                        let mut n = Group::new(g.delimiter(), inner);
+                        n.set_span(g.span());
+                        n.into()
+                    }
+                    None => g.clone().into(),
+                },
+                t => t.clone(),
+            });
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < toks.len() && minus(j) {
+            j += 1;
+        }
+        if j - i == 1 {
+            out.push(toks[i].clone());
+            i = j;
+            continue;
+        }
+        // Unary unless it follows an operand (a name, a literal, a group,
+        // `?`).
+        let binary = match out.last() {
+            None => false,
+            Some(TokenTree::Punct(p)) => p.as_char() == '?',
+            Some(_) => true,
+        };
+        let unary = j - i - usize::from(binary);
+        let kept = usize::from(binary) + unary % 2;
+        changed |= kept < j - i;
+        for t in &toks[i..i + kept] {
+            let mut p = Punct::new('-', Spacing::Alone);
+            p.set_span(t.span());
+            out.push(p.into());
+        }
+        i = j;
+    }
+    changed.then(|| out.into_iter().collect())
 }

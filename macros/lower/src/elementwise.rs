@@ -61,7 +61,7 @@ impl Lowerer<'_> {
             Some(x) => x,
             None => return Some(None),
         };
-        let span = m.span();
+        let span = self.method_span(m);
         Some(match name.as_str() {
             "abs" => self.abs(x, span),
             "square" => self.push(Op::Binary(BinaryOp::Mul), &[x, x], span),

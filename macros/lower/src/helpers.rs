@@ -372,17 +372,18 @@ fn expand_func_with(
     if !args.is_empty() {
         errors.spanned(&args, "`#[oxla::func]` takes no arguments");
     }
-    let item: syn::ItemFn = match syn::parse2(item_tokens.clone()) {
-        Ok(i) => i,
-        Err(_) => {
-            errors.at(
-                Span::call_site(),
-                "`#[oxla::func]` applies to a function (`fn`) only",
-            );
-            let errs = errors.to_compile_errors();
-            return quote!(#item_tokens #errs);
-        }
-    };
+    let item: syn::ItemFn =
+        match syn::parse2(crate::control::fold_double_negation(item_tokens.clone())) {
+            Ok(i) => i,
+            Err(_) => {
+                errors.at(
+                    Span::call_site(),
+                    "`#[oxla::func]` applies to a function (`fn`) only",
+                );
+                let errs = errors.to_compile_errors();
+                return quote!(#item_tokens #errs);
+            }
+        };
     if let Some(a) = item
         .attrs
         .iter()

@@ -59,11 +59,11 @@ mod tests_nd;
 #[cfg(test)]
 mod tests_of;
 #[cfg(test)]
+mod tests_scale;
+#[cfg(test)]
 mod tests_slicing;
 #[cfg(test)]
 mod tests_tree;
-#[cfg(test)]
-mod tests_scale;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, Input, TransformAttr, TransformKind};
@@ -150,7 +150,7 @@ pub(crate) fn expand_with(
         attr::AttrName::One(kind) => kind.name(),
         attr::AttrName::List => attr::LIST_ATTR,
     };
-    let mut item: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut item: syn::ItemFn = match syn::parse2(control::fold_double_negation(item.clone())) {
         Ok(i) => i,
         Err(_) => {
             errors.at(

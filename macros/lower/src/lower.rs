@@ -264,6 +264,7 @@ fn lower_into(
         takes: Vec::new(),
         consts: Vec::new(),
         spans: std::collections::HashMap::new(),
+        prelowered: std::collections::HashMap::new(),
         assigned_in_ifs: None,
     };
     for (name, t, _) in &params {
@@ -367,7 +368,10 @@ pub(crate) struct Lowerer<'e> {
     /// The span of each binary expression lowered so far, by address, built
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
-    spans: std::collections::HashMap<usize, Span>,
+    spans: std::collections::HashMap<(usize, bool), Span>,
+    /// The values of the nodes of a long spine lowered ahead of their
+    /// parents, by address (see `lower_expr`).
+    prelowered: std::collections::HashMap<usize, Option<Var>>,
     /// While a scalar `if` is lowered: the `let mut` names each `if`
     /// inside it assigns, by address (see `cond::assigned_in`).
     pub(crate) assigned_in_ifs: Option<std::collections::HashMap<usize, Vec<String>>>,
@@ -695,6 +699,39 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn lower_expr(&mut self, e: &Expr) -> Option<Var> {
+        if let Some(v) = self.prelowered.remove(&expr_key(e)) {
+            return v;
+        }
+        // A long spine (a sum of thousands of terms, nested parentheses,
+        // a chain of `-` or of `.sin()`): lowered from its deepest node up,
+        // each node finding its spine operand lowered already, so the
+        // recursion stays shallow. A proc macro runs on rustc's thread and
+        // stack: recursing once per term overflowed it.
+        let mut spine = Vec::new();
+        let mut at = e;
+        while let Some(c) = spine_child(at) {
+            if self.prelowered.contains_key(&expr_key(c)) {
+                break;
+            }
+            spine.push(c);
+            at = c;
+        }
+        if spine.len() < SPINE_MIN {
+            return self.lower_expr_node(e);
+        }
+        for node in spine.iter().rev() {
+            let v = self.lower_expr_node(node);
+            self.prelowered.insert(expr_key(node), v);
+        }
+        let v = self.lower_expr_node(e);
+        // Every node's value was taken by its parent; none stays behind.
+        for node in &spine {
+            self.prelowered.remove(&expr_key(node));
+        }
+        v
+    }
+
+    fn lower_expr_node(&mut self, e: &Expr) -> Option<Var> {
         match e {
             Expr::Lit(l) => self.lower_lit(&l.lit, false),
             Expr::Paren(p) => self.lower_expr(&p.expr),
@@ -733,7 +770,8 @@ impl Lowerer<'_> {
                         return self.lower_lit(&l.lit, true);
                     }
                     let x = self.lower_expr(&u.expr)?;
-                    self.push(Op::Unary(UnaryOp::Neg), &[x], e.span())
+                    let span = self.span_of(e);
+                    self.push(Op::Unary(UnaryOp::Neg), &[x], span)
                 }
                 syn::UnOp::Not(t) => {
                     self.errors
@@ -764,7 +802,8 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                self.lower_cast(x, &c.ty, c)
+                let span = self.edge_span(e, true);
+                self.lower_cast(x, &c.ty, c, span)
             }
             Expr::If(i) => self.lower_if_as(i, Want::One).map(|v| v[0]),
             Expr::Match(m) => self.lower_match(m, Want::One).map(|v| v[0]),
@@ -864,36 +903,47 @@ impl Lowerer<'_> {
     }
 
     /// `e.span()` (its first token joined with its last, where the compiler
-    /// can join spans), in time linear in the size of the whole expression.
-    /// Blocks, `if`s, `match`es, tuples and calls are spanned from their
-    /// delimiters (their `span()` re-reads them whole: once per level of
-    /// nested `if`s, quadratic in the depth).
+    /// can join spans), in time linear in the size of the whole expression
+    /// and without recursion: `Spanned::span` prints the expression to
+    /// tokens (a long sum, a chain of methods or nested `if`s became
+    /// quadratic) and recurses once per level.
     pub(crate) fn span_of(&mut self, e: &Expr) -> Span {
-        let Expr::Binary(b) = e else {
-            return match e {
-                Expr::Paren(p) => p.paren_token.span.join(),
-                Expr::Tuple(t) => t.paren_token.span.join(),
-                Expr::Block(b) if b.label.is_none() => b.block.brace_token.span.join(),
-                Expr::If(i) => if_span(i),
-                Expr::Match(m) => {
-                    let (start, end) = (m.match_token.span, m.brace_token.span.close());
-                    start.join(end).unwrap_or(start)
-                }
-                Expr::Call(c) => {
-                    let start = self.span_of(&c.func);
-                    start.join(c.paren_token.span.close()).unwrap_or(start)
-                }
-                e => e.span(),
+        let first = self.edge_span(e, true);
+        let last = self.edge_span(e, false);
+        first.join(last).unwrap_or(first)
+    }
+
+    /// The span of the first (or last) token of `e`, walking down the
+    /// leftmost (rightmost) operands; remembered for every node walked.
+    fn edge_span(&mut self, e: &Expr, first: bool) -> Span {
+        let mut walked = Vec::new();
+        let mut at = e;
+        let span = loop {
+            let key = (expr_key(at), first);
+            if let Some(s) = self.spans.get(&key) {
+                break *s;
+            }
+            walked.push(key);
+            let next = if first {
+                first_operand(at)
+            } else {
+                last_operand(at)
             };
+            match next {
+                Ok(n) => at = n,
+                Err(s) => break s,
+            }
         };
-        let key = e as *const Expr as usize;
-        if let Some(s) = self.spans.get(&key) {
-            return *s;
+        for k in walked {
+            self.spans.insert(k, span);
         }
-        let (l, r) = (self.span_of(&b.left), self.span_of(&b.right));
-        let s = l.join(r).unwrap_or(l);
-        self.spans.insert(key, s);
-        s
+        span
+    }
+
+    /// The span of a method call, as `span_of` gives it.
+    pub(crate) fn method_span(&mut self, m: &syn::ExprMethodCall) -> Span {
+        let first = self.edge_span(&m.receiver, true);
+        first.join(m.paren_token.span.close()).unwrap_or(first)
     }
 
     fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
@@ -988,7 +1038,10 @@ impl Lowerer<'_> {
     }
 
     fn binary_span(&mut self, b: &syn::ExprBinary) -> Span {
-        let (l, r) = (self.span_of(&b.left), self.span_of(&b.right));
+        let (l, r) = (
+            self.edge_span(&b.left, true),
+            self.edge_span(&b.right, false),
+        );
         l.join(r).unwrap_or(l)
     }
 
@@ -1065,7 +1118,8 @@ impl Lowerer<'_> {
         }
         if let Some(op) = unary {
             let x = x?;
-            return self.push(Op::Unary(op), &[x], m.span());
+            let span = self.method_span(m);
+            return self.push(Op::Unary(op), &[x], span);
         }
         let arg = &m.args[0];
         if name == "powi" {
@@ -1099,7 +1153,8 @@ impl Lowerer<'_> {
                 return None;
             };
             let x = x?;
-            return self.push(Op::Unary(UnaryOp::Powi(n)), &[x], m.span());
+            let span = self.method_span(m);
+            return self.push(Op::Unary(UnaryOp::Powi(n)), &[x], span);
         }
         let op = match name.as_str() {
             "max" => BinaryOp::Max,
@@ -1108,20 +1163,24 @@ impl Lowerer<'_> {
         };
         let y = self.lower_expr(arg);
         let mut vs = [x?, y?];
-        self.coerce(&mut vs, m.span())?;
-        self.push(Op::Binary(op), &vs, m.span())
+        let span = self.method_span(m);
+        self.coerce(&mut vs, span)?;
+        self.push(Op::Binary(op), &vs, span)
     }
 
     /// `x as T` (Rust's `as`, the `convert` op): to the function's float
     /// type from a float (the identity), an integer or a bool; to `i32` or
     /// `i64` from a float (truncating, saturating, NaN → 0) or a bool.
     /// `site` is the whole cast (or `mapv` call), where errors point.
-    fn lower_cast(&mut self, x: Option<Var>, ty: &syn::Type, site: &dyn ToTokens) -> Option<Var> {
-        let span = site
-            .to_token_stream()
-            .into_iter()
-            .next()
-            .map_or_else(Span::call_site, |t| t.span());
+    /// `span`: the first token of the site (printing the site to find that
+    /// token made a chain of casts quadratic).
+    fn lower_cast(
+        &mut self,
+        x: Option<Var>,
+        ty: &syn::Type,
+        site: &dyn ToTokens,
+        span: Span,
+    ) -> Option<Var> {
         let targets = format!(
             "a cast goes to the function's float type ({}), i32 or i64",
             self.dtype
@@ -1226,7 +1285,8 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        self.lower_cast(x, &cast.ty, m)
+        let span = self.edge_span(&m.receiver, true);
+        self.lower_cast(x, &cast.ty, m, span)
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
@@ -1648,4 +1708,156 @@ pub(crate) fn if_span(i: &syn::ExprIf) -> Span {
         }
     };
     i.if_token.span.join(end).unwrap_or(i.if_token.span)
+}
+
+/// A spine at least this long is lowered from the bottom up.
+const SPINE_MIN: usize = 16;
+
+fn expr_key(e: &Expr) -> usize {
+    e as *const Expr as usize
+}
+
+/// The operand of `e` that `lower_expr` lowers through `lower_expr` first
+/// and that may nest deeply: a binary operator's left operand (its right
+/// one when only that is compound), a negation's, a cast's, a reference's
+/// or parenthesis' content, a math method's receiver.
+fn spine_child(e: &Expr) -> Option<&Expr> {
+    let compound = |e: &Expr| {
+        matches!(
+            e,
+            Expr::Binary(_)
+                | Expr::Unary(_)
+                | Expr::Paren(_)
+                | Expr::MethodCall(_)
+                | Expr::Cast(_)
+                | Expr::Group(_)
+        )
+    };
+    match e {
+        Expr::Paren(p) => Some(&p.expr),
+        Expr::Group(g) => Some(&g.expr),
+        Expr::Reference(r) if r.mutability.is_none() => Some(&r.expr),
+        Expr::Cast(c) => Some(&c.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            (!matches!(strip_parens(&u.expr), Expr::Lit(_))).then_some(&*u.expr)
+        }
+        Expr::Binary(b) if cmp_op(&b.op).is_some() || arith_op(&b.op) => {
+            if compound(&b.left) || !compound(&b.right) {
+                Some(&b.left)
+            } else {
+                Some(&b.right)
+            }
+        }
+        Expr::MethodCall(m)
+            if m.turbofish.is_none() && SPINE_METHODS.contains(&&*m.method.to_string()) =>
+        {
+            Some(&m.receiver)
+        }
+        _ => None,
+    }
+}
+
+/// Methods that lower their receiver with `lower_expr` and nothing else
+/// from its syntax.
+const SPINE_METHODS: &[&str] = &[
+    "exp",
+    "ln",
+    "sin",
+    "cos",
+    "tanh",
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "round_ties_even",
+    "signum",
+    "exp_m1",
+    "powi",
+    "powf",
+    "max",
+    "min",
+    "abs",
+    "square",
+    "recip",
+    "ln_1p",
+];
+
+fn arith_op(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_)
+    )
+}
+
+/// The operand holding the first token of `e`, or that token's span.
+fn first_operand(e: &Expr) -> Result<&Expr, Span> {
+    match e {
+        Expr::Binary(b) => Ok(&b.left),
+        Expr::MethodCall(m) => Ok(&m.receiver),
+        Expr::Cast(c) => Ok(&c.expr),
+        Expr::Call(c) => Ok(&c.func),
+        Expr::Index(i) => Ok(&i.expr),
+        Expr::Field(f) => Ok(&f.base),
+        Expr::Group(g) => Ok(&g.expr),
+        Expr::Try(t) => Ok(&t.expr),
+        Expr::Await(a) => Ok(&a.base),
+        Expr::Range(r) => match &r.start {
+            Some(s) => Ok(s),
+            None => Err(r.limits.span()),
+        },
+        Expr::Assign(a) => Ok(&a.left),
+        Expr::Unary(u) => Err(u.op.span()),
+        Expr::Reference(r) => Err(r.and_token.span),
+        Expr::Paren(p) => Err(p.paren_token.span.open()),
+        Expr::Tuple(t) => Err(t.paren_token.span.open()),
+        Expr::Array(a) => Err(a.bracket_token.span.open()),
+        Expr::If(i) => Err(i.if_token.span),
+        Expr::Match(m) => Err(m.match_token.span),
+        Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+            Err(b.block.brace_token.span.open())
+        }
+        // Leaves, and forms oxla does not lower (their span as syn gives
+        // it).
+        e => Err(e.span()),
+    }
+}
+
+/// The operand holding the last token of `e`, or that token's span.
+fn last_operand(e: &Expr) -> Result<&Expr, Span> {
+    match e {
+        Expr::Binary(b) => Ok(&b.right),
+        Expr::Unary(u) => Ok(&u.expr),
+        Expr::Reference(r) => Ok(&r.expr),
+        Expr::Assign(a) => Ok(&a.right),
+        Expr::Group(g) => Ok(&g.expr),
+        Expr::Range(r) => match &r.end {
+            Some(s) => Ok(s),
+            None => Err(r.limits.span()),
+        },
+        Expr::Cast(c) => Err(c.ty.span()),
+        Expr::MethodCall(m) => Err(m.paren_token.span.close()),
+        Expr::Call(c) => Err(c.paren_token.span.close()),
+        Expr::Index(i) => Err(i.bracket_token.span.close()),
+        Expr::Field(f) => Err(f.member.span()),
+        Expr::Try(t) => Err(t.question_token.span),
+        Expr::Paren(p) => Err(p.paren_token.span.close()),
+        Expr::Tuple(t) => Err(t.paren_token.span.close()),
+        Expr::Array(a) => Err(a.bracket_token.span.close()),
+        Expr::Match(m) => Err(m.brace_token.span.close()),
+        Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+            Err(b.block.brace_token.span.close())
+        }
+        Expr::If(i) => {
+            let mut last = i;
+            loop {
+                match last.else_branch.as_ref().map(|(_, e)| &**e) {
+                    Some(Expr::If(x)) => last = x,
+                    Some(e) => return Ok(e),
+                    None => return Err(last.then_branch.brace_token.span.close()),
+                }
+            }
+        }
+        e => Err(e.span()),
+    }
 }

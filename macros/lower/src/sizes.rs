@@ -47,7 +47,8 @@ impl Lowerer<'_> {
             );
             return Some(None);
         }
-        Some(self.size_of(x, axis, m.span()))
+        let span = self.method_span(m);
+        Some(self.size_of(x, axis, span))
     }
 
     /// `x.shape()[k]`: `Some` when `i` is that form.

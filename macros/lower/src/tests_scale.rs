@@ -130,3 +130,96 @@ fn the_gradient_of_nested_ifs_grows_linearly() {
     let ratio = large.len() as f64 / small.len() as f64;
     assert!(ratio < 2.3, "{} then {} chars", small.len(), large.len());
 }
+
+/// A function whose body nests `n` deep: a sum of `n` terms, `n` nested
+/// parentheses, `n` minus signs, `n` chained `.sin()` calls.
+pub(crate) fn deep_body(name: &str, n: usize) -> String {
+    let body = match name {
+        "sum" => {
+            let mut s = String::from("x");
+            for i in 0..n {
+                s += &format!(" + x * {i}.0");
+            }
+            s
+        }
+        "parens" => format!("{}x * 2.0{}", "(".repeat(n), ") + 1.0".repeat(n)),
+        "neg" => format!("{}x", "-".repeat(n)),
+        "sin" => format!("x{}", ".sin()".repeat(n)),
+        _ => unreachable!(),
+    };
+    format!("fn f(x: f64) -> f64 {{ {body} }}")
+}
+
+/// How deeply the groups (`()`, `[]`, `{}`) of `ts` nest, without recursion.
+pub(crate) fn group_depth(ts: TokenStream) -> usize {
+    let mut deepest = 0;
+    let mut open = vec![(ts.into_iter(), 0usize)];
+    while let Some((it, d)) = open.last_mut() {
+        let d = *d;
+        match it.next() {
+            Some(proc_macro2::TokenTree::Group(g)) => {
+                deepest = deepest.max(d + 1);
+                open.push((g.stream().into_iter(), d + 1));
+            }
+            Some(_) => {}
+            None => {
+                open.pop();
+            }
+        }
+    }
+    deepest
+}
+
+/// A sum of 5,000 terms, 1,000 nested parentheses, 5,000 minus signs and
+/// 5,000 chained `.sin()` calls under `#[grad]` expand on a 6 MiB stack
+/// (rustc gives its thread, which runs proc macros, 8 MiB), where the
+/// lowering recursed once per term and overflowed. (syn's own parser
+/// still recurses once per parenthesis: about 4 MiB for 1,000; pairs of
+/// minus signs are dropped before it parses.) What is generated nests no
+/// deeper than a few groups: straight-line code is one `let` per value.
+#[test]
+fn deep_expressions_expand_on_a_small_stack() {
+    for (case, n) in [
+        ("sum", 5000),
+        ("parens", 1000),
+        ("neg", 5000),
+        ("sin", 5000),
+    ] {
+        let item = deep_body(case, n);
+        let run = move || {
+            let t = Instant::now();
+            let out = expand(TransformKind::Grad, "df", &item);
+            let elapsed = t.elapsed();
+            (group_depth(out.parse().unwrap()), elapsed)
+        };
+        let (depth, elapsed) = std::thread::Builder::new()
+            .stack_size(6 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
+        println!("{case} ({n}): expanded in {elapsed:?}, groups nest {depth} deep");
+        assert!(
+            depth <= 4,
+            "{case}: the generated code nests {depth} groups deep"
+        );
+    }
+}
+
+/// Pairs of unary minus signs are dropped before parsing, keeping the
+/// value: an odd number negates, a binary minus stays.
+#[test]
+fn runs_of_minus_signs_keep_their_parity() {
+    let fold = |s: &str| {
+        crate::control::fold_double_negation(s.parse().unwrap())
+            .to_string()
+            .replace(' ', "")
+    };
+    assert_eq!(fold("- - x"), "x");
+    assert_eq!(fold("- - - x"), "-x");
+    assert_eq!(fold("y - - x"), "y--x");
+    assert_eq!(fold("y - - - x"), "y-x");
+    assert_eq!(fold("f(- - x) -> f64"), "f(x)->f64");
+    assert_eq!(fold("a -= - - b"), "a-=b");
+    assert_eq!(fold("x? - - - y"), "x?-y");
+}

@@ -124,7 +124,6 @@ impl Lowerer<'_> {
     /// An array method, if `m` is one (else `None`: the caller handles it).
     pub(crate) fn lower_array_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
         let name = m.method.to_string();
-        let span = m.span();
         let args: Vec<&Expr> = m.args.iter().collect();
         // `x.max(y)` / `x.min(y)` are elementwise; `x.max()` reduces.
         if matches!(name.as_str(), "max" | "min") && !args.is_empty() {
@@ -145,6 +144,7 @@ impl Lowerer<'_> {
             return None;
         }
         let x = self.lower_expr(&m.receiver);
+        let span = self.method_span(m);
         Some(self.array_method(&name, x, &args, span, m))
     }
 
