@@ -535,3 +535,98 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
         .join()
         .unwrap();
 }
+
+/// Random deep and long functions under `#[grad]` (issue 20): `if`s on
+/// scalars nested 64 and 128 deep, and sums of 5,000 and 10,000 random
+/// terms, each expanding without errors in time roughly linear in its size
+/// (twice the size in less than three times the time; the fastest of two
+/// runs, with generous absolute limits for a slow machine).
+#[test]
+fn fuzz_deep_and_long_functions_expand_in_linear_time() {
+    use crate::tests_scale::within;
+    use std::time::{Duration, Instant};
+    fn step(rng: &mut Rng) -> String {
+        let c = 0.5 + rng.below(100) as f64 / 100.0;
+        match rng.below(6) {
+            0 => format!("y = y * {c:?};"),
+            1 => format!("y = y + {c:?};"),
+            2 => "y = y.sin();".to_string(),
+            3 => format!("y -= {c:?} * x;"),
+            4 => "y = y * y;".to_string(),
+            _ => format!("y = y.max({c:?});"),
+        }
+    }
+    fn cond(rng: &mut Rng) -> String {
+        let c = rng.below(200) as f64 / 100.0 - 1.0;
+        let v = rng.pick(&["x", "y"]);
+        let op = rng.pick(&[">", "<", ">=", "<="]);
+        format!("{v} {op} {c:?}")
+    }
+    /// `if`s nested `d` deep, the nesting going down either branch.
+    fn nested(rng: &mut Rng, d: usize) -> String {
+        let mut body = "y".to_string();
+        for _ in 0..d {
+            let (s1, s2, c) = (step(rng), step(rng), cond(rng));
+            body = if rng.chance(50) {
+                format!("if {c} {{ {s1} {body} }} else {{ {s2} y }}")
+            } else {
+                format!("if {c} {{ {s1} y }} else {{ {s2} {body} }}")
+            };
+        }
+        format!("fn f(x: f64) -> f64 {{ let mut y = x; {body} }}")
+    }
+    /// A sum of `n` random terms.
+    fn long(rng: &mut Rng, n: usize) -> String {
+        let mut s = String::from("x");
+        for _ in 0..n {
+            let c = 1.0 + rng.below(100) as f64 / 10.0;
+            let op = rng.pick(&["+", "-", "+", "*"]);
+            let term = match rng.below(4) {
+                0 => format!("x * {c:?}"),
+                1 => "x.sin()".to_string(),
+                2 => format!("{c:?}"),
+                _ => format!("(x - {c:?})"),
+            };
+            s += &format!(" {op} {term}");
+        }
+        format!("fn f(x: f64) -> f64 {{ {s} }}")
+    }
+    fn time(item: String) -> Duration {
+        within(Duration::from_secs(120), "an expansion", move || {
+            (0..2)
+                .map(|_| {
+                    let ts: proc_macro2::TokenStream = item.parse().unwrap();
+                    let t = Instant::now();
+                    let out = expand_attribute_with(
+                        TransformKind::Grad,
+                        "dg".parse().unwrap(),
+                        ts,
+                        &CodegenOptions::default(),
+                    );
+                    let elapsed = t.elapsed();
+                    let text = out.to_string();
+                    assert!(!text.contains("compile_error"), "{item}\n{text}");
+                    elapsed
+                })
+                .min()
+                .unwrap()
+        })
+    }
+    let mut rng = Rng(0x0A1A_2020);
+    for case in 0..3 {
+        let (small, large) = (time(nested(&mut rng, 64)), time(nested(&mut rng, 128)));
+        let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-4);
+        println!("case {case}: ifs nested 64 deep {small:?}, 128 deep {large:?} (x{ratio:.2})");
+        assert!(
+            ratio < 3.0 && large < Duration::from_secs(30),
+            "{small:?} {large:?}"
+        );
+        let (small, large) = (time(long(&mut rng, 5000)), time(long(&mut rng, 10000)));
+        let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-4);
+        println!("case {case}: sums of 5000 terms {small:?}, 10000 terms {large:?} (x{ratio:.2})");
+        assert!(
+            ratio < 3.0 && large < Duration::from_secs(60),
+            "{small:?} {large:?}"
+        );
+    }
+}
