@@ -16,6 +16,22 @@ pub fn note_loop_tape(bytes: usize) {
     oxla_core::ops::control::note_tape_bytes(bytes);
 }
 
+/// The tape limit of a reverse sweep (`oxla_core::ops::control::tape_limit`).
+pub fn tape_limit() -> usize {
+    oxla_core::ops::control::tape_limit()
+}
+
+/// A scalar loop's reverse sweep would keep `bytes` of carries after
+/// `steps` steps, over `limit`: panic with the loop's description.
+#[cold]
+#[track_caller]
+pub fn tape_limit_exceeded(what: &str, bytes: usize, steps: u64, limit: usize) -> ! {
+    panic!(
+        "oxla: {}",
+        oxla_core::ops::control::tape_limit_error(what, bytes, steps, limit)
+    )
+}
+
 /// A kernel that the build script compiled ahead of time, in three ISA variants.
 pub struct AotKernel {
     /// `Kernel::symbol()` of the kernel.

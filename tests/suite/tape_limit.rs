@@ -83,3 +83,32 @@ fn a_loop_that_ends_under_the_limit_still_differentiates() {
     // The default: positive, and at most the machine's memory.
     assert!(tape_limit() > 0);
 }
+
+/// A scalar function: its loop is generated as plain Rust (not kernels),
+/// and its reverse sweep's tape has the same limit.
+#[grad(scalar_runaway_grad)]
+fn scalar_runaway(x: f64) -> f64 {
+    let mut y = x;
+    let mut t = 1.0;
+    while t > 0.0 {
+        y = y * 1.0 + 1.0;
+        t = t + 1.0;
+    }
+    y
+}
+
+#[test]
+fn a_scalar_while_loop_that_never_ends_fails_under_grad_at_the_tape_limit() {
+    let limit = 1 << 20;
+    let err = with_tape_limit(limit, || {
+        std::panic::catch_unwind(|| scalar_runaway_grad(0.5))
+            .expect_err("the tape limit stops the sweep")
+    });
+    let msg = message(err);
+    assert!(msg.contains("`while` loop"), "names the loop: {msg}");
+    assert!(
+        msg.contains("oxla::checkpoint"),
+        "suggests checkpointing: {msg}"
+    );
+    assert!(msg.contains(&limit.to_string()), "states the limit: {msg}");
+}

@@ -136,11 +136,30 @@ pub(crate) fn reverse_expr(lr: &LoopReverse, ins: &[TokenStream]) -> TokenStream
         }
         (Checkpoint::Sqrt, LoopKind::While) => quote!(64),
     };
+    let bytes: usize = (0..f.n_carries())
+        .map(|k| f.carry_type(k).dtype.size_bytes())
+        .sum();
+    // The tape stops at the limit (a `while` that never ends would grow it
+    // until the process aborts), as the kernel path's does.
+    let what = syn::LitStr::new(
+        &format!(
+            "the `{}` loop whose body is `{}`",
+            match f.kind {
+                LoopKind::For => "for",
+                LoopKind::While => "while",
+            },
+            f.body.name
+        ),
+        proc_macro2::Span::call_site(),
+    );
     let run = forward(
         f,
         ins,
         quote! {
             if __oxla_k % __oxla_seg == 0 {
+                if (__oxla_tape.len() + 1) * #bytes > __oxla_limit {
+                    #private::tape_limit_exceeded(#what, (__oxla_tape.len() + 1) * #bytes, __oxla_k, __oxla_limit);
+                }
                 __oxla_tape.push(__oxla_c);
             }
         },
@@ -178,11 +197,9 @@ pub(crate) fn reverse_expr(lr: &LoopReverse, ins: &[TokenStream]) -> TokenStream
     let r_tys: Vec<TokenStream> = (0..nr)
         .map(|k| paths::float(lr.back.dtype(lr.back.outs[na + k])))
         .collect();
-    let bytes: usize = (0..f.n_carries())
-        .map(|k| f.carry_type(k).dtype.size_bytes())
-        .sum();
     quote!({
         let __oxla_seg: #u64_ty = #seg;
+        let __oxla_limit: #usize_ty = #private::tape_limit();
         let mut __oxla_tape: #vec<(#(#tys,)*)> = #vec::new();
         #run
         let __oxla_trips: #u64_ty = __oxla_k;
