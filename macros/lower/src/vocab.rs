@@ -507,7 +507,8 @@ impl Lowerer<'_> {
     /// index). A run-time index is a gather with a rank-0 index (its
     /// transpose a scatter-add), on an axis of any size: an index parameter
     /// is checked at each call, as `take`'s are; a computed index outside
-    /// the axis reads 0.
+    /// the axis is clamped into it (a negative one wrapped once first), as
+    /// JAX's indexing does (`ops::gather::clamp_index`).
     pub(crate) fn lower_index(&mut self, i: &syn::ExprIndex) -> Option<Var> {
         let lit = |e: &Expr| match strip(e) {
             Expr::Lit(syn::ExprLit {

@@ -10,7 +10,10 @@
 //! added (1); the block totals go through a binary-counter cascade, in which
 //! an element takes part in at most ceil(log2 L) + 1 further additions for L
 //! blocks. (The row's last block also takes the one-vector loop, up to 3
-//! more elements in the first accumulator, so the vector chain is 64 + 3.)
+//! more elements in the first accumulator, so the vector chain is 64 + 3.
+//! Since the sub-blocks, a lane adds 4 vector iterations, then its
+//! sub-block total joins a second set of lanes: a chain of 4 + 16 + 3, so
+//! the bound below, worked out for 67, is conservative.)
 //! With h the sum of those counts (plus 1 for a rounded product), the
 //! classic bound for any summation tree of depth h gives
 //! |computed − exact| ≤ γ_h Σ|x_i|, γ_h = h·u / (1 − h·u), u = 2^-24 (f32) or
