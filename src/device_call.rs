@@ -30,14 +30,14 @@ pub enum DeviceArgRef<'a> {
     Host(Arg<'a>, Device),
     /// A host scalar (one element), for whichever device the call runs on.
     Scalar(Buffer),
-    /// An array on a GPU.
-    Gpu(&'a Arc<GpuBuffer>, &'a [usize], Device),
+    /// An array on a GPU (its buffer carries its dimensions).
+    Gpu(&'a Arc<GpuBuffer>, Device),
 }
 
 impl DeviceArgRef<'_> {
     fn device(&self) -> Option<Device> {
         match self {
-            DeviceArgRef::Host(_, d) | DeviceArgRef::Gpu(_, _, d) => Some(*d),
+            DeviceArgRef::Host(_, d) | DeviceArgRef::Gpu(_, d) => Some(*d),
             DeviceArgRef::Scalar(_) => None,
         }
     }
@@ -47,7 +47,7 @@ impl<T: Element, D: Dimension> DeviceArg<T, D> for DeviceArray<T, D> {
     fn device_arg(&self) -> DeviceArgRef<'_> {
         match &self.storage {
             Storage::Host(a) => DeviceArgRef::Host(Arg::view(a.view()), self.device),
-            Storage::Gpu(b, _) => DeviceArgRef::Gpu(b, self.dim.slice(), self.device),
+            Storage::Gpu(b, _) => DeviceArgRef::Gpu(b, self.device),
         }
     }
 }

@@ -139,7 +139,7 @@ pub(crate) fn call(
         .iter()
         .zip(&scalars)
         .map(|(a, s)| match (a, s) {
-            (DeviceArgRef::Gpu(b, _, _), _) => &b.buf,
+            (DeviceArgRef::Gpu(b, _), _) => &b.buf,
             (_, Some(s)) => s,
             _ => unreachable!("checked: every array is on {device}"),
         })
@@ -171,7 +171,7 @@ fn check_indices(
         let checked = f
             .checks
             .iter()
-            .any(|(n, _)| names.get(i) == Some(&n.to_string()));
+            .any(|(n, _)| names.get(i).map(String::as_str) == Some(*n));
         copies.push(if checked {
             Some(gpu.download(b)?)
         } else {

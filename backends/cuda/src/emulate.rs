@@ -54,6 +54,20 @@ impl Model {
         })
     }
 
+    /// `run` on arguments known by their lengths only (as
+    /// `CudaProgram::run` passes them).
+    pub fn run_flat(&self, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
+        let held: Vec<HostBuf> = args
+            .iter()
+            .map(|b| HostBuf {
+                buf: b.clone(),
+                dims: vec![b.len()],
+            })
+            .collect();
+        let refs: Vec<(&HostBuf, ArgDims)> = held.iter().map(|b| (b, ArgDims::FLAT)).collect();
+        Ok(self.run(&refs)?.into_iter().map(|b| b.buf).collect())
+    }
+
     /// `CudaProgram::run_args` on host buffers.
     pub fn run(&self, args: &[(&HostBuf, ArgDims)]) -> Result<Vec<HostBuf>, String> {
         let (p, s) = (&self.program, &self.schedule);
@@ -273,16 +287,7 @@ pub(crate) fn poison(dtype: DType, len: usize) -> Buffer {
 /// Run `program` as `CudaProgram::run` would (arguments known by their
 /// lengths), on the host with the kernel interpreter (see the module docs).
 pub fn run(program: &Program, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
-    let m = Model::new(program.clone())?;
-    let held: Vec<HostBuf> = args
-        .iter()
-        .map(|b| HostBuf {
-            buf: b.clone(),
-            dims: vec![b.len()],
-        })
-        .collect();
-    let refs: Vec<(&HostBuf, ArgDims)> = held.iter().map(|b| (b, ArgDims::FLAT)).collect();
-    Ok(m.run(&refs)?.into_iter().map(|b| b.buf).collect())
+    Model::new(program.clone())?.run_flat(args)
 }
 
 /// Run `program` as `CudaProgram::run_shaped` would, on the host with the

@@ -866,23 +866,14 @@ mod tests {
     //! except the driver calls, on machines without a GPU.
 
     use super::*;
-    use crate::emulate::{HostBuf, Model};
+    use crate::emulate::Model;
     use oxla_core::transforms::{grad, vmap};
     use oxla_core::{Dim, Op, Shape, Tensor, Type};
 
     /// `run_device` on host buffers known by their lengths, with
     /// schedule `s` (`crate::emulate`).
     fn run_host(p: &Program, s: &Schedule, args: &[Buffer]) -> Result<Vec<Buffer>, String> {
-        let m = Model::with_schedule(p.clone(), s.clone())?;
-        let held: Vec<HostBuf> = args
-            .iter()
-            .map(|b| HostBuf {
-                buf: b.clone(),
-                dims: vec![b.len()],
-            })
-            .collect();
-        let refs: Vec<(&HostBuf, ArgDims)> = held.iter().map(|b| (b, ArgDims::FLAT)).collect();
-        Ok(m.run(&refs)?.into_iter().map(|b| b.buf).collect())
+        Model::with_schedule(p.clone(), s.clone())?.run_flat(args)
     }
 
     fn vec_f64(f: &mut Function, name: &str) -> oxla_core::Var {

@@ -149,12 +149,10 @@ pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
             "oxla cannot see a plain Rust function's body: rename the function, or mark it \
              `#[oxla::func]` under another name; to mean the built-in, write `oxla::{name}(..)`"
         );
+        let only = implemented_only_for(&trait_, [&message, &label, &note], &[quote!(#marker)]);
         markers.extend(quote! {
             struct #marker;
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait #trait_ {}
-            #[diagnostic::do_not_recommend]
-            impl #trait_ for #marker {}
+            #only
             const fn #check<T: #trait_>(_: &T) {}
         });
         probes.extend(quote_spanned!(span=> #check(&#at);));
@@ -177,6 +175,24 @@ pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
                 #probes
             };
         }
+    }
+}
+
+/// A trait implemented only for `types`, whose error for any other type is
+/// `message`, `label` and `note` (rustc's `diagnostic` attributes): how a
+/// name's resolution in the caller's scope is checked.
+fn implemented_only_for(
+    trait_: &syn::Ident,
+    [message, label, note]: [&String; 3],
+    types: &[TokenStream],
+) -> TokenStream {
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        trait #trait_ {}
+        #(
+            #[diagnostic::do_not_recommend]
+            impl #trait_ for #types {}
+        )*
     }
 }
 
@@ -226,14 +242,14 @@ pub(crate) fn half_types(item: &mut syn::ItemFn) -> TokenStream {
         let note = format!(
             "import it (`use oxla::half::{name};`) or write `oxla::half::{name}`; Rust's primitive `f16` is not an oxla element type"
         );
+        let only = implemented_only_for(
+            &trait_,
+            [&message, &label, &note],
+            &[quote!(#marker), quote!(::oxla::half::#marker)],
+        );
         markers.extend(quote! {
             struct #marker;
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait #trait_ {}
-            #[diagnostic::do_not_recommend]
-            impl #trait_ for #marker {}
-            #[diagnostic::do_not_recommend]
-            impl #trait_ for ::oxla::half::#marker {}
+            #only
             const fn #check<T: #trait_>() {}
         });
         probes.extend(quote_spanned!(span=> #check::<#at>();));
