@@ -53,6 +53,11 @@ pub struct CompiledFn {
     /// Integer parameters (by name) whose every element must index an axis
     /// of the given size (`take`, `select`), checked before any kernel runs.
     pub(crate) checks: &'static [(&'static str, IndexBound)],
+    /// How the function was derived: the original function's IR and the
+    /// transform steps from it (`oxla_core::transforms::Step`), from which
+    /// a call with size-1 axes derives a broadcasting program (see
+    /// `size_one`). `None`: such a call is an error.
+    pub(crate) origin: Option<(&'static str, &'static str)>,
     ready: OnceLock<&'static Ready>,
 }
 
@@ -103,8 +108,18 @@ impl CompiledFn {
             ir,
             aot,
             checks,
+            origin: None,
             ready: OnceLock::new(),
         }
+    }
+
+    /// This function is `steps` (text of `oxla_core::transforms::Step`s)
+    /// applied to the function of IR `original` (itself when `steps` is
+    /// empty): a call whose arguments are 1 on an axis where the program
+    /// expects the size of another argument is broadcast as numpy does.
+    pub const fn derived_from(mut self, original: &'static str, steps: &'static str) -> CompiledFn {
+        self.origin = Some((original, steps));
+        self
     }
 
     /// Every element of each checked index array lies in `0..bound`; the
@@ -313,13 +328,38 @@ impl CompiledFn {
         dests: &[Option<RawDest>],
         take: impl FnOnce(&mut Outputs<'_>) -> R,
     ) -> R {
-        let launcher = ready.launcher();
         let mut inline = [RawArg::flat(DType::F32, std::ptr::null(), 0); INLINE_ARGS];
         let mut heap = Vec::new();
         let raw = raw_args(args, &mut inline, &mut heap);
-        if let Err(e) = self.check_indices(ready, raw) {
-            panic!("oxla: {e}");
+        let mut take = Some(take);
+        let error = match self.execute(ready, raw, dests, &mut take) {
+            Ok(r) => return r,
+            Err(e) => e,
+        };
+        // Only a call that failed before running anything can be retried
+        // with a program that broadcasts its size-1 axes.
+        if take.is_some() {
+            if let Some(spec) = crate::size_one::program_for(self, ready, raw) {
+                match spec.and_then(|spec| self.execute(spec, raw, dests, &mut take)) {
+                    Ok(r) => return r,
+                    Err(why) => panic!("oxla: {error}; {why}"),
+                }
+            }
         }
+        panic!("oxla: {error}")
+    }
+
+    /// Check the index arrays and run `ready`'s program on `raw`, passing
+    /// the outputs to `take` (taken only when everything ran).
+    fn execute<R>(
+        &self,
+        ready: &Ready,
+        raw: &[RawArg],
+        dests: &[Option<RawDest>],
+        take: &mut Option<impl FnOnce(&mut Outputs<'_>) -> R>,
+    ) -> Result<R, String> {
+        self.check_indices(ready, raw)?;
+        let launcher = ready.launcher();
         // SAFETY: every `RawArg` points at `len` contiguous elements of its
         // dtype that stay alive and unchanged for this call: a borrow the
         // `Arg` holds, or the `Arg`'s own contiguous copy (see `Arg`);
@@ -334,20 +374,18 @@ impl CompiledFn {
         // elements of a `&mut` view the `Dest` holds for this call: valid for
         // `len` writes, and overlapping no argument (shared borrows) and no
         // other destination (another `&mut`); `execute_into_then` checks each
-        // destination's type and shape before any kernel runs.
-        let result = unsafe {
+        // destination's type and shape, and every argument's, before any
+        // kernel runs.
+        unsafe {
             ready
                 .program
                 .execute_into_then(&launcher, raw, dests, |bufs, dims| {
+                    let take = take.take().expect("a call takes its outputs once");
                     take(&mut Outputs {
                         bufs,
                         dims: ResultDims::Executed(dims),
                     })
                 })
-        };
-        match result {
-            Ok(r) => r,
-            Err(e) => panic!("oxla: {e}"),
         }
     }
 

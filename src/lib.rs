@@ -317,6 +317,7 @@ pub use device_call::DeviceArg;
 
 mod inspect;
 mod runtime;
+mod size_one;
 pub use inspect::Inspect;
 pub use oxla_cpu::{
     host_level, host_supports_v3, host_supports_v4, num_threads, set_num_threads, IsaLevel,

@@ -116,7 +116,18 @@ pub fn compile_log() -> Vec<CompileRecord> {
 impl Compiled {
     pub fn build(ir: &str, aot: &[AotKernel]) -> Result<Ready, String> {
         let start = Instant::now();
-        let ready = Self::build_inner(ir, aot)?;
+        let function = oxla_core::text::parse(ir)?;
+        Self::build_function(function, aot, start)
+    }
+
+    /// `build` for a function already parsed (or derived at run time, see
+    /// `CompiledFn::size_one_program`); `start` is when its making began.
+    pub fn build_function(
+        function: oxla_core::Function,
+        aot: &[AotKernel],
+        start: Instant,
+    ) -> Result<Ready, String> {
+        let ready = Self::build_inner(function, aot)?;
         let how = match (ready.program.kernels.len(), ready.aot) {
             (0, _) => CompiledBy::NoKernels,
             (_, true) => CompiledBy::BuildScript,
@@ -135,8 +146,7 @@ impl Compiled {
         Ok(ready)
     }
 
-    fn build_inner(ir: &str, aot: &[AotKernel]) -> Result<Ready, String> {
-        let function = oxla_core::text::parse(ir)?;
+    fn build_inner(function: oxla_core::Function, aot: &[AotKernel]) -> Result<Ready, String> {
         let program = fuse(&function)?;
         program.check_schedule()?;
         dump(&program);

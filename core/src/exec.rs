@@ -622,6 +622,50 @@ impl Program {
         Ok(scratch.sizes.iter().map(|s| s.expect("bound")).collect())
     }
 
+    /// The argument axes that are 1 where their symbol is bound to another
+    /// size by another argument, as (parameter, axis): numpy broadcasting,
+    /// which the program does not do (see `transforms::broadcast`). `None`
+    /// unless that is the only thing wrong with the arguments' dimensions:
+    /// every argument has dimensions of its parameter's rank, fixed sizes
+    /// match, and every symbol's axes are each 1 or one common size.
+    pub fn size_one_axes(&self, args: &[RawArg]) -> Option<Vec<(usize, usize)>> {
+        if args.len() != self.param_dims.len() {
+            return None;
+        }
+        let mut size = vec![1u64; self.symbols.len()];
+        for (want, a) in self.param_dims.iter().zip(args) {
+            let got = a.dims.get()?;
+            if got.len() != want.len() || got.iter().product::<usize>() != a.len {
+                return None;
+            }
+            for (w, g) in want.iter().zip(got) {
+                match *w {
+                    DimRef::Const(c) if c != *g as u64 => return None,
+                    DimRef::Const(_) => {}
+                    DimRef::Sym(k) if self.derived.contains(&k) => return None,
+                    DimRef::Sym(k) => match (size[k], *g as u64) {
+                        (_, 1) => {}
+                        (1, g) => size[k] = g,
+                        (s, g) if s == g => {}
+                        _ => return None,
+                    },
+                }
+            }
+        }
+        let mut ones = Vec::new();
+        for (i, (want, a)) in self.param_dims.iter().zip(args).enumerate() {
+            let got = a.dims.get()?;
+            for (axis, (w, g)) in want.iter().zip(got).enumerate() {
+                if let DimRef::Sym(k) = *w {
+                    if *g == 1 && size[k] != 1 {
+                        ones.push((i, axis));
+                    }
+                }
+            }
+        }
+        (!ones.is_empty()).then_some(ones)
+    }
+
     /// Check a call's arity and each argument's element type; errors name
     /// the argument.
     pub fn check_arg_types(

@@ -27,6 +27,7 @@ mod prod_cumsum;
 mod rounding;
 mod slicing;
 mod slicing_index;
+mod size_one;
 mod tape_limit;
 mod transforms;
 mod tree;

@@ -11,6 +11,7 @@ use crate::scalar_loop;
 use crate::stack::{guard, GeneratedFn, Origin};
 use crate::types::{param_ty, RustTy};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::transforms::Step;
 use oxla_core::{DType, Dim, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -297,8 +298,13 @@ fn generate_parts(
             }
             None => None,
         };
-        compiled_static =
-            compiled_item(&compiled_ident, &text_lit, aot.as_deref(), &g.index_checks);
+        compiled_static = compiled_item(
+            &compiled_ident,
+            &text_lit,
+            aot.as_deref(),
+            &g.index_checks,
+            (&g.original_ir, &g.steps),
+        );
         array_body(
             &param_idents,
             &param_tys,
@@ -473,6 +479,7 @@ fn compiled_item(
     ir_const: &Literal,
     aot: Option<&[String]>,
     checks: &[IndexCheck],
+    (original, steps): (&str, &[Step]),
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
     let bound = paths::index_bound();
@@ -501,6 +508,14 @@ fn compiled_item(
     } else {
         quote!(#compiled_fn::new(#ir_const, #aot_ref))
     };
+    // How the runtime derives a program that broadcasts size-1 arguments.
+    let original = if steps.is_empty() {
+        ir_const.clone()
+    } else {
+        Literal::string(original)
+    };
+    let steps = Literal::string(&Step::print_all(steps));
+    let construct = quote!(#construct.derived_from(#original, #steps));
     quote! {
         static #compiled_ident: #compiled_fn = {
             #aot_items

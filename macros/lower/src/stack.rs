@@ -5,7 +5,8 @@ use crate::attr::{take_oxla_attrs, InAxes, Input, TransformAttr, TransformKind};
 use crate::consts::{is_const_param, visible_params, ConstParam};
 use crate::errors::Errors;
 use crate::lower::{ident_name, lower_fn_full, IndexCheck};
-use oxla_core::{transforms, Function};
+use oxla_core::transforms::{self, Step};
+use oxla_core::Function;
 use proc_macro2::Span;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -31,6 +32,12 @@ pub struct GeneratedFn {
     /// The constants the original function reads: hidden parameters of
     /// every generated function (see `consts`).
     pub consts: Vec<ConstParam>,
+    /// The transform steps from the original function to this one (empty
+    /// for the original): the runtime derives it again from the original
+    /// when a call broadcasts a size-1 argument.
+    pub steps: Vec<Step>,
+    /// The original function's IR text, which `steps` start from.
+    pub original_ir: std::sync::Arc<str>,
 }
 
 /// Run `f`, turning a panic inside oxla-core into an error at `span`.
@@ -112,6 +119,15 @@ pub(crate) fn apply_stack(
     consts: Vec<ConstParam>,
 ) -> (Vec<GeneratedFn>, Errors) {
     let mut errors = Errors::new();
+    let original_ir: std::sync::Arc<str> = match guard("printing the IR", item.sig.ident.span(), || {
+        Ok(oxla_core::text::print(&original))
+    }) {
+        Ok(text) => text.into(),
+        Err(e) => {
+            errors.push(e);
+            return (Vec::new(), errors);
+        }
+    };
     let mut run = Run {
         item,
         checks: &checks,
@@ -122,12 +138,14 @@ pub(crate) fn apply_stack(
             origin: Origin::Original,
             index_checks: checks.clone(),
             consts: consts.clone(),
+            steps: Vec::new(),
+            original_ir: original_ir.clone(),
         }],
         below: Below::At(0),
     };
     for attr in stack.iter().rev() {
         match run.transform(attr) {
-            Ok((_, at)) => {
+            Ok((_, _, at)) => {
                 if attr.listed {
                     let name = attr.name.as_ref().map(ident_name).unwrap_or_default();
                     run.below = Below::List(attr.span, name);
@@ -166,16 +184,20 @@ struct Run<'a> {
 impl Run<'_> {
     /// Apply `attr` to its input; a named one is added to `out`. Returns the
     /// function, with its index in `out` when it has a name.
-    fn transform(&mut self, attr: &TransformAttr) -> Result<(Function, Option<usize>), syn::Error> {
-        let (input, input_name) = match &attr.input {
+    fn transform(
+        &mut self,
+        attr: &TransformAttr,
+    ) -> Result<(Function, Vec<Step>, Option<usize>), syn::Error> {
+        let (input, input_name, input_steps) = match &attr.input {
             Input::Below => match &self.below {
                 Below::At(i) => (
                     self.out[*i].function.clone(),
                     ident_name(&self.out[*i].name),
+                    self.out[*i].steps.clone(),
                 ),
                 // A bare `#[jit]` generates nothing: nothing to choose.
                 Below::List(..) if attr.name.is_none() => {
-                    return Ok((self.out[0].function.clone(), None))
+                    return Ok((self.out[0].function.clone(), Vec::new(), None))
                 }
                 Below::List(list, name) => {
                     let mut e = syn::Error::new(
@@ -192,11 +214,15 @@ impl Run<'_> {
                     return Err(e);
                 }
             },
-            Input::Original => (self.out[0].function.clone(), ident_name(&self.out[0].name)),
+            Input::Original => (
+                self.out[0].function.clone(),
+                ident_name(&self.out[0].name),
+                Vec::new(),
+            ),
             Input::Named(id) => {
                 let n = ident_name(id);
                 match self.out.iter().find(|g| ident_name(&g.name) == n) {
-                    Some(g) => (g.function.clone(), n),
+                    Some(g) => (g.function.clone(), n, g.steps.clone()),
                     None => {
                         let known: Vec<String> =
                             self.out.iter().map(|g| ident_name(&g.name)).collect();
@@ -211,17 +237,18 @@ impl Run<'_> {
                 }
             }
             Input::Nested(inner) => {
-                let (f, at) = self.transform(inner)?;
+                let (f, steps, at) = self.transform(inner)?;
                 let name = match at {
                     Some(i) => ident_name(&self.out[i].name),
                     None => describe_nested(inner, self),
                 };
-                (f, name)
+                (f, name, steps)
             }
         };
-        let mut f = apply(attr, &input, &input_name)?;
+        let (mut f, step) = apply(attr, &input, &input_name)?;
+        let steps: Vec<Step> = input_steps.into_iter().chain(step).collect();
         let Some(name) = &attr.name else {
-            return Ok((f, None));
+            return Ok((f, steps, None));
         };
         f.name = ident_name(name);
         let index_checks = self
@@ -240,8 +267,10 @@ impl Run<'_> {
                 kind: attr.kind,
                 input: input_name,
             },
+            steps: steps.clone(),
+            original_ir: self.out[0].original_ir.clone(),
         });
-        Ok((f, Some(self.out.len() - 1)))
+        Ok((f, steps, Some(self.out.len() - 1)))
     }
 }
 
@@ -343,12 +372,17 @@ fn check_generated_names(item: &syn::ItemFn, stack: &[TransformAttr], errors: &m
     }
 }
 
-/// Apply one attribute's transform to `input`, then simplify.
-fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Function, syn::Error> {
+/// Apply one attribute's transform to `input`, then simplify: the result,
+/// and the step applied (`None` for `#[jit]`, which compiles its input).
+fn apply(
+    attr: &TransformAttr,
+    input: &Function,
+    input_name: &str,
+) -> Result<(Function, Option<Step>), syn::Error> {
     let span = attr.span;
     let what = attr.kind.name();
-    let f = match attr.kind {
-        TransformKind::Jit => return Ok(input.clone()),
+    let step = match attr.kind {
+        TransformKind::Jit => return Ok((input.clone(), None)),
         TransformKind::Grad | TransformKind::ValueAndGrad => {
             let wrt = wrt_indices(attr, input, input_name)?;
             let scalar_out = input.outs.len() == 1 && input.shape(input.outs[0]).is_scalar();
@@ -364,18 +398,18 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                 ));
             }
             if attr.kind == TransformKind::Grad {
-                guard(what, span, || transforms::grad(input, &wrt))?
+                Step::Grad(wrt)
             } else {
-                guard(what, span, || transforms::value_and_grad(input, &wrt))?
+                Step::ValueAndGrad(wrt)
             }
         }
         TransformKind::Jvp => {
             let wrt = wrt_indices(attr, input, input_name)?;
-            guard(what, span, || Ok(transforms::jvp_wrt(input, &wrt)))?
+            Step::Jvp(wrt)
         }
         TransformKind::Vjp => {
             let wrt = wrt_indices(attr, input, input_name)?;
-            guard(what, span, || Ok(transforms::vjp_wrt(input, &wrt)))?
+            Step::Vjp(wrt)
         }
         TransformKind::Vmap => {
             // `in_axes` lists the declared parameters; constants (hidden
@@ -439,9 +473,10 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                     axes.clone()
                 }
             };
-            guard(what, span, || {
-                transforms::vmap_axes(input, &axes, &out_axes)
-            })?
+            Step::Vmap {
+                in_axes: axes,
+                out_axes,
+            }
         }
         TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
             let wrt = match wrt_indices(attr, input, input_name)?.as_slice() {
@@ -475,13 +510,14 @@ fn apply(attr: &TransformAttr, input: &Function, input_name: &str) -> Result<Fun
                 ));
             }
             match attr.kind {
-                TransformKind::Jacfwd => guard(what, span, || transforms::jacfwd(input, wrt))?,
-                TransformKind::Jacrev => guard(what, span, || transforms::jacrev(input, wrt))?,
-                _ => guard(what, span, || transforms::hessian(input, wrt))?,
+                TransformKind::Jacfwd => Step::Jacfwd(wrt),
+                TransformKind::Jacrev => Step::Jacrev(wrt),
+                _ => Step::Hessian(wrt),
             }
         }
     };
-    simplify(&f, span)
+    let f = guard(what, span, || step.apply(input))?;
+    Ok((f, Some(step)))
 }
 
 /// When the body did not lower, still check the `wrt` and `in_axes` of the
