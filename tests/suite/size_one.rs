@@ -157,10 +157,30 @@ fn with_own_sum(x: ArrayView2<f64>, mu: ArrayView2<f64>) -> f64 {
     (d * d).sum() + mu.sum()
 }
 
-#[jit]
+#[grad(mean_square_grad)]
 fn mean_square(x: ArrayView2<f64>, mu: ArrayView2<f64>) -> f64 {
     let d = x - mu;
     (d * d).mean()
+}
+
+#[jit]
+fn per_row_of_mu(x: ArrayView2<f64>, mu: ArrayView2<f64>) -> f64 {
+    let d = x - mu;
+    (d * d).sum() / mu.nrows() as f64
+}
+
+#[test]
+fn a_mean_divides_by_the_full_count() {
+    let (x, mu) = data();
+    let full = repeat_rows(&mu, 4);
+    assert_eq!(mean_square(x.view(), mu.view()), mean_square(x.view(), full.view()));
+    let (dx, dmu) = mean_square_grad(x.view(), mu.view());
+    let (dx_full, dmu_full) = mean_square_grad(x.view(), full.view());
+    assert_eq!(dx, dx_full);
+    let summed = dmu_full.sum_axis(Axis(0));
+    for j in 0..3 {
+        assert!((dmu[[0, j]] - summed[j]).abs() <= 1e-15, "{dmu} vs {summed}");
+    }
 }
 
 #[jit]
@@ -183,10 +203,11 @@ fn a_use_the_unified_program_cannot_make_exact_is_an_error_naming_the_argument()
             && msg.contains("pass it at the full size"),
         "{msg}"
     );
-    // A mean divides by a size that may be `x`'s or `mu`'s.
+    // `mu.nrows()` is 1 in numpy; the program reads a size that may be
+    // `x`'s or `mu`'s.
     let (xc, mc) = (x.clone(), mu.clone());
     let msg = panic_message(move || {
-        mean_square(xc.view(), mc.view());
+        per_row_of_mu(xc.view(), mc.view());
     });
     assert!(msg.contains("axis 0 of `mu`") && msg.contains("size"), "{msg}");
     // `3.0` is broadcast to a shape the program writes as `x`'s: the

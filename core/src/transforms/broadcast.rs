@@ -24,6 +24,7 @@
 //! result is returned narrow (its first row), as JAX returns it.
 
 use crate::ir::{Function, Type, Var};
+use crate::ops::elementwise::BinaryOp;
 use crate::ops::Op;
 use crate::shape::{Dim, Shape};
 use crate::text::nested_functions;
@@ -106,12 +107,50 @@ fn check(
         state[p.index()] = Some(State::Axes(axes));
     }
     let ambiguous = |ax: &[Axis]| ax.iter().any(|a| matches!(a, Axis::Narrow | Axis::Unknown));
+    // A mean: `sum(v) / (n·m…)` where the sizes are those of the axes the
+    // sum reduced, all full. The sizes read are then `v`'s, not the
+    // argument's. Per value: the sizes whose product it is (`dim_size`s
+    // multiplied, broadcast), and the sizes a full-size `reduce_sum`
+    // reduced.
+    let mut size_of: Vec<Option<Vec<Dim>>> = vec![None; f.types.len()];
+    let mut sum_over: Vec<Option<Vec<Dim>>> = vec![None; f.types.len()];
     for e in f.eqns.iter() {
         let ins: Vec<&State> = e
             .ins
             .iter()
             .map(|v| state[v.index()].as_ref().expect("operand defined"))
             .collect();
+        let sizes = |i: usize| size_of[e.ins[i].index()].clone();
+        match &e.op {
+            Op::DimSize { dim, .. } => size_of[e.outs[0].index()] = Some(vec![dim.clone()]),
+            Op::Binary(BinaryOp::Mul) => {
+                if let (Some(a), Some(b)) = (sizes(0), sizes(1)) {
+                    size_of[e.outs[0].index()] = Some([a, b].concat());
+                }
+            }
+            Op::Broadcast { .. } => size_of[e.outs[0].index()] = sizes(0),
+            Op::ReduceSum { axes } => {
+                if let State::Axes(ax) = ins[0] {
+                    if axes.iter().all(|a| ax[*a] != Axis::Narrow && ax[*a] != Axis::Unknown) {
+                        let dims = &f.shape(e.ins[0]).0;
+                        sum_over[e.outs[0].index()] = Some(axes.iter().map(|a| dims[*a].clone()).collect());
+                    }
+                }
+            }
+            Op::Binary(BinaryOp::Div) => {
+                let over = sum_over[e.ins[0].index()].clone();
+                if let (Some(mut over), Some(mut count), State::Axes(a)) = (over, sizes(1), ins[0]) {
+                    let key = |d: &Dim| d.to_string();
+                    over.sort_by_key(key);
+                    count.sort_by_key(key);
+                    if over == count {
+                        state[e.outs[0].index()] = Some(State::Axes(a.clone()));
+                        continue;
+                    }
+                }
+            }
+            _ => {}
+        }
         if let Some(State::Differs(why)) = ins.iter().find(|s| matches!(s, State::Differs(_))) {
             let why = why.clone();
             for o in &e.outs {
@@ -424,6 +463,30 @@ mod tests {
         f.outs = vec![m];
         let e = size_one_params(&f, &[(1, 0)]).unwrap_err();
         assert!(e.contains("size"), "{e}");
+    }
+
+    #[test]
+    fn a_mean_divides_by_the_sizes_it_summed_over() {
+        let mut f = centered_square_sum();
+        let size = |f: &mut Function, d: &str| {
+            f.push(
+                Op::DimSize {
+                    dim: Dim::sym(d),
+                    dtype: DType::F64,
+                },
+                &[],
+            )
+            .unwrap()
+        };
+        let n = size(&mut f, "n");
+        let m = size(&mut f, "m");
+        let count = f.mul(n, m);
+        let mean = f.div(f.outs[0], count);
+        f.outs = vec![mean];
+        let g = size_one_params(&f, &[(1, 0)]).unwrap();
+        let value = eval(&g, &[t(&[2, 3], &X), t(&[1, 3], &MU)]).unwrap()[0].data[0];
+        let want: f64 = (0..6).map(|i| (X[i] - MU[i % 3]).powi(2)).sum::<f64>() / 6.0;
+        assert_eq!(value, want);
     }
 
     #[test]
