@@ -353,3 +353,40 @@ fn the_hessian_is_symmetric_and_matches_differences_of_the_gradient() {
         "hessian vs jacfwd(grad)",
     );
 }
+
+/// Issue 27: `.clone()`, `.to_owned()`, `.view()` and `.into_owned()` in a
+/// body are the value itself (values are immutable), as in plain Rust.
+#[grad(copies_grad)]
+fn copies(x: ArrayView2<f64>, w: ArrayView1<f64>) -> f64 {
+    let a = x.to_owned();
+    let b = a.view().dot(&w.clone());
+    let c = b.clone().into_owned();
+    (c.tanh() * a.sum_axis(Axis(1))).sum()
+}
+
+fn copies_plain(x: &Array2<f64>, w: &Array1<f64>) -> f64 {
+    let b = x.dot(w);
+    (0..x.nrows()).map(|i| b[i].tanh() * x.row(i).sum()).sum()
+}
+
+#[test]
+fn copies_and_views_in_a_body_are_the_value_itself() {
+    let mut rng = StdRng::seed_from_u64(27);
+    let (x, w) = (random2(&mut rng, 4, 3), random1(&mut rng, 3));
+    let want = copies_plain(&x, &w);
+    assert!((copies(x.view(), w.view()) - want).abs() <= 1e-14);
+    let (dx, dw) = copies_grad(x.view(), w.view());
+    let h = 1e-6;
+    for j in 0..3 {
+        let (mut up, mut down) = (w.clone(), w.clone());
+        up[j] += h;
+        down[j] -= h;
+        let fd = (copies_plain(&x, &up) - copies_plain(&x, &down)) / (2.0 * h);
+        assert!((dw[j] - fd).abs() <= 1e-7, "dw[{j}] {} vs {fd}", dw[j]);
+    }
+    let (mut up, mut down) = (x.clone(), x.clone());
+    up[[1, 2]] += h;
+    down[[1, 2]] -= h;
+    let fd = (copies_plain(&up, &w) - copies_plain(&down, &w)) / (2.0 * h);
+    assert!((dx[[1, 2]] - fd).abs() <= 1e-7, "{} vs {fd}", dx[[1, 2]]);
+}

@@ -1055,6 +1055,10 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_slicing_method(m) {
             return v;
         }
+        // Values are immutable: a copy or a view is the value itself.
+        if matches!(name.as_str(), "clone" | "to_owned" | "view" | "into_owned") && m.args.is_empty() {
+            return self.lower_expr(&m.receiver);
+        }
         if let Some(v) = self.lower_size_method(m) {
             return v;
         }

@@ -34,7 +34,7 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
      min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
      slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx), product(), product_axis(Axis(k)), \
      prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k)), and the sizes len(), nrows(), ncols(), \
-     len_of(Axis(k)), shape()[k]";
+     len_of(Axis(k)), shape()[k]; clone(), to_owned(), view() and into_owned() are the value itself";
 
 /// The functions handled here (for error messages).
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
