@@ -15,6 +15,33 @@ pub fn unary_f32(x: &[f32]) -> Vec<f32> {
         + erf(x)
 }
 
+/// The math functions one by one, in f32, so that each is checked in ulp
+/// against its documented bound (README "Numerics").
+#[jit]
+pub fn unary_each_f32(
+    x: &[f32],
+) -> (
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+    Vec<f32>,
+) {
+    (
+        x.exp(),
+        x.ln(),
+        x.sin(),
+        x.cos(),
+        x.tanh(),
+        x.sqrt(),
+        x.exp_m1(),
+        erf(x),
+    )
+}
+
 /// Every unary op, in f64.
 #[jit]
 pub fn unary_f64(x: &[f64]) -> Vec<f64> {

@@ -94,12 +94,96 @@ fn unary_ops() {
         let x = random(&mut rng, n, 0.1, 3.0);
         let want = reference(UNARY_F64_IR, vec![Tensor::vector(DType::F64, &x)]);
         assert_matches("unary_f64", &[unary_f64(&x)], &want, 1e-13);
+        // A sum of nine rounded terms, some cancelling: 1e-5 of the result's
+        // magnitude covers their ulps. Each function alone is held to its
+        // documented bound in `unary_f32_within_the_documented_ulp`.
         let xf = f32s(&x);
         let want = reference(UNARY_F32_IR, vec![Tensor::vector(DType::F32, &widen(&xf))]);
         assert_matches("unary_f32", &[widen(&unary_f32(&xf))], &want, 1e-5);
     }
     assert_build_script("unary_f64");
     assert_build_script("unary_f32");
+}
+
+/// ulp of the f32 value nearest `r` (the gap above it; 2^-149 below the
+/// normals), as `backends/cpu/tests/accuracy/mod.rs` defines it.
+fn ulp_f32(r: f64) -> f64 {
+    let e = ((r as f32).to_bits() >> 23) & 0xff;
+    2f64.powi(e.max(1) as i32 - 127 - 23)
+}
+
+/// The documented f32 bound, in ulp of the correctly rounded result, of the
+/// build script's (native) kernels at `level`: README "Numerics" and
+/// docs/ARCHITECTURE.md "Native kernels" (exp and tanh measured over all
+/// 2³² inputs at v4 and baseline; v3 held to the larger), else "Math
+/// accuracy"'s, each as printed plus half its last digit.
+fn documented_f32_bound(name: &str, level: IsaLevel) -> f64 {
+    let b = match (name, level) {
+        ("exp", IsaLevel::X86_64V4) => 0.901,
+        ("exp", _) => 1.176,
+        ("tanh", IsaLevel::Baseline) => 1.118,
+        ("tanh", _) => 1.134,
+        ("ln", _) => 0.854,
+        ("exp_m1", _) => 0.513,
+        ("erf", _) => 0.501,
+        ("sin" | "cos" | "sqrt", _) => 0.500,
+        _ => unreachable!(),
+    };
+    b + 0.0005
+}
+
+/// Each f32 math function of the build script's kernels within its
+/// documented bound of std's f64 function of the same input (the measure
+/// of `backends/cpu/tests/accuracy`), over lengths that take the vector
+/// loop and the tail; sin and cos over several periods.
+#[test]
+fn unary_f32_within_the_documented_ulp() {
+    let mut rng = StdRng::seed_from_u64(21);
+    let level = expected_isa();
+    // erf has no std reference: it is checked against the interpreter below.
+    let refs: [(&str, Option<fn(f64) -> f64>); 8] = [
+        ("exp", Some(f64::exp)),
+        ("ln", Some(f64::ln)),
+        ("sin", Some(f64::sin)),
+        ("cos", Some(f64::cos)),
+        ("tanh", Some(f64::tanh)),
+        ("sqrt", Some(f64::sqrt)),
+        ("exp_m1", Some(f64::exp_m1)),
+        ("erf", None),
+    ];
+    let mut worst = vec![0f64; refs.len()];
+    for n in LENGTHS.into_iter().chain([4099]) {
+        let xf = f32s(&random(&mut rng, n, 0.01, 20.0));
+        let (e, l, s, c, t, q, m, f) = unary_each_f32(&xf);
+        let outs = [e, l, s, c, t, q, m, f];
+        for (k, out) in outs.iter().enumerate() {
+            let (name, Some(r)) = refs[k] else {
+                continue;
+            };
+            for (x, y) in xf.iter().zip(out) {
+                let want = r(*x as f64);
+                let err = (*y as f64 - want).abs() / ulp_f32(want);
+                worst[k] = worst[k].max(err);
+                let bound = documented_f32_bound(name, level);
+                assert!(
+                    err <= bound,
+                    "{name}({x:e}) = {y:e}, std {want:e}: {err:.4} ulp > {bound}"
+                );
+            }
+        }
+        // erf against the interpreter's (libm's, rounded to f32): one ulp
+        // apart at most, as 0.501 ulp each side of the exact value allows.
+        let want = reference(
+            UNARY_EACH_F32_IR,
+            vec![Tensor::vector(DType::F32, &widen(&xf))],
+        );
+        for (i, (y, w)) in outs[7].iter().zip(&want[7]).enumerate() {
+            let d = (y.to_bits() as i64 - (*w as f32).to_bits() as i64).abs();
+            assert!(d <= 1, "erf({:e}) = {y:e}, interpreter {w:e}", xf[i]);
+        }
+    }
+    eprintln!("{level:?}: worst ulp {worst:.4?}");
+    assert_build_script("unary_each_f32");
 }
 
 #[test]
@@ -417,9 +501,25 @@ fn scans_and_products_match_interpreter_and_finite_differences() {
         let x = random_signed(&mut rng, n, 0.5, 1.5);
         let xf = f32s(&x);
         let (cs, cp, p) = scans_f32(&xf);
-        let want = reference(SCANS_F32_IR, vec![Tensor::vector(DType::F32, &x)]);
-        let got = [widen(&cs), widen(&cp), vec![p as f64]];
-        assert_matches("scans_f32", &got, &want, 1e-4);
+        // A scan is sequential in the element type (docs/ARCHITECTURE.md
+        // "Products and scans"): the same bits as an f32 loop.
+        let (mut s, mut q) = (0f32, 1f32);
+        for (i, v) in xf.iter().enumerate() {
+            s += v;
+            q *= v;
+            assert_eq!(cs[i].to_bits(), s.to_bits(), "cumsum[{i}] of {n}");
+            assert_eq!(cp[i].to_bits(), q.to_bits(), "cumprod[{i}] of {n}");
+        }
+        // A product in any order is within γ_(n-1) = (n-1)u/(1-(n-1)u) of
+        // the exact one, relative (the f64 product of these f32 values is
+        // exact to ~n·2^-53).
+        let exact: f64 = xf.iter().map(|v| *v as f64).product();
+        let h = n.saturating_sub(1) as f64 * 2f64.powi(-24);
+        let gamma = h / (1.0 - h);
+        assert!(
+            (p as f64 - exact).abs() <= gamma * exact.abs(),
+            "prod of {n}: {p:e}, exact {exact:e}"
+        );
         let g = scans_loss_grad(&x);
         let want = reference(SCANS_LOSS_GRAD_IR, vec![Tensor::vector(DType::F64, &x)]);
         assert_matches("scans_loss_grad", &[g.clone()], &want, 1e-12);
