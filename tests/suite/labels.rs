@@ -147,3 +147,31 @@ fn argmax_and_argmin_as_jax_computes_them() {
         "{msg}"
     );
 }
+
+/// Issue 27: comparisons of integer arrays, as JAX's accuracy
+/// `mean(argmax(logits, 1) == labels)` needs.
+#[oxla::jit]
+fn accuracy(logits: ArrayView2<f32>, labels: ArrayView1<i64>) -> f32 {
+    let hits = argmax(logits, Axis(1)) == labels;
+    hits.mapv(|h| h as i32 as f32).mean()
+}
+
+#[oxla::jit]
+fn count_class(labels: ArrayView1<i32>) -> f32 {
+    (labels == 2).mapv(|h| h as i32 as f32).sum()
+}
+
+#[test]
+fn integer_arrays_compare_elementwise() {
+    let logits = oxla::ndarray::Array2::from_shape_fn((6, 4), |(i, j)| ((i * 7 + j * 3) % 5) as f32);
+    let labels = oxla::ndarray::Array1::from(vec![1i64, 0, 3, 2, 2, 1]);
+    let mut hits = 0;
+    for i in 0..6 {
+        let row = logits.row(i);
+        let best = (0..4).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+        hits += (best as i64 == labels[i]) as i32;
+    }
+    assert_eq!(accuracy(logits.view(), labels.view()), hits as f32 / 6.0);
+    let l32 = oxla::ndarray::Array1::from(vec![2i32, 0, 2, 1, 2]);
+    assert_eq!(count_class(l32.view()), 3.0);
+}

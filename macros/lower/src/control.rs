@@ -523,9 +523,10 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `k < 0` with an integer scalar `k` (a parameter, `x.len()`) and an
-    /// integer literal: both in the function's float type, as a `match`
-    /// compares (the literal must be exact there).
+    /// `k < 0` with an integer scalar or array `k` (a parameter, `x.len()`,
+    /// labels) and an integer literal: both in the function's float type, as
+    /// a `match` compares (the literal must be exact there); two integers:
+    /// both in f64 (exact below 2^53).
     pub(crate) fn int_against_literal(
         &mut self,
         b: &syn::ExprBinary,
@@ -533,9 +534,8 @@ impl Lowerer<'_> {
         r: Var,
         span: Span,
     ) -> Option<(Var, Var)> {
-        let int = |lw: &Self, v: Var| {
-            lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
-        };
+        // Integer scalars and arrays (labels, `argmax`'s result).
+        let int = |lw: &Self, v: Var| matches!(lw.f.dtype(v), DType::I32 | DType::I64);
         let int_lit = |e: &Expr| match strip_parens(e) {
             Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(_),

@@ -1264,17 +1264,23 @@ impl Lowerer<'_> {
                     },
                     _ => None,
                 };
-                match (param, strip_parens(&c.body)) {
-                    (Some(p), Expr::Cast(cast)) => match strip_parens(&cast.expr) {
-                        Expr::Path(e) if e.path.is_ident(p) => Some(cast),
-                        _ => None,
-                    },
+                // `v as T`, or a chain `v as i32 as f32` (a bool's cast).
+                let mut casts = Vec::new();
+                let mut at = strip_parens(&c.body);
+                while let Expr::Cast(cast) = at {
+                    casts.push(cast);
+                    at = strip_parens(&cast.expr);
+                }
+                match (param, at) {
+                    (Some(p), Expr::Path(e)) if e.path.is_ident(p) && !casts.is_empty() => {
+                        Some(casts)
+                    }
                     _ => None,
                 }
             }
             _ => None,
         };
-        let Some(cast) = cast else {
+        let Some(casts) = cast else {
             self.errors.at(
                 m.paren_token.span.join(),
                 "`mapv` takes only a cast, `x.mapv(|v| v as T)`: other elementwise functions apply to whole arrays (`x.exp()`, `x * 2.0`)",
@@ -1290,7 +1296,11 @@ impl Lowerer<'_> {
             return None;
         }
         let span = self.edge_span(&m.receiver, true);
-        self.lower_cast(x, &cast.ty, m, span)
+        let mut x = x;
+        for cast in casts.iter().rev() {
+            x = Some(self.lower_cast(x, &cast.ty, m, span)?);
+        }
+        x
     }
 
     fn lower_call(&mut self, c: &syn::ExprCall) -> Option<Var> {
