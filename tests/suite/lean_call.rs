@@ -136,7 +136,8 @@ fn a_mismatch_in_the_third_slice_names_it() {
 #[test]
 #[should_panic(expected = "argument `y`")]
 fn a_mismatch_in_the_second_slice_names_it() {
-    weighted(&[1.0, 2.0], &[1.0], &[1.0, 2.0], 1.0);
+    // (Length 1 would broadcast, as numpy does: see `size_one`.)
+    weighted(&[1.0, 2.0], &[1.0, 2.0, 3.0], &[1.0, 2.0], 1.0);
 }
 
 #[test]
