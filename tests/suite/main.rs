@@ -28,6 +28,7 @@ mod rounding;
 mod slicing;
 mod slicing_index;
 mod size_one;
+mod symbolic_zeros;
 mod tape_limit;
 mod transforms;
 mod tree;

@@ -347,33 +347,55 @@ impl Loop {
     /// its tangent constants and initial tangents from those of its results.
     pub fn transpose_reverse(&self) -> LoopReverse {
         let t = self.tangent_of.as_ref().expect("a tangent loop");
-        let p = &t.primal;
-        let c0 = p.carry_param0();
-        let wrt: Vec<usize> = t
-            .consts
-            .iter()
-            .copied()
-            .chain(t.carries.iter().map(|k| c0 + k))
-            .collect();
-        let v = vjp_cotangents(&p.body, &wrt);
-        // `v`: params (body params, one cotangent per carry); the non-float
-        // carries' cotangents are zero.
-        let np = p.body.params.len();
-        let keep: Vec<Option<usize>> = (0..np)
-            .map(Some)
-            .chain((0..p.n_carries()).map(|k| t.carries.contains(&k).then_some(np + k)))
-            .collect();
-        let back = zero_params(&v, &keep);
-        LoopReverse {
-            fwd: Loop {
-                results: Vec::new(),
-                tangent_of: None,
-                ..p.clone()
-            },
-            back,
-            n_acc: t.consts.len(),
-            results: (0..t.consts.len() + t.carries.len()).collect(),
+        reverse_sweep(&t.primal, &t.consts, &t.carries)
+    }
+
+    /// For this tangent loop with a cotangent on the results with
+    /// `live[k]`: which of its tangent constants (per `TangentOf::consts`
+    /// entry) and tangent carries (per `TangentOf::carries` entry) a
+    /// cotangent can reach. The others' cotangents are symbolic zeros: the
+    /// reverse sweep leaves them out (`reverse_sweep`), so a carry that only
+    /// steers (read by a predicate, or by the `while` condition, which is
+    /// never differentiated) never multiplies its zero cotangent by its NaN
+    /// local derivative.
+    pub fn cotangent_reach(&self, live: &[bool]) -> (Vec<bool>, Vec<bool>) {
+        let t = self.tangent_of.as_ref().expect("a tangent loop");
+        let (pk, pc) = (t.primal.n_consts, t.primal.n_carries());
+        let mut results = vec![false; self.n_carries()];
+        for (r, on) in self.results.iter().zip(live) {
+            results[*r] |= *on;
         }
+        let (consts, carries) = crate::transforms::zeros::loop_cotangent_reach(self, &results);
+        (consts[pk..].to_vec(), carries[pc..].to_vec())
+    }
+}
+
+/// The reverse sweep through `p` for the tangents of its constants at
+/// `consts` and of its carries at `carries` (increasing): its backward body
+/// is the VJP of the body's next values of those carries alone, so the
+/// cotangents of the other carries are symbolic zeros, not zeros that a
+/// local derivative multiplies.
+pub fn reverse_sweep(p: &Loop, consts: &[usize], carries: &[usize]) -> LoopReverse {
+    let c0 = p.carry_param0();
+    let wrt: Vec<usize> = consts
+        .iter()
+        .copied()
+        .chain(carries.iter().map(|k| c0 + k))
+        .collect();
+    let np = p.body.params.len();
+    let all: Vec<usize> = (0..np).collect();
+    // `back`: params (body params, one cotangent per carry in `carries`),
+    // results (the constants' cotangents, the carries' cotangents).
+    let back = vjp_cotangents(&rearranged(&p.body, &all, carries), &wrt);
+    LoopReverse {
+        fwd: Loop {
+            results: Vec::new(),
+            tangent_of: None,
+            ..p.clone()
+        },
+        back,
+        n_acc: consts.len(),
+        results: (0..consts.len() + carries.len()).collect(),
     }
 }
 
@@ -957,13 +979,17 @@ pub fn reverse_operands(l: &Loop, ins: &[Var]) -> (Vec<Var>, Vec<Var>) {
 // ---- JVP ----
 
 /// Which constants of `l` have a tangent among the operand tangents `t`,
-/// and which carries get one (the float ones).
+/// and which carries get one: the float carries whose tangent may be
+/// nonzero at some step (`zeros::loop_tangent_reach`, a fixpoint, as JAX's
+/// loop JVPs find theirs). Every other carry's tangent is a symbolic zero
+/// in every step, never a zero tangent carry that the body would multiply
+/// by its local derivatives (0·inf = NaN where a slope is infinite).
 fn tangent_selection(l: &Loop, t: &[Option<Var>]) -> (Vec<usize>, Vec<usize>) {
     let nb = l.n_bounds();
     let consts = (0..l.n_consts).filter(|k| t[nb + k].is_some()).collect();
-    let carries = (0..l.n_carries())
-        .filter(|k| l.carry_type(*k).dtype.is_float())
-        .collect();
+    let on: Vec<bool> = t[..l.n_operands()].iter().map(Option::is_some).collect();
+    let (_, reach) = crate::transforms::zeros::loop_tangent_reach(l, &on);
+    let carries = (0..l.n_carries()).filter(|k| reach[*k]).collect();
     (consts, carries)
 }
 
@@ -1550,6 +1576,20 @@ impl Cond {
         )
     }
 
+    /// The cond with only the results at `results`, taking the same
+    /// constants (an unread array constant may still be what gives a
+    /// branch the size of a dimension, so none is dropped here).
+    pub fn with_results(&self, results: &[usize]) -> Cond {
+        self.map_branches(
+            |b| {
+                let mut g = b.clone();
+                g.outs = results.iter().map(|r| b.outs[*r]).collect();
+                crate::transforms::simplify::simplify(&g)
+            },
+            self.n_linear,
+        )
+    }
+
     /// The cond with only the results at `results` and the constants its
     /// branches then read; also returns the constants kept.
     pub fn pruned(&self, results: &[usize]) -> (Cond, Vec<usize>) {
@@ -1643,6 +1683,20 @@ pub fn cond_jvp(
     let tc = c.tangent(&consts, &floats);
     let mut operands = ins.to_vec();
     operands.extend(consts.iter().map(|k| t[1 + k].expect("a tangent")));
+    // A result whose tangent is the constant 0 in both branches (it does
+    // not depend on the tangents taken: a comparison's, a stop_gradient's,
+    // a value computed from other params) is a symbolic zero, not a result.
+    let [zt, ze] = tc.branches().map(crate::transforms::zeros::zero_results);
+    let nonzero: Vec<usize> = (0..floats.len()).filter(|k| !(zt[*k] && ze[*k])).collect();
+    if nonzero.is_empty() {
+        return (primal.clone(), vec![None; primal.len()]);
+    }
+    let tc = if nonzero.len() < floats.len() {
+        tc.with_results(&nonzero)
+    } else {
+        tc
+    };
+    let floats: Vec<usize> = nonzero.iter().map(|k| floats[*k]).collect();
     let tangents = g
         .push_all(Op::Cond(Box::new(tc)), &operands)
         .expect("internal error: building a tangent cond");

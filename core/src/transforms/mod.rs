@@ -8,6 +8,7 @@ pub mod simplify;
 pub mod step;
 pub mod vjp;
 pub mod vmap;
+pub(crate) mod zeros;
 
 pub use jacobian::{hessian, jacfwd, jacrev};
 pub use jvp::{jvp, jvp_wrt};
