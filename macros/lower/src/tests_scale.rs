@@ -83,14 +83,18 @@ pub(crate) fn if_chain(d: usize) -> String {
 /// 4), in one of three measurements: other work on a shared machine slows
 /// one expansion and not the other, never the linear code into a quadratic
 /// ratio three times in a row.
-fn assert_linear(what: &str, measure: impl Fn() -> (Duration, Duration)) {
+/// Returns the passing measurement.
+pub(crate) fn assert_linear(
+    what: &str,
+    measure: impl Fn() -> (Duration, Duration),
+) -> (Duration, Duration) {
     let mut seen = Vec::new();
     for _ in 0..3 {
         let (small, large) = measure();
         let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-4);
         println!("{what}: {small:?}, twice the size {large:?} (x{ratio:.2})");
         if ratio < 3.0 {
-            return;
+            return (small, large);
         }
         seen.push(format!("x{ratio:.2} ({small:?}, {large:?})"));
     }
