@@ -15,16 +15,7 @@
 
 use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit};
-
-/// Runs `f` and returns its panic message.
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
-    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
-        (Some(s), _) => s.clone(),
-        (_, Some(s)) => s.to_string(),
-        _ => panic!("a panic without a message"),
-    }
-}
+use crate::panic_message;
 
 // ---- 1. label parameters are checked at the call -------------------------------
 

@@ -9,6 +9,7 @@ use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit, value_and_grad, vmap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use crate::panic_message;
 
 #[jit]
 fn embed(table: ArrayView2<f32>, ids: ArrayView1<i32>) -> Array2<f32> {
@@ -109,16 +110,6 @@ fn embedding_gradient_scatters_and_adds() {
 #[jit]
 fn take_by_argmax(x: ArrayView2<f32>, scores: ArrayView2<f32>) -> Array2<f32> {
     take(x, &argmax(scores, Axis(1)), Axis(0))
-}
-
-/// Runs `f` and returns its panic message.
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
-    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
-        (Some(s), _) => s.clone(),
-        (_, Some(s)) => s.to_string(),
-        _ => panic!("a panic without a message"),
-    }
 }
 
 #[test]

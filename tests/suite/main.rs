@@ -33,3 +33,13 @@ mod tape_limit;
 mod transforms;
 mod tree;
 mod tree_cross_crate;
+
+/// Runs `f` and returns its panic message.
+pub(crate) fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
+    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
+        (Some(s), _) => s.clone(),
+        (_, Some(s)) => s.to_string(),
+        _ => panic!("a panic without a message"),
+    }
+}

@@ -7,15 +7,7 @@
 
 use oxla::ndarray::{Array2, ArrayView2, Axis};
 use oxla::{grad, jit, vmap};
-
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let e = std::panic::catch_unwind(f).expect_err("the call should fail");
-    match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
-        (Some(s), _) => s.clone(),
-        (_, Some(s)) => s.to_string(),
-        _ => panic!("a panic without a message"),
-    }
-}
+use crate::panic_message;
 
 #[vmap(sq_dist_rows, of = sq_dist, in_axes = (0, None))]
 #[grad(sq_dist_grad)]
