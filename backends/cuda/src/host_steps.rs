@@ -245,6 +245,9 @@ pub(crate) fn run<R: Runner>(
             cot = Carries::Own(res.split_off(n_acc));
             acc = Some(match acc.take() {
                 None => res,
+                // Nothing accumulates (a sweep whose constants get no
+                // cotangent): there is no adder, and nothing to add.
+                Some(a) if n_acc == 0 => a,
                 Some(a) => {
                     let adder = c
                         .adder
