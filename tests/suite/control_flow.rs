@@ -612,3 +612,42 @@ fn a_scalar_if_inside_a_loop_in_straight_line_code() {
         }
     }
 }
+
+// ---- issue 27: `!`, `&&`, `||`, `true`, `false` ----------------------------------
+
+/// A scalar `if` on a compound condition, and a bool result.
+#[oxla::grad(banded_grad)]
+fn banded(x: f64, lo: f64, hi: f64) -> f64 {
+    let inside = x > lo && x < hi;
+    let outside = !inside;
+    if inside || false { x * x } else if outside && true { 3.0 * x } else { 0.0 }
+}
+
+fn banded_plain(x: f64, lo: f64, hi: f64) -> f64 {
+    let inside = x > lo && x < hi;
+    let outside = !inside;
+    if inside || false { x * x } else if outside && true { 3.0 * x } else { 0.0 }
+}
+
+#[oxla::jit]
+fn in_band(x: oxla::ndarray::ArrayView1<f64>, lo: f64, hi: f64) -> oxla::ndarray::Array1<f64> {
+    let keep = (x > lo && x < hi) || !(x > -10.0);
+    keep.mapv(|k| k as i32 as f64) * x
+}
+
+#[test]
+fn bool_operators_and_literals_compute_as_in_rust() {
+    for x in [-2.0, 0.5, 1.5, 3.0] {
+        assert_eq!(banded(x, 0.0, 2.0), banded_plain(x, 0.0, 2.0), "x = {x}");
+        let (dx, dlo, dhi) = banded_grad(x, 0.0, 2.0);
+        let want = if x > 0.0 && x < 2.0 { 2.0 * x } else { 3.0 };
+        assert_eq!((dx, dlo, dhi), (want, 0.0, 0.0), "x = {x}");
+    }
+    let xs = oxla::ndarray::Array1::from(vec![-20.0, -1.0, 0.5, 1.5, 3.0]);
+    let got = in_band(xs.view(), 0.0, 2.0);
+    let want: Vec<f64> = xs
+        .iter()
+        .map(|&x| if (x > 0.0 && x < 2.0) || !(x > -10.0) { x } else { 0.0 })
+        .collect();
+    assert_eq!(got.to_vec(), want);
+}

@@ -20,8 +20,8 @@ pub(crate) const SUPPORTED_METHODS: &str =
     "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
      min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
 pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `for i in a..b` and `while cond` loops, `return` inside `if`, and a final expression";
-pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float and integer literals, parameters, \
-     `let` variables and constants, `+ - * /`, unary `-`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
+pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float, integer and bool literals, parameters, \
+     `let` variables and constants, `+ - * /`, unary `-`, comparisons, `!`, `&&`, `||`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
      cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
 
 /// The declared results: their types, and whether they form a tuple.
@@ -773,10 +773,12 @@ impl Lowerer<'_> {
                     let span = self.span_of(e);
                     self.push(Op::Unary(UnaryOp::Neg), &[x], span)
                 }
-                syn::UnOp::Not(t) => {
-                    self.errors
-                        .spanned(t, format!("unsupported operator `!`; {SUPPORTED_EXPRS}"));
-                    None
+                syn::UnOp::Not(_) => {
+                    let x = self.lower_expr(&u.expr)?;
+                    let span = self.span_of(e);
+                    self.bool_operand(x, &u.expr)?;
+                    // `!b`: `b` as 0 or 1, equal to 0.
+                    self.logic(&[x], CmpOp::Lt, 0.5, span)
                 }
                 syn::UnOp::Deref(t) => {
                     self.errors.spanned(
@@ -846,6 +848,12 @@ impl Lowerer<'_> {
     fn lower_lit(&mut self, lit: &syn::Lit, negate: bool) -> Option<Var> {
         let sign = if negate { -1.0 } else { 1.0 };
         match lit {
+            // A bool constant: a comparison of two constants.
+            syn::Lit::Bool(b) if !negate => {
+                let (zero, one) = (self.literal(0.0), self.literal(1.0));
+                let op = if b.value { CmpOp::Lt } else { CmpOp::Gt };
+                self.push(Op::Cmp(op), &[zero, one], b.span)
+            }
             syn::Lit::Float(f) => {
                 let suffix = f.suffix();
                 if !suffix.is_empty() {
@@ -895,7 +903,7 @@ impl Lowerer<'_> {
             other => {
                 self.errors.spanned(
                     other,
-                    "unsupported literal: only float and integer literals are supported",
+                    "unsupported literal: float, integer and bool literals are supported",
                 );
                 None
             }
@@ -947,6 +955,18 @@ impl Lowerer<'_> {
     }
 
     fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
+        if let BinOp::And(_) | BinOp::Or(_) = b.op {
+            // Both sides are computed (pure values: nothing to skip), as
+            // 0 or 1: `a && b` is `a + b > 1.5`, `a || b` is `a + b > 0.5`.
+            let l = self.lower_expr(&b.left);
+            let r = self.lower_expr(&b.right);
+            let span = self.binary_span(b);
+            let (l, r) = (l?, r?);
+            self.bool_operand(l, &b.left)?;
+            self.bool_operand(r, &b.right)?;
+            let at = if matches!(b.op, BinOp::And(_)) { 1.5 } else { 0.5 };
+            return self.logic(&[l, r], CmpOp::Gt, at, span);
+        }
         let op = match b.op {
             BinOp::Add(_) => BinaryOp::Add,
             BinOp::Sub(_) => BinaryOp::Sub,
@@ -972,7 +992,7 @@ impl Lowerer<'_> {
             }
             op => {
                 let shown = op.to_token_stream().to_string();
-                self.errors.spanned(op, format!("unsupported operator `{shown}`: supported operators are + - * / and the comparisons < <= > >= == !="));
+                self.errors.spanned(op, format!("unsupported operator `{shown}`: supported operators are + - * /, the comparisons < <= > >= == != and, on bools, ! && ||"));
                 return None;
             }
         };
@@ -986,6 +1006,41 @@ impl Lowerer<'_> {
         let mut vs = [l, r];
         self.coerce(&mut vs, span)?;
         self.push(Op::Binary(op), &vs, span)
+    }
+
+    /// An error at `at` unless `x` is a bool (a comparison, a bool value).
+    fn bool_operand(&mut self, x: Var, at: &impl quote::ToTokens) -> Option<()> {
+        if self.f.dtype(x) == DType::Bool {
+            return Some(());
+        }
+        self.errors.spanned(
+            at,
+            format!(
+                "`!`, `&&` and `||` take bools (comparisons, `true`, `false`), got {}",
+                self.f.ty(x)
+            ),
+        );
+        None
+    }
+
+    /// The sum of the bools `xs` (each 0 or 1 in the float type), compared
+    /// with `at` by `op`, broadcast together.
+    fn logic(&mut self, xs: &[Var], op: CmpOp, at: f64, span: Span) -> Option<Var> {
+        let mut sum = None;
+        for x in xs {
+            let v = self.push(Op::Convert { dtype: self.dtype }, &[*x], span)?;
+            sum = Some(match sum {
+                None => v,
+                Some(s) => {
+                    let mut vs = [s, v];
+                    self.broadcast_all(&mut vs, span)?;
+                    self.push(Op::Binary(BinaryOp::Add), &vs, span)?
+                }
+            });
+        }
+        let mut vs = [sum?, self.literal(at)];
+        self.broadcast_all(&mut vs, span)?;
+        self.push(Op::Cmp(op), &vs, span)
     }
 
     /// `i + 1`, `n - i`, `2 * i` on integer scalars (an integer literal
