@@ -19,7 +19,10 @@ use std::time::Instant;
 
 /// The programs derived so far: by the generated function's IR text and
 /// its size-1 axes, the program or why there is none.
-type Derived = Vec<((&'static str, Vec<(usize, usize)>), Result<&'static Ready, String>)>;
+type Derived = Vec<(
+    (&'static str, Vec<(usize, usize)>),
+    Result<&'static Ready, String>,
+)>;
 static DERIVED: Mutex<Derived> = Mutex::new(Vec::new());
 
 /// The program that runs `f` (whose program is `ready`) on `args` with
@@ -39,9 +42,8 @@ pub(crate) fn program_for(
         return Some(r.clone());
     }
     let start = Instant::now();
-    let made = derive(f, &ready.program.function, &key.1).and_then(|g| {
-        Compiled::build_function(g, &[], start).map(|r| &*Box::leak(Box::new(r)))
-    });
+    let made = derive(f, &ready.program.function, &key.1)
+        .and_then(|g| Compiled::build_function(g, &[], start).map(|r| &*Box::leak(Box::new(r))));
     derived.push((key, made.clone()));
     Some(made)
 }

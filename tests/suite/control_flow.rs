@@ -620,13 +620,25 @@ fn a_scalar_if_inside_a_loop_in_straight_line_code() {
 fn banded(x: f64, lo: f64, hi: f64) -> f64 {
     let inside = x > lo && x < hi;
     let outside = !inside;
-    if inside || false { x * x } else if outside && true { 3.0 * x } else { 0.0 }
+    if inside || false {
+        x * x
+    } else if outside && true {
+        3.0 * x
+    } else {
+        0.0
+    }
 }
 
 fn banded_plain(x: f64, lo: f64, hi: f64) -> f64 {
     let inside = x > lo && x < hi;
     let outside = !inside;
-    if inside || false { x * x } else if outside && true { 3.0 * x } else { 0.0 }
+    if inside || false {
+        x * x
+    } else if outside && true {
+        3.0 * x
+    } else {
+        0.0
+    }
 }
 
 #[oxla::jit]
@@ -647,7 +659,13 @@ fn bool_operators_and_literals_compute_as_in_rust() {
     let got = in_band(xs.view(), 0.0, 2.0);
     let want: Vec<f64> = xs
         .iter()
-        .map(|&x| if (x > 0.0 && x < 2.0) || !(x > -10.0) { x } else { 0.0 })
+        .map(|&x| {
+            if (x > 0.0 && x < 2.0) || !(x > -10.0) {
+                x
+            } else {
+                0.0
+            }
+        })
         .collect();
     assert_eq!(got.to_vec(), want);
 }

@@ -13,9 +13,9 @@
 //!   ±0 is +0 and min is -0 in either order; softmax of a row holding +inf
 //!   is NaN everywhere.
 
+use crate::panic_message;
 use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit};
-use crate::panic_message;
 
 // ---- 1. label parameters are checked at the call -------------------------------
 

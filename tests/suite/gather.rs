@@ -5,11 +5,11 @@
 //! the picked rows, added where a row is picked twice) and central
 //! differences; the indices carry no derivative.
 
+use crate::panic_message;
 use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit, value_and_grad, vmap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use crate::panic_message;
 
 #[jit]
 fn embed(table: ArrayView2<f32>, ids: ArrayView1<i32>) -> Array2<f32> {

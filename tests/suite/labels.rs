@@ -163,7 +163,8 @@ fn count_class(labels: ArrayView1<i32>) -> f32 {
 
 #[test]
 fn integer_arrays_compare_elementwise() {
-    let logits = oxla::ndarray::Array2::from_shape_fn((6, 4), |(i, j)| ((i * 7 + j * 3) % 5) as f32);
+    let logits =
+        oxla::ndarray::Array2::from_shape_fn((6, 4), |(i, j)| ((i * 7 + j * 3) % 5) as f32);
     let labels = oxla::ndarray::Array1::from(vec![1i64, 0, 3, 2, 2, 1]);
     let mut hits = 0;
     for i in 0..6 {

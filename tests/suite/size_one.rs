@@ -5,9 +5,9 @@
 //! loops, the same function called with the argument already broadcast
 //! (the program without a size-1 axis), and finite differences.
 
+use crate::panic_message;
 use oxla::ndarray::{Array2, ArrayView2, Axis};
 use oxla::{grad, jit, vmap};
-use crate::panic_message;
 
 #[vmap(sq_dist_rows, of = sq_dist, in_axes = (0, None))]
 #[grad(sq_dist_grad)]
@@ -56,7 +56,10 @@ fn the_gradient_of_a_broadcast_argument_sums_over_the_broadcast_axis() {
     assert_eq!(dx, dx_full);
     let summed = dmu_full.sum_axis(Axis(0));
     for j in 0..3 {
-        assert!((dmu[[0, j]] - summed[j]).abs() <= 1e-13, "{j}: {dmu} vs {summed}");
+        assert!(
+            (dmu[[0, j]] - summed[j]).abs() <= 1e-13,
+            "{j}: {dmu} vs {summed}"
+        );
     }
     // And against central differences of the function itself.
     let h = 1e-6;
@@ -65,7 +68,11 @@ fn the_gradient_of_a_broadcast_argument_sums_over_the_broadcast_axis() {
         up[[0, j]] += h;
         down[[0, j]] -= h;
         let fd = (sq_dist(x.view(), up.view()) - sq_dist(x.view(), down.view())) / (2.0 * h);
-        assert!((dmu[[0, j]] - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{j}: {} vs {fd}", dmu[[0, j]]);
+        assert!(
+            (dmu[[0, j]] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "{j}: {} vs {fd}",
+            dmu[[0, j]]
+        );
     }
 }
 
@@ -165,13 +172,19 @@ fn per_row_of_mu(x: ArrayView2<f64>, mu: ArrayView2<f64>) -> f64 {
 fn a_mean_divides_by_the_full_count() {
     let (x, mu) = data();
     let full = repeat_rows(&mu, 4);
-    assert_eq!(mean_square(x.view(), mu.view()), mean_square(x.view(), full.view()));
+    assert_eq!(
+        mean_square(x.view(), mu.view()),
+        mean_square(x.view(), full.view())
+    );
     let (dx, dmu) = mean_square_grad(x.view(), mu.view());
     let (dx_full, dmu_full) = mean_square_grad(x.view(), full.view());
     assert_eq!(dx, dx_full);
     let summed = dmu_full.sum_axis(Axis(0));
     for j in 0..3 {
-        assert!((dmu[[0, j]] - summed[j]).abs() <= 1e-15, "{dmu} vs {summed}");
+        assert!(
+            (dmu[[0, j]] - summed[j]).abs() <= 1e-15,
+            "{dmu} vs {summed}"
+        );
     }
 }
 
@@ -201,13 +214,19 @@ fn a_use_the_unified_program_cannot_make_exact_is_an_error_naming_the_argument()
     let msg = panic_message(move || {
         per_row_of_mu(xc.view(), mc.view());
     });
-    assert!(msg.contains("axis 0 of `mu`") && msg.contains("size"), "{msg}");
+    assert!(
+        msg.contains("axis 0 of `mu`") && msg.contains("size"),
+        "{msg}"
+    );
     // `3.0` is broadcast to a shape the program writes as `x`'s: the
     // result's size could be either (JAX: one row).
     let msg = panic_message(move || {
         scaled_alone(x.view(), mu.view());
     });
-    assert!(msg.contains("axis 0 of `mu`") && msg.contains("result 1"), "{msg}");
+    assert!(
+        msg.contains("axis 0 of `mu`") && msg.contains("result 1"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -217,7 +236,10 @@ fn sizes_that_are_neither_equal_nor_one_are_still_an_error() {
     let msg = panic_message(move || {
         sq_dist(x.view(), mu.view());
     });
-    assert!(msg.contains("argument `mu` of `sq_dist`") && msg.contains("axis 0 is 2"), "{msg}");
+    assert!(
+        msg.contains("argument `mu` of `sq_dist`") && msg.contains("axis 0 is 2"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -238,5 +260,9 @@ fn every_call_of_one_pattern_reuses_one_program() {
     for rows in [7usize, 9, 2] {
         let _ = call(rows);
     }
-    assert_eq!(count(), before, "a size-1 pattern compiled again at another size");
+    assert_eq!(
+        count(),
+        before,
+        "a size-1 pattern compiled again at another size"
+    );
 }

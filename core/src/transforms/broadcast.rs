@@ -69,7 +69,11 @@ pub fn size_one_params(f: &Function, ones: &[(usize, usize)]) -> Result<Function
             Some(Dim::Sym(s)) => {
                 syms.insert(s.clone());
             }
-            _ => return Err(format!("axis {a} of `{name}` is not a size bound at the call")),
+            _ => {
+                return Err(format!(
+                    "axis {a} of `{name}` is not a size bound at the call"
+                ))
+            }
         }
     }
     let outs_narrow = check(f, ones, &syms)?;
@@ -131,15 +135,20 @@ fn check(
             Op::Broadcast { .. } => size_of[e.outs[0].index()] = sizes(0),
             Op::ReduceSum { axes } => {
                 if let State::Axes(ax) = ins[0] {
-                    if axes.iter().all(|a| ax[*a] != Axis::Narrow && ax[*a] != Axis::Unknown) {
+                    if axes
+                        .iter()
+                        .all(|a| ax[*a] != Axis::Narrow && ax[*a] != Axis::Unknown)
+                    {
                         let dims = &f.shape(e.ins[0]).0;
-                        sum_over[e.outs[0].index()] = Some(axes.iter().map(|a| dims[*a].clone()).collect());
+                        sum_over[e.outs[0].index()] =
+                            Some(axes.iter().map(|a| dims[*a].clone()).collect());
                     }
                 }
             }
             Op::Binary(BinaryOp::Div) => {
                 let over = sum_over[e.ins[0].index()].clone();
-                if let (Some(mut over), Some(mut count), State::Axes(a)) = (over, sizes(1), ins[0]) {
+                if let (Some(mut over), Some(mut count), State::Axes(a)) = (over, sizes(1), ins[0])
+                {
                     let key = |d: &Dim| d.to_string();
                     over.sort_by_key(key);
                     count.sort_by_key(key);
@@ -213,7 +222,10 @@ fn check(
             if values.iter().any(|d| mentions(d)) {
                 // A size the program computes with (`dim_size`, a slice's
                 // start, a loop's bounds): its value may be the argument's.
-                Verdict::Differs(format!("`{}` reads a size that may be the argument's", e.op))
+                Verdict::Differs(format!(
+                    "`{}` reads a size that may be the argument's",
+                    e.op
+                ))
             } else if written.iter().any(|d| mentions(d)) {
                 // A shape written into the op: the same values, at a size
                 // not known to be full.
@@ -286,9 +298,10 @@ fn collect_written(op: &Op, shapes: &mut Vec<Dim>) -> Vec<Dim> {
 
 fn describe_use(op: &Op) -> String {
     let what = match op {
-        Op::ReduceSum { .. } | Op::ReduceMax { .. } | Op::ReduceMin { .. } | Op::ReduceProd { .. } => {
-            "it is reduced"
-        }
+        Op::ReduceSum { .. }
+        | Op::ReduceMax { .. }
+        | Op::ReduceMin { .. }
+        | Op::ReduceProd { .. } => "it is reduced",
         Op::Dot | Op::DotGeneral(_) => "it is in a matrix or vector product",
         Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => "it enters a loop or a branch",
         Op::Reshape { .. } | Op::Transpose { .. } | Op::Slice { .. } | Op::Pad { .. } => {
@@ -349,13 +362,7 @@ fn specialize(f: &Function, ones: &[(usize, usize)], narrow: &[Vec<usize>]) -> F
                 shape.0[*a] = Dim::Const(1);
             }
             let rank = shape.rank();
-            crate::ops::slicing::slice(
-                &mut g,
-                v,
-                shape,
-                vec![Dim::Const(0); rank],
-                vec![1; rank],
-            )
+            crate::ops::slicing::slice(&mut g, v, shape, vec![Dim::Const(0); rank], vec![1; rank])
         })
         .collect();
     g
@@ -410,7 +417,11 @@ mod tests {
         assert_eq!(out[1].shape, vec![1, 3]);
         for j in 0..3 {
             let want = -2.0 * (0..2).map(|i| X[3 * i + j] - MU[j]).sum::<f64>();
-            assert!((out[1].data[j] - want).abs() < 1e-12, "{j}: {:?}", out[1].data);
+            assert!(
+                (out[1].data[j] - want).abs() < 1e-12,
+                "{j}: {:?}",
+                out[1].data
+            );
         }
         for i in 0..6 {
             assert!((out[0].data[i] - 2.0 * (X[i] - MU[i % 3])).abs() < 1e-12);
@@ -451,14 +462,15 @@ mod tests {
     fn a_size_read_from_the_unified_symbol_is_refused() {
         // mean over rows: divides by a size that is `x`'s or `mu`'s.
         let mut f = centered_square_sum();
-        let n = f.push(
-            Op::DimSize {
-                dim: Dim::sym("n"),
-                dtype: DType::F64,
-            },
-            &[],
-        )
-        .unwrap();
+        let n = f
+            .push(
+                Op::DimSize {
+                    dim: Dim::sym("n"),
+                    dtype: DType::F64,
+                },
+                &[],
+            )
+            .unwrap();
         let m = f.div(f.outs[0], n);
         f.outs = vec![m];
         let e = size_one_params(&f, &[(1, 0)]).unwrap_err();

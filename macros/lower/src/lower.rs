@@ -964,7 +964,11 @@ impl Lowerer<'_> {
             let (l, r) = (l?, r?);
             self.bool_operand(l, &b.left)?;
             self.bool_operand(r, &b.right)?;
-            let at = if matches!(b.op, BinOp::And(_)) { 1.5 } else { 0.5 };
+            let at = if matches!(b.op, BinOp::And(_)) {
+                1.5
+            } else {
+                0.5
+            };
             return self.logic(&[l, r], CmpOp::Gt, at, span);
         }
         let op = match b.op {
@@ -1111,7 +1115,9 @@ impl Lowerer<'_> {
             return v;
         }
         // Values are immutable: a copy or a view is the value itself.
-        if matches!(name.as_str(), "clone" | "to_owned" | "view" | "into_owned") && m.args.is_empty() {
+        if matches!(name.as_str(), "clone" | "to_owned" | "view" | "into_owned")
+            && m.args.is_empty()
+        {
             return self.lower_expr(&m.receiver);
         }
         if let Some(v) = self.lower_size_method(m) {

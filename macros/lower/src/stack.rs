@@ -119,15 +119,16 @@ pub(crate) fn apply_stack(
     consts: Vec<ConstParam>,
 ) -> (Vec<GeneratedFn>, Errors) {
     let mut errors = Errors::new();
-    let original_ir: std::sync::Arc<str> = match guard("printing the IR", item.sig.ident.span(), || {
-        Ok(oxla_core::text::print(&original))
-    }) {
-        Ok(text) => text.into(),
-        Err(e) => {
-            errors.push(e);
-            return (Vec::new(), errors);
-        }
-    };
+    let original_ir: std::sync::Arc<str> =
+        match guard("printing the IR", item.sig.ident.span(), || {
+            Ok(oxla_core::text::print(&original))
+        }) {
+            Ok(text) => text.into(),
+            Err(e) => {
+                errors.push(e);
+                return (Vec::new(), errors);
+            }
+        };
     let mut run = Run {
         item,
         checks: &checks,

@@ -1168,7 +1168,12 @@ fn transforms_of_functions_with_integer_and_bool_results() {
 
 #[test]
 fn error_bool_operators_on_numbers() {
-    let m = lower_errors(quote! { fn f(x: f32, y: f32) -> f32 { let b = x && (y > 0.0); let c = !y; x } });
-    assert_one(&m, "`!`, `&&` and `||` take bools (comparisons, `true`, `false`), got f32");
+    let m = lower_errors(
+        quote! { fn f(x: f32, y: f32) -> f32 { let b = x && (y > 0.0); let c = !y; x } },
+    );
+    assert_one(
+        &m,
+        "`!`, `&&` and `||` take bools (comparisons, `true`, `false`), got f32",
+    );
     assert_eq!(m.len(), 2, "{m:?}");
 }

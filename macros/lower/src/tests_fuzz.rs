@@ -621,9 +621,10 @@ fn fuzz_deep_and_long_functions_expand_in_linear_time() {
         });
         assert!(large < Duration::from_secs(30), "{large:?}");
         let (a, b) = (long(&mut rng, 5000), long(&mut rng, 10000));
-        let (_, large) = assert_linear(&format!("case {case}: sums of 5000 and 10000 terms"), || {
-            (time(a.clone()), time(b.clone()))
-        });
+        let (_, large) = assert_linear(
+            &format!("case {case}: sums of 5000 and 10000 terms"),
+            || (time(a.clone()), time(b.clone())),
+        );
         assert!(large < Duration::from_secs(60), "{large:?}");
     }
 }
