@@ -303,7 +303,7 @@ fn generate_parts(
             &text_lit,
             aot.as_deref(),
             &g.index_checks,
-            (&g.original_ir, &g.steps),
+            (&g.original, &g.steps),
         );
         array_body(
             &param_idents,
@@ -479,7 +479,7 @@ fn compiled_item(
     ir_const: &Literal,
     aot: Option<&[String]>,
     checks: &[IndexCheck],
-    (original, steps): (&str, &[Step]),
+    (original, steps): (&crate::stack::Original, &[Step]),
 ) -> TokenStream {
     let compiled_fn = paths::compiled_fn();
     let bound = paths::index_bound();
@@ -512,7 +512,7 @@ fn compiled_item(
     let original = if steps.is_empty() {
         ir_const.clone()
     } else {
-        Literal::string(original)
+        Literal::string(original.text())
     };
     let steps = Literal::string(&Step::print_all(steps));
     let construct = quote!(#construct.derived_from(#original, #steps));

@@ -36,8 +36,24 @@ pub struct GeneratedFn {
     /// for the original): the runtime derives it again from the original
     /// when a call broadcasts a size-1 argument.
     pub steps: Vec<Step>,
-    /// The original function's IR text, which `steps` start from.
-    pub original_ir: std::sync::Arc<str>,
+    /// The original function, which `steps` start from.
+    pub original: std::sync::Arc<Original>,
+}
+
+/// The original function of an expansion, shared by every function it
+/// generates; its IR text is printed once, when a generated function's
+/// code first needs it (scalar-only functions never do).
+#[derive(Debug)]
+pub struct Original {
+    pub function: Function,
+    text: std::sync::OnceLock<String>,
+}
+
+impl Original {
+    pub fn text(&self) -> &str {
+        self.text
+            .get_or_init(|| oxla_core::text::print(&self.function))
+    }
 }
 
 /// Run `f`, turning a panic inside oxla-core into an error at `span`.
@@ -119,16 +135,10 @@ pub(crate) fn apply_stack(
     consts: Vec<ConstParam>,
 ) -> (Vec<GeneratedFn>, Errors) {
     let mut errors = Errors::new();
-    let original_ir: std::sync::Arc<str> =
-        match guard("printing the IR", item.sig.ident.span(), || {
-            Ok(oxla_core::text::print(&original))
-        }) {
-            Ok(text) => text.into(),
-            Err(e) => {
-                errors.push(e);
-                return (Vec::new(), errors);
-            }
-        };
+    let shared = std::sync::Arc::new(Original {
+        function: original.clone(),
+        text: std::sync::OnceLock::new(),
+    });
     let mut run = Run {
         item,
         checks: &checks,
@@ -140,7 +150,7 @@ pub(crate) fn apply_stack(
             index_checks: checks.clone(),
             consts: consts.clone(),
             steps: Vec::new(),
-            original_ir: original_ir.clone(),
+            original: shared,
         }],
         below: Below::At(0),
     };
@@ -269,7 +279,7 @@ impl Run<'_> {
                 input: input_name,
             },
             steps: steps.clone(),
-            original_ir: self.out[0].original_ir.clone(),
+            original: self.out[0].original.clone(),
         });
         Ok((f, steps, Some(self.out.len() - 1)))
     }
