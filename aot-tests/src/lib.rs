@@ -265,6 +265,14 @@ pub fn helper_loss(x: &[f64], y: &[f64]) -> f64 {
     sum(log_cosh(x - y))
 }
 
+/// A gradient step calling the generated `helper_loss_grad`: the build
+/// script inlines the called gradient's IR as the macro does.
+#[jit]
+pub fn helper_step(x: &[f64], y: &[f64]) -> Vec<f64> {
+    let (gx, _) = helper_loss_grad(x, y);
+    x - 0.25 * gx
+}
+
 /// A parameter struct (`#[derive(oxla::Tree)]`): the build script flattens
 /// functions taking it as the macro does, so they run on its kernels.
 #[derive(oxla::Tree, Clone, Debug, PartialEq)]

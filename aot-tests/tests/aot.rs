@@ -937,3 +937,28 @@ fn both_instances_of_a_generic_function_run_on_the_build_scripts_kernels() {
         }
     }
 }
+
+#[test]
+fn a_step_calling_a_generated_gradient_runs_on_the_build_scripts_kernels() {
+    let mut rng = StdRng::seed_from_u64(12);
+    for n in [1usize, 9, 130] {
+        let x = random(&mut rng, n, -2.0, 2.0);
+        let y = random(&mut rng, n, -2.0, 2.0);
+        let got = helper_step(&x, &y);
+        let want = reference(
+            HELPER_STEP_IR,
+            vec![
+                Tensor::vector(DType::F64, &x),
+                Tensor::vector(DType::F64, &y),
+            ],
+        );
+        assert_matches("helper_step", &[got.clone()], &want, 1e-13);
+        // The same step through the gradient called from the host.
+        let (gx, _) = helper_loss_grad(&x, &y);
+        for i in 0..n {
+            let step = x[i] - 0.25 * gx[i];
+            assert!((got[i] - step).abs() <= 1e-15, "{i}: {} vs {step}", got[i]);
+        }
+    }
+    assert_build_script("helper_step");
+}

@@ -67,3 +67,22 @@ pub mod generic {
         (x.exp() + (-x).exp()).ln() - T::from(std::f64::consts::LN_2)
     }
 }
+
+/// Transformed functions (not helpers) that annotated functions of other
+/// crates call: the generated gradient and a vmap.
+pub mod transformed {
+    use oxla::ndarray::{Array1, ArrayView1};
+
+    /// A smooth energy, with its gradient `energy_grad`.
+    #[oxla::grad(energy_grad)]
+    pub fn energy(x: ArrayView1<f32>) -> f32 {
+        let s = (&x * &x).sum();
+        (1.0 + s).ln() + x.sin().sum()
+    }
+
+    /// `scale · x` for each row of a batch (`rows_scaled`).
+    #[oxla::vmap(rows_scaled, in_axes = (0, None))]
+    pub fn scaled(x: ArrayView1<f32>, k: f32) -> Array1<f32> {
+        x * k
+    }
+}

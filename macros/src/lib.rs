@@ -153,7 +153,40 @@ use oxla_lower::TransformKind;
 use proc_macro::TokenStream;
 
 fn expand(kind: TransformKind, attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_attribute(kind, attr.into(), item.into()).into()
+    oxla_lower::expand_attribute_with(kind, attr.into(), item.into(), &options()).into()
+}
+
+/// The code generation options, with the compiler's view of where each
+/// function is written.
+fn options() -> oxla_lower::CodegenOptions {
+    oxla_lower::CodegenOptions {
+        enclosing: Some(enclosing),
+        ..oxla_lower::CodegenOptions::from_env()
+    }
+}
+
+thread_local! {
+    /// The source files read so far in this compilation, by path.
+    static SOURCES: std::cell::RefCell<std::collections::HashMap<std::path::PathBuf, std::rc::Rc<str>>> =
+        Default::default();
+}
+
+/// The block around the function whose name is at `span`, from its source
+/// file (see `oxla_lower::site`); `None` when the file cannot be read.
+fn enclosing(span: proc_macro2::Span) -> Option<oxla_lower::site::Enclosing> {
+    let span = span.unwrap();
+    let file = span.local_file()?;
+    let name = span.source_text()?;
+    let text = SOURCES.with(|s| {
+        let mut s = s.borrow_mut();
+        if let Some(t) = s.get(&file) {
+            return Some(t.clone());
+        }
+        let t: std::rc::Rc<str> = std::fs::read_to_string(&file).ok()?.into();
+        s.insert(file, t.clone());
+        Some(t)
+    })?;
+    oxla_lower::site::enclosing_at(&text, span.line(), span.column(), &name)
 }
 
 /// Compile the function itself (`#[jit]`) or a copy named `name` (`#[jit(name)]`).
@@ -220,7 +253,7 @@ pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (not of each other); an entry composes with `of = …` (see the crate docs).
 #[proc_macro_attribute]
 pub fn transforms(attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_list_attribute(attr.into(), item.into()).into()
+    oxla_lower::expand_list_attribute_with(attr.into(), item.into(), &options()).into()
 }
 
 /// `#[hessian(name, wrt = x)]`: the Hessian of a scalar function with respect
@@ -237,12 +270,7 @@ pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// the path (or `use`) that names the function.
 #[proc_macro_attribute]
 pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_func(
-        attr.into(),
-        item.into(),
-        &oxla_lower::CodegenOptions::from_env(),
-    )
-    .into()
+    oxla_lower::expand_func(attr.into(), item.into(), &options()).into()
 }
 
 /// `#[derive(oxla::Tree)]`: a parameter struct whose fields are arrays
@@ -260,5 +288,5 @@ pub fn derive_tree(item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __resolve(input: TokenStream) -> TokenStream {
-    oxla_lower::expand_resolve(input.into(), &oxla_lower::CodegenOptions::from_env()).into()
+    oxla_lower::expand_resolve(input.into(), &options()).into()
 }

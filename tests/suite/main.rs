@@ -4,6 +4,7 @@
 //! teardown) stay binaries of their own beside this folder.
 
 mod boundary;
+mod calls_transformed;
 mod constructors;
 mod control_flow;
 mod deep_expressions;
@@ -30,6 +31,7 @@ mod slicing;
 mod slicing_index;
 mod symbolic_zeros;
 mod tape_limit;
+mod trait_methods;
 mod transforms;
 mod tree;
 mod tree_cross_crate;

@@ -40,6 +40,17 @@ pub struct CodegenOptions {
     /// With a manifest, a function whose kernels are missing from it is an
     /// error (else a warning): the crate's build script asked for this.
     pub aot_required: bool,
+    /// Whether the expansion also defines, for each function it generates,
+    /// the macro through which other annotated functions call it (see
+    /// `helpers`). Off for a helper's own function (its `#[oxla::func]`
+    /// macro is that already).
+    pub export_callables: bool,
+    /// The block around a function whose name is at this span (`None` in
+    /// the result: not known), which decides whether and how that macro is
+    /// defined: not in an `impl` or `trait` block, where no macro can be.
+    /// The proc-macro crate reads the source file (see `site`); without it
+    /// the function is taken to be at module level.
+    pub enclosing: Option<fn(Span) -> Option<crate::site::Enclosing>>,
 }
 
 impl CodegenOptions {
@@ -60,6 +71,8 @@ impl CodegenOptions {
         CodegenOptions {
             aot_manifest,
             aot_required,
+            export_callables: true,
+            enclosing: None,
         }
     }
 }

@@ -28,6 +28,11 @@ use std::rc::Rc;
 pub struct Helper {
     pub item: syn::ItemFn,
     pub callees: HelperTable,
+    /// For a function an annotated function's expansion generates (rather
+    /// than an `#[oxla::func]` helper): its name. `item` then carries the
+    /// attributes, and a call inlines that function's IR (see
+    /// `transformed_call`).
+    pub generated: Option<String>,
 }
 
 /// One parameter struct (`#[derive(oxla::Tree)]`): its definition and the
@@ -64,6 +69,7 @@ impl HelperTable {
             let h = Rc::new(Helper {
                 item,
                 callees: HelperTable::default(),
+                generated: None,
             });
             t.entries.push((name, h));
         }
@@ -82,6 +88,21 @@ impl HelperTable {
                     callees: HelperTable::default(),
                 }),
             ));
+        }
+        self
+    }
+
+    /// The table with the functions annotated functions' expansions
+    /// generate added, each `(name, annotated item)` found by its name (the
+    /// build script's view: `loss_grad` of `#[grad(loss_grad)] fn loss`).
+    pub fn with_generated(mut self, generated: Vec<(String, syn::ItemFn)>) -> HelperTable {
+        for (name, item) in generated {
+            let h = Rc::new(Helper {
+                item,
+                callees: HelperTable::default(),
+                generated: Some(name.clone()),
+            });
+            self.entries.push((name, h));
         }
         self
     }
@@ -289,16 +310,25 @@ enum Payload {
     Tree(TreeEntry),
 }
 
-/// A payload: `{ item } { table }`, the item a function or a struct.
+/// A payload: `{ item } { table }`, the item a function or a struct, and
+/// for a generated function `{ name }`.
 fn parse_payload(tokens: TokenStream, depth: usize) -> Option<Payload> {
     let mut it = tokens.into_iter();
     let item = group(it.next(), Delimiter::Brace)?;
     let callees = parse_table(group(it.next(), Delimiter::Brace)?, depth)?;
+    let generated = match it.next() {
+        None => None,
+        tt => Some(group(tt, Delimiter::Brace)?.to_string()),
+    };
     if let Ok(item) = syn::parse2::<syn::ItemStruct>(item.clone()) {
         return Some(Payload::Tree(TreeEntry { item, callees }));
     }
     let item = syn::parse2(item).ok()?;
-    Some(Payload::Helper(Helper { item, callees }))
+    Some(Payload::Helper(Helper {
+        item,
+        callees,
+        generated,
+    }))
 }
 
 /// `__resolve!`: one helper's payload arrived; record it and carry on.
@@ -424,36 +454,126 @@ fn expand_func_with(
         let f = crate::without_body(item, &TokenStream::new());
         return quote!(#f #errs);
     }
-    // The function itself, compiled as `#[jit]` would.
+    // The function itself, compiled as `#[jit]` would (the helper's macro
+    // below is the one its callers use).
     let function = crate::expand_with(
         crate::attr::AttrName::One(crate::attr::TransformKind::Jit),
         TokenStream::new(),
         item_tokens.clone(),
         table_tokens,
         helpers,
-        opts,
+        &crate::CodegenOptions {
+            export_callables: false,
+            ..opts.clone()
+        },
     );
-    let mac = format_ident!(
-        "__oxla_func_{}_{:016x}",
-        crate::lower::ident_name(&name),
-        unique_hash(&item_tokens, name.span())
-    );
-    let vis = &item.vis;
-    let item_payload = Group::new(Delimiter::Brace, item_tokens);
+    let item_payload = Group::new(Delimiter::Brace, item_tokens.clone());
     let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
+    let mac = callable_macro(
+        &name,
+        &item.vis,
+        &item_tokens,
+        quote!(#item_payload #table_payload),
+        crate::site::Enclosing::Module,
+        &[],
+    );
     quote! {
         #function
+        #mac
+    }
+}
+
+/// The macro through which annotated functions call the function `name`:
+/// it answers a resolve request with `payload`. At module level a uniquely
+/// named `#[macro_export]` macro re-exported as `name` with the function's
+/// visibility (so `path::name!` works wherever `path::name` does); in a
+/// block, a local `macro_rules! name`, visible after it in that block.
+fn callable_macro(
+    name: &syn::Ident,
+    vis: &syn::Visibility,
+    hash_of: &TokenStream,
+    payload: TokenStream,
+    at: crate::site::Enclosing,
+    cfgs: &[&syn::Attribute],
+) -> TokenStream {
+    let rules = quote! {
+        (($($callback:tt)*) { $($state:tt)* }) => {
+            $($callback)*! { $($state)* { #payload } }
+        };
+    };
+    if at == crate::site::Enclosing::Block {
+        return quote! {
+            #(#cfgs)*
+            #[allow(unused_macros)]
+            macro_rules! #name { #rules }
+        };
+    }
+    let mac = format_ident!(
+        "__oxla_func_{}_{:016x}",
+        crate::lower::ident_name(name),
+        unique_hash(hash_of, name.span())
+    );
+    quote! {
+        #(#cfgs)*
         #[doc(hidden)]
         #[macro_export]
-        macro_rules! #mac {
-            (($($callback:tt)*) { $($state:tt)* }) => {
-                $($callback)*! { $($state)* { #item_payload #table_payload } }
-            };
-        }
+        macro_rules! #mac { #rules }
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(unused_imports)]
         #vis use #mac as #name;
     }
+}
+
+/// The macros through which other annotated functions call the functions
+/// an expansion generates (`names`: the annotated function and each named
+/// attribute's), each answering with the whole item, `attr` (the attribute
+/// being expanded, as `#[oxla::grad(…)]`) put back on it, the helpers it
+/// calls, and which function of the expansion it is. Nothing inside an
+/// `impl` or `trait` block, where no macro can be defined (associated
+/// functions are called through a type path, which never names a helper),
+/// nor where the block is not known.
+pub(crate) fn callable_macros(
+    attr: TokenStream,
+    item_tokens: &TokenStream,
+    table_tokens: &TokenStream,
+    item: &syn::ItemFn,
+    names: &[syn::Ident],
+    opts: &crate::CodegenOptions,
+) -> TokenStream {
+    if !opts.export_callables {
+        return TokenStream::new();
+    }
+    let at = match opts.enclosing {
+        None => Some(crate::site::Enclosing::Module),
+        Some(f) => f(item.sig.ident.span()),
+    };
+    let Some(at) = at.filter(|a| a.allows_items()) else {
+        return TokenStream::new();
+    };
+    let whole = quote!(#attr #item_tokens);
+    let item_payload = Group::new(Delimiter::Brace, whole.clone());
+    let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            let which = Group::new(Delimiter::Brace, quote!(#name));
+            // Each item exists exactly when the function does.
+            callable_macro(
+                name,
+                &item.vis,
+                &quote!(#whole #name),
+                quote!(#item_payload #table_payload #which),
+                at,
+                &cfgs,
+            )
+        })
+        .collect()
 }
 
 /// A name for the helper's macro, unique in its crate: from its tokens and
@@ -496,28 +616,47 @@ fn derives_tree(attr: &syn::Attribute) -> bool {
     found
 }
 
-/// The `#[oxla::func]` helpers of `items` (also in inline modules), and
-/// the `#[derive(oxla::Tree)]` structs.
-fn gather_helpers(
-    items: &[syn::Item],
-    out: &mut Vec<syn::ItemFn>,
-    trees: &mut Vec<syn::ItemStruct>,
-) {
+/// What annotated functions of the build script's files may call.
+#[derive(Default)]
+struct Callables {
+    /// `#[oxla::func]` helpers.
+    helpers: Vec<syn::ItemFn>,
+    /// `#[derive(oxla::Tree)]` structs.
+    trees: Vec<syn::ItemStruct>,
+    /// The functions annotated functions generate, by name, each with its
+    /// annotated item (as its callable macro carries it).
+    generated: Vec<(String, syn::ItemFn)>,
+}
+
+/// The callables of `items` (also in inline modules; not in `impl` blocks,
+/// which define no callable macros).
+fn gather_helpers(items: &[syn::Item], out: &mut Callables) {
     for item in items {
         match item {
             syn::Item::Struct(s) if s.attrs.iter().any(derives_tree) => {
                 let mut s = s.clone();
                 s.attrs.clear();
-                trees.push(s);
+                out.trees.push(s);
             }
             syn::Item::Fn(f) if f.attrs.iter().any(is_func_attr) => {
                 let mut f = f.clone();
                 f.attrs.retain(|a| !is_func_attr(a));
-                out.push(f);
+                out.helpers.push(f);
+            }
+            syn::Item::Fn(f) => {
+                let mut attrs = f.attrs.clone();
+                let stack = crate::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
+                if !stack.is_empty() {
+                    let named = crate::stack::in_order(&stack);
+                    let names = std::iter::once(&f.sig.ident)
+                        .chain(named.iter().filter_map(|a| a.name.as_ref()));
+                    out.generated
+                        .extend(names.map(|n| (n.to_string(), f.clone())));
+                }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    gather_helpers(items, out, trees);
+                    gather_helpers(items, out);
                 }
             }
             _ => {}
@@ -528,17 +667,20 @@ fn gather_helpers(
 /// Every function annotated with an oxla attribute in `files`, with the
 /// functions its attributes generate, after the transforms, and every
 /// `#[oxla::func]` helper compiled as `#[jit]` would: what the build helper
-/// compiles ahead of time. A call is resolved to the helper of the same
-/// name in any of `files` (the build script has no name resolution); a
+/// compiles ahead of time. A call is resolved to the helper or generated
+/// function of the same name in any of `files` (the build script has no
+/// name resolution); a
 /// function calling a helper of another crate is skipped, as are functions
 /// with errors (the macro reports them when it expands).
 pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
-    let mut helpers = Vec::new();
-    let mut trees = Vec::new();
+    let mut found = Callables::default();
     for file in files {
-        gather_helpers(&file.items, &mut helpers, &mut trees);
+        gather_helpers(&file.items, &mut found);
     }
-    let table = HelperTable::by_name(helpers.clone()).with_trees(trees);
+    let helpers = found.helpers;
+    let table = HelperTable::by_name(helpers.clone())
+        .with_trees(found.trees)
+        .with_generated(found.generated);
     let mut out = Vec::new();
     for file in files {
         out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);

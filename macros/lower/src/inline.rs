@@ -50,6 +50,9 @@ impl Lowerer<'_> {
             helpers::note_unknown(&p.path);
             return None;
         };
+        if let Some(generated) = helper.generated.clone() {
+            return self.lower_generated_call(c, &helper, callees, &generated);
+        }
         // A generic helper at this function's float type.
         let instance = crate::generic::instantiate_helper(&helper.item, self.dtype);
         let helper_item = instance.as_ref().unwrap_or(&helper.item);

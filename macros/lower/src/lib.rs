@@ -19,6 +19,7 @@
 pub mod aot;
 pub mod attr;
 mod builtins;
+mod call_generated;
 pub mod codegen;
 mod cond;
 mod constructors;
@@ -35,9 +36,11 @@ pub mod lower;
 mod paths;
 mod placeholder;
 mod scalar_loop;
+pub mod site;
 mod sizes;
 mod slicing;
 pub mod stack;
+mod trait_impl;
 mod tree;
 pub mod types;
 mod vocab;
@@ -132,8 +135,28 @@ pub fn expand_list_attribute_with(
 /// The expansion of the attribute `which`, the body's calls of the helpers
 /// in `helpers` (whose token form is `helper_tokens`) inlined. A call of a
 /// helper not yet known defers the expansion to that helper's macro (see
-/// `helpers`).
+/// `helpers`). In `impl Trait for Type`, only the method itself (see
+/// `trait_impl`).
 pub(crate) fn expand_with(
+    which: attr::AttrName,
+    args: TokenStream,
+    item: TokenStream,
+    helper_tokens: &TokenStream,
+    helpers: &HelperTable,
+    opts: &CodegenOptions,
+) -> TokenStream {
+    let in_trait_impl = opts.enclosing.and_then(|at| {
+        let f: syn::ItemFn = syn::parse2(item.clone()).ok()?;
+        (at(f.sig.ident.span()) == Some(site::Enclosing::TraitImpl)).then_some(f.sig.ident)
+    });
+    let out = expand_items(which, args, item, helper_tokens, helpers, opts);
+    match in_trait_impl {
+        Some(name) => trait_impl::only_the_method(out, &name),
+        None => out,
+    }
+}
+
+fn expand_items(
     which: attr::AttrName,
     args: TokenStream,
     item: TokenStream,
@@ -194,6 +217,24 @@ pub(crate) fn expand_with(
             unknown,
         )
     };
+    // Other annotated functions call the generated functions through these.
+    let callables = || {
+        let attr = match which {
+            attr::AttrName::One(kind) => {
+                let kind = syn::Ident::new(kind.name(), Span::call_site());
+                quote!(#[oxla::#kind(#args_tokens)])
+            }
+            attr::AttrName::List => quote!(#[oxla::transforms(#args_tokens)]),
+        };
+        let names: Vec<syn::Ident> = std::iter::once(item.sig.ident.clone())
+            .chain(
+                stack::in_order(&stack)
+                    .iter()
+                    .filter_map(|a| a.name.clone()),
+            )
+            .collect();
+        helpers::callable_macros(attr, &item_tokens, helper_tokens, &item, &names, opts)
+    };
     // A function generic over its float type: one instance per type.
     if generic::is_generic(&item) {
         let (result, unknown) =
@@ -202,7 +243,10 @@ pub(crate) fn expand_with(
             return step;
         }
         match result {
-            Ok(ts) if attrs_ok => return ts,
+            Ok(ts) if attrs_ok => {
+                let callables = callables();
+                return quote!(#ts #callables);
+            }
             Ok(_) => {}
             Err(e) => errors.extend(e),
         }
@@ -236,7 +280,10 @@ pub(crate) fn expand_with(
                 None => codegen::generate_with_prelude(&item, &gens, opts, &markers),
             };
             match generated {
-                Ok(ts) => return ts,
+                Ok(ts) => {
+                    let callables = callables();
+                    return quote!(#ts #callables);
+                }
                 Err(e) => errors.extend(e),
             }
         }

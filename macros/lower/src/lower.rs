@@ -1500,8 +1500,14 @@ impl Lowerer<'_> {
     /// Make two dimensions equal by substituting a symbol everywhere in the
     /// function; `false` when both are different constants.
     pub(crate) fn unify(&mut self, a: &Dim, b: &Dim) -> bool {
+        self.unify_sub(a, b).is_some()
+    }
+
+    /// `unify`, returning the substitution it made (`Some(None)`: none was
+    /// needed; `None`: the dimensions cannot be made equal).
+    pub(crate) fn unify_sub(&mut self, a: &Dim, b: &Dim) -> Option<Option<(String, Dim)>> {
         if a == b {
-            return true;
+            return Some(None);
         }
         let derived =
             |d: &Dim| matches!(d, Dim::Sym(s) if oxla_core::shape::derived::is_derived(s));
@@ -1511,8 +1517,8 @@ impl Lowerer<'_> {
             // symbol is replaced by it, so the call checks that argument
             // against it; two different derived sizes, or a derived one and
             // a constant, cannot be unified statically.
-            _ if derived(a) && derived(b) => return false,
-            (Dim::Const(_), _) | (_, Dim::Const(_)) if derived(a) || derived(b) => return false,
+            _ if derived(a) && derived(b) => return None,
+            (Dim::Const(_), _) | (_, Dim::Const(_)) if derived(a) || derived(b) => return None,
             (Dim::Sym(_), Dim::Sym(y)) if derived(a) => (y.clone(), a.clone()),
             (Dim::Sym(x), Dim::Sym(_)) if derived(b) => (x.clone(), b.clone()),
             // Keep the symbol of the earlier parameter.
@@ -1522,11 +1528,11 @@ impl Lowerer<'_> {
             (Dim::Sym(x), Dim::Sym(_)) => (x.clone(), b.clone()),
             (_, Dim::Sym(s)) => (s.clone(), a.clone()),
             (Dim::Sym(s), _) => (s.clone(), b.clone()),
-            _ => return false,
+            _ => return None,
         };
         substitute(&mut self.f, &from, &to);
         self.substitute_in_frames(&from, &to);
-        true
+        Some(Some((from, to)))
     }
 
     /// The index of the first parameter whose shape names `sym`.

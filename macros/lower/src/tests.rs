@@ -886,6 +886,7 @@ fn array_function_expands_to_a_compiled_fn_call() {
     let all = CodegenOptions {
         aot_manifest: Some(syms.iter().cloned().collect()),
         aot_required: true,
+        ..CodegenOptions::default()
     };
     let s = expand(TransformKind::Jit, quote!(), src.clone(), &all);
     assert!(s.contains("unsafe extern \"C\""), "{s}");
@@ -896,6 +897,7 @@ fn array_function_expands_to_a_compiled_fn_call() {
     let some = CodegenOptions {
         aot_manifest: Some(syms[1..].iter().cloned().collect()),
         aot_required: false,
+        ..CodegenOptions::default()
     };
     let s = expand(TransformKind::Jit, quote!(), src.clone(), &some);
     assert!(!s.contains("extern"), "{s}");

@@ -146,6 +146,7 @@ fn the_build_script_collects_both_instances_and_the_expansion_binds_them() {
         let opts = CodegenOptions {
             aot_manifest: Some(manifest.iter().cloned().collect()),
             aot_required: true,
+            ..CodegenOptions::default()
         };
         expand_attribute_with(
             TransformKind::Grad,

@@ -1,0 +1,254 @@
+//! Where an annotated function is written: at module level (or in a block)
+//! or inside an `impl` or `trait` block. An attribute macro is not told, but
+//! it matters: the macro through which other annotated functions call a
+//! generated function (see `helpers`) can only be defined where items are,
+//! never among an `impl`'s associated items. The proc-macro crate reads the
+//! function's source file and asks `enclosing` about its line.
+//!
+//! The scan is lexical: comments, strings, raw strings and char literals are
+//! skipped, and each `{` is classified by the words before it since the last
+//! `;`, `{` or `}` at its level (`impl<T> Foo for Bar<T> where … {` opens an
+//! impl block, `fn f() -> impl Trait {` a function body).
+
+/// What the innermost block around a position is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enclosing {
+    /// The file's top level or a `mod { … }`.
+    Module,
+    /// An inherent `impl` block.
+    Impl,
+    /// An `impl Trait for Type` block: only the trait's items may be in it.
+    TraitImpl,
+    /// A `trait` definition.
+    Trait,
+    /// Any other block: a function body, a `const` block, …
+    Block,
+}
+
+impl Enclosing {
+    /// Whether items such as `macro_rules!` and `use` may be written here.
+    pub fn allows_items(self) -> bool {
+        matches!(self, Enclosing::Module | Enclosing::Block)
+    }
+}
+
+/// The block around the byte `offset` of `src`.
+pub fn enclosing(src: &str, offset: usize) -> Enclosing {
+    let b = src.as_bytes();
+    let end = offset.min(b.len());
+    // Open braces, innermost last: their kind and the paren depth outside.
+    let mut stack: Vec<(Enclosing, usize)> = Vec::new();
+    let mut parens = 0usize;
+    // The first word of the current item's header, at this level.
+    let mut header: Option<&str> = None;
+    // Whether the `impl` header has its `for` (not `for<'a>`, a bound's).
+    let mut impl_for = false;
+    let mut i = 0;
+    while i < end {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < end && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0usize;
+                while i < end {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            b'"' => {
+                i = skip_string(b, i + 1, None);
+                continue;
+            }
+            b'\'' => {
+                i = skip_quote(src, i);
+                continue;
+            }
+            b'(' | b'[' => parens += 1,
+            b')' | b']' => parens = parens.saturating_sub(1),
+            b';' if stack.last().map_or(0, |s| s.1) == parens => {
+                header = None;
+                impl_for = false;
+            }
+            b'{' => {
+                let kind = match header {
+                    Some("impl") if impl_for => Enclosing::TraitImpl,
+                    Some("impl") => Enclosing::Impl,
+                    Some("trait") => Enclosing::Trait,
+                    Some("mod") => Enclosing::Module,
+                    _ => Enclosing::Block,
+                };
+                stack.push((kind, parens));
+                header = None;
+                impl_for = false;
+            }
+            b'}' => {
+                if let Some((_, p)) = stack.pop() {
+                    parens = p;
+                }
+                header = None;
+                impl_for = false;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &src[start..i];
+                // A raw (byte) string: `r"…"`, `r#"…"#`, `br"…"`.
+                if matches!(word, "r" | "br" | "cr") {
+                    let hashes = b[i..end].iter().take_while(|c| **c == b'#').count();
+                    if b.get(i + hashes) == Some(&b'"') {
+                        i = skip_string(b, i + hashes + 1, Some(hashes));
+                        continue;
+                    }
+                }
+                let at_level = stack.last().map_or(0, |s| s.1) == parens;
+                let modifier = matches!(
+                    word,
+                    "pub" | "crate" | "unsafe" | "default" | "async" | "auto"
+                );
+                if at_level && header.is_none() && !modifier {
+                    header = Some(word);
+                }
+                let next = b[i..end].iter().find(|c| !c.is_ascii_whitespace());
+                if at_level && header == Some("impl") && word == "for" && next != Some(&b'<') {
+                    impl_for = true;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.last().map_or(Enclosing::Module, |s| s.0)
+}
+
+/// The byte after a string whose contents start at `i`: a plain one with
+/// escapes, or a raw one (`raw`: its number of `#`s) ending at `"` and as
+/// many `#`s.
+fn skip_string(b: &[u8], mut i: usize, raw: Option<usize>) -> usize {
+    while i < b.len() {
+        match (b[i], raw) {
+            (b'\\', None) => i += 2,
+            (b'"', None) => return i + 1,
+            (b'"', Some(h)) if b[i + 1..].iter().take(h).filter(|c| **c == b'#').count() == h => {
+                return i + 1 + h;
+            }
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// The byte after a char literal (`'x'`, `'\n'`, `'\u{7f}'`) or after the
+/// quote of a lifetime (`'a`).
+fn skip_quote(src: &str, i: usize) -> usize {
+    let b = src.as_bytes();
+    if b.get(i + 1) == Some(&b'\\') {
+        // An escape: the closing quote is the first one after the escaped
+        // character.
+        let mut j = i + 3;
+        while j < b.len() && b[j] != b'\'' {
+            j += 1;
+        }
+        return j + 1;
+    }
+    let mut chars = src[i + 1..].char_indices();
+    match (chars.next(), chars.next()) {
+        (Some(_), Some((k, '\''))) => i + 1 + k + 1,
+        _ => i + 1,
+    }
+}
+
+/// The byte offset of `line` (1-based) and `column` (1-based, in chars) of
+/// `src`.
+pub fn offset_of(src: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 {
+        0
+    } else {
+        src.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let rest = &src[start..];
+    let col = rest
+        .char_indices()
+        .nth(column.saturating_sub(1))
+        .map(|(k, _)| k)?;
+    Some(start + col)
+}
+
+/// The block around a function whose name `name` is at `line` (1-based)
+/// and `column` of `src`. The column is tried 1-based, then 0-based. `None`
+/// when the name is not there (the span came from a macro elsewhere, or the
+/// file changed since).
+pub fn enclosing_at(src: &str, line: usize, column: usize, name: &str) -> Option<Enclosing> {
+    [column, column + 1]
+        .into_iter()
+        .filter_map(|c| offset_of(src, line, c))
+        .find(|at| src[*at..].starts_with(name))
+        .map(|at| enclosing(src, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(src: &str, marker: &str) -> Enclosing {
+        enclosing(src, src.find(marker).expect("marker"))
+    }
+
+    #[test]
+    fn classifies_blocks() {
+        let src = r##"
+            use std::fmt;
+            fn top() -> impl Iterator<Item = u8> { HERE_A; std::iter::empty() }
+            struct S { x: [u8; 3] }
+            impl<T: Clone> fmt::Debug for Wrap<T> where T: for<'a> Fn(&'a u8) {
+                // a comment with { and }
+                fn fmt(&self) { let s = "}"; let c = '{'; let l: &'static str = r#"{"#; HERE_B; }
+                const K: [u8; 2] = [1; 2];
+                HERE_C
+            }
+            pub(crate) unsafe trait Tr { HERE_D }
+            mod m { /* { */ HERE_E }
+            const _: () = { HERE_F };
+            impl S { fn f(x: [f64; 3]) -> f64 { x[0] } HERE_G }
+            impl<F: for<'a> Fn(&'a u8)> W<F> where F: Copy { HERE_I }
+            HERE_H
+        "##;
+        assert_eq!(at(src, "HERE_A"), Enclosing::Block);
+        assert_eq!(at(src, "HERE_B"), Enclosing::Block);
+        assert_eq!(at(src, "HERE_C"), Enclosing::TraitImpl);
+        assert_eq!(at(src, "HERE_D"), Enclosing::Trait);
+        assert_eq!(at(src, "HERE_E"), Enclosing::Module);
+        assert_eq!(at(src, "HERE_F"), Enclosing::Block);
+        assert_eq!(at(src, "HERE_G"), Enclosing::Impl);
+        assert_eq!(at(src, "HERE_H"), Enclosing::Module);
+        assert_eq!(at(src, "HERE_I"), Enclosing::Impl);
+    }
+
+    #[test]
+    fn finds_a_name_by_line_and_column() {
+        let src = "struct M;\nimpl M {\n    fn loss() {}\n}\nfn free() {}\n";
+        assert_eq!(enclosing_at(src, 3, 8, "loss"), Some(Enclosing::Impl));
+        assert_eq!(enclosing_at(src, 5, 4, "free"), Some(Enclosing::Module));
+        assert_eq!(enclosing_at(src, 5, 3, "free"), Some(Enclosing::Module));
+        assert_eq!(enclosing_at(src, 5, 4, "other"), None);
+        assert_eq!(enclosing_at(src, 40, 1, "free"), None);
+    }
+}
