@@ -156,11 +156,11 @@ fn expand(kind: TransformKind, attr: TokenStream, item: TokenStream) -> TokenStr
     oxla_lower::expand_attribute_with(kind, attr.into(), item.into(), &options()).into()
 }
 
-/// The code generation options, with the compiler's view of where each
-/// function is written.
+/// The code generation options, with the compiler's view of the source
+/// files.
 fn options() -> oxla_lower::CodegenOptions {
     oxla_lower::CodegenOptions {
-        enclosing: Some(enclosing),
+        source: Some(source_at),
         ..oxla_lower::CodegenOptions::from_env()
     }
 }
@@ -171,12 +171,12 @@ thread_local! {
         Default::default();
 }
 
-/// The block around the function whose name is at `span`, from its source
-/// file (see `oxla_lower::site`); `None` when the file cannot be read.
-fn enclosing(span: proc_macro2::Span) -> Option<oxla_lower::site::Enclosing> {
+/// Where `span` is in its source file (see `oxla_lower::site`); `None` when
+/// the file cannot be read.
+fn source_at(span: proc_macro2::Span) -> Option<oxla_lower::site::SourceAt> {
     let span = span.unwrap();
     let file = span.local_file()?;
-    let name = span.source_text()?;
+    let snippet = span.source_text()?;
     let text = SOURCES.with(|s| {
         let mut s = s.borrow_mut();
         if let Some(t) = s.get(&file) {
@@ -186,7 +186,12 @@ fn enclosing(span: proc_macro2::Span) -> Option<oxla_lower::site::Enclosing> {
         s.insert(file, t.clone());
         Some(t)
     })?;
-    oxla_lower::site::enclosing_at(&text, span.line(), span.column(), &name)
+    Some(oxla_lower::site::SourceAt {
+        text,
+        line: span.line(),
+        column: span.column(),
+        snippet,
+    })
 }
 
 /// Compile the function itself (`#[jit]`) or a copy named `name` (`#[jit(name)]`).

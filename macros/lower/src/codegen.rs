@@ -45,15 +45,28 @@ pub struct CodegenOptions {
     /// `helpers`). Off for a helper's own function (its `#[oxla::func]`
     /// macro is that already).
     pub export_callables: bool,
-    /// The block around a function whose name is at this span (`None` in
-    /// the result: not known), which decides whether and how that macro is
-    /// defined: not in an `impl` or `trait` block, where no macro can be.
-    /// The proc-macro crate reads the source file (see `site`); without it
-    /// the function is taken to be at module level.
-    pub enclosing: Option<fn(Span) -> Option<crate::site::Enclosing>>,
+    /// Where a span is in its source file (`None` in the result: not
+    /// known). The proc-macro crate reads the file; from it come where a
+    /// function is written (see `site`: whether and how its callable macro
+    /// is defined, never in an `impl` or `trait` block) and what a call of
+    /// an unknown name means (see `source_calls`). Without it a function is
+    /// taken to be at module level.
+    pub source: Option<fn(Span) -> Option<crate::site::SourceAt>>,
 }
 
 impl CodegenOptions {
+    /// The block around the function whose name is at `span`: module level
+    /// without a source hook, `None` when the hook cannot say.
+    pub(crate) fn enclosing(&self, span: Span) -> Option<crate::site::Enclosing> {
+        match self.source {
+            None => Some(crate::site::Enclosing::Module),
+            Some(source) => {
+                let at = source(span)?;
+                crate::site::enclosing_at(&at.text, at.line, at.column, &at.snippet)
+            }
+        }
+    }
+
     /// Read the manifest named by `OXLA_AOT_MANIFEST`, if it is set and
     /// readable, and `OXLA_AOT_REQUIRED`.
     pub fn from_env() -> CodegenOptions {
@@ -72,7 +85,7 @@ impl CodegenOptions {
             aot_manifest,
             aot_required,
             export_callables: true,
-            enclosing: None,
+            source: None,
         }
     }
 }

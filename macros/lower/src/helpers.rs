@@ -441,14 +441,23 @@ fn expand_func_with(
     {
         errors.spanned(p, format!("`{name}` calls itself: helpers are inlined at each call, so recursion is not supported"));
     }
-    if errors.is_empty() {
+    // A call rustc would report as a missing macro, said in oxla's terms.
+    let stopped = match errors.is_empty() {
+        true => crate::source_calls::diagnose(&unknown, &item, opts),
+        false => None,
+    };
+    if errors.is_empty() && stopped.is_none() {
         if let Some(step) = next_step("func", &args, &item_tokens, table_tokens, helpers, &unknown)
         {
             return step;
         }
     }
+    let stopped = stopped.is_some_and(|e| {
+        errors.extend(e);
+        true
+    });
     let errs = errors.to_compile_errors();
-    if !errors.is_empty() {
+    if !errors.is_empty() || stopped {
         // The function with a body that only panics, and no macro: its
         // callers' expansions stop at it, the error above says why.
         let f = crate::without_body(item, &TokenStream::new());
@@ -544,10 +553,7 @@ pub(crate) fn callable_macros(
     if !opts.export_callables {
         return TokenStream::new();
     }
-    let at = match opts.enclosing {
-        None => Some(crate::site::Enclosing::Module),
-        Some(f) => f(item.sig.ident.span()),
-    };
+    let at = opts.enclosing(item.sig.ident.span());
     let Some(at) = at.filter(|a| a.allows_items()) else {
         return TokenStream::new();
     };
@@ -579,15 +585,18 @@ pub(crate) fn callable_macros(
 /// A name for the helper's macro, unique in its crate: from its tokens and
 /// where it is written (two helpers with the same source in two modules).
 pub(crate) fn unique_hash(tokens: &TokenStream, span: Span) -> u64 {
-    let text = format!("{tokens} {span:?}");
-    // FNV-1a: stable and dependency-free.
+    fnv1a(&format!("{tokens} {span:?}"))
+}
+
+/// FNV-1a: stable and dependency-free.
+pub(crate) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
 /// Whether `attr` is `#[func]` or `#[oxla::func]`.
-fn is_func_attr(attr: &syn::Attribute) -> bool {
+pub(crate) fn is_func_attr(attr: &syn::Attribute) -> bool {
     let segs: Vec<String> = attr
         .path()
         .segments

@@ -39,6 +39,7 @@ mod scalar_loop;
 pub mod site;
 mod sizes;
 mod slicing;
+mod source_calls;
 pub mod stack;
 mod trait_impl;
 mod tree;
@@ -145,9 +146,15 @@ pub(crate) fn expand_with(
     helpers: &HelperTable,
     opts: &CodegenOptions,
 ) -> TokenStream {
-    let in_trait_impl = opts.enclosing.and_then(|at| {
-        let f: syn::ItemFn = syn::parse2(item.clone()).ok()?;
-        (at(f.sig.ident.span()) == Some(site::Enclosing::TraitImpl)).then_some(f.sig.ident)
+    // The name from the tokens: parsing the whole item here, before the
+    // deep-nesting folds, could overflow the stack.
+    let in_trait_impl = opts.source.and_then(|_| {
+        let mut tokens = item.clone().into_iter();
+        tokens.find(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "fn"))?;
+        let Some(proc_macro2::TokenTree::Ident(name)) = tokens.next() else {
+            return None;
+        };
+        (opts.enclosing(name.span()) == Some(site::Enclosing::TraitImpl)).then_some(name)
     });
     let out = expand_items(which, args, item, helper_tokens, helpers, opts);
     match in_trait_impl {
@@ -239,15 +246,25 @@ fn expand_items(
     if generic::is_generic(&item) {
         let (result, unknown) =
             helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
-        if let Some(step) = next_step(&unknown) {
-            return step;
+        let stopped = source_calls::diagnose(&unknown, &item, opts);
+        if stopped.is_none() {
+            if let Some(step) = next_step(&unknown) {
+                return step;
+            }
         }
+        let stopped = stopped.is_some_and(|e| {
+            errors.extend(e);
+            true
+        });
         match result {
-            Ok(ts) if attrs_ok => {
+            Ok(ts) if attrs_ok && !stopped => {
                 let callables = callables();
                 return quote!(#ts #callables);
             }
             Ok(_) => {}
+            // Errors of a lowering that could not resolve a call are
+            // consequences of it: the diagnosis of the call says it all.
+            Err(_) if stopped => {}
             Err(e) => errors.extend(e),
         }
         let errs = errors.to_compile_errors();
@@ -270,11 +287,19 @@ fn expand_items(
             tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
             tree::Flattened::Err(e) => (None, Err(e)),
         });
-    if let Some(step) = next_step(&unknown) {
-        return step;
+    // A call rustc would report as a missing macro, said in oxla's terms.
+    let stopped = source_calls::diagnose(&unknown, &item, opts);
+    if stopped.is_none() {
+        if let Some(step) = next_step(&unknown) {
+            return step;
+        }
     }
+    let stopped = stopped.is_some_and(|e| {
+        errors.extend(e);
+        true
+    });
     match expanded {
-        Ok(gens) if attrs_ok => {
+        Ok(gens) if attrs_ok && !stopped => {
             let generated = match &flat {
                 Some(flat) => tree::generate(&item, flat, &gens, opts, &markers, false),
                 None => codegen::generate_with_prelude(&item, &gens, opts, &markers),
@@ -288,6 +313,7 @@ fn expand_items(
             }
         }
         Ok(_) => {}
+        Err(_) if stopped => {}
         Err(e) => errors.extend(e),
     }
     let errs = errors.to_compile_errors();

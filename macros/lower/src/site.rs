@@ -10,6 +10,18 @@
 //! `;`, `{` or `}` at its level (`impl<T> Foo for Bar<T> where … {` opens an
 //! impl block, `fn f() -> impl Trait {` a function body).
 
+/// Where a span is in its source file.
+#[derive(Clone, Debug)]
+pub struct SourceAt {
+    /// The whole file.
+    pub text: std::rc::Rc<str>,
+    /// The span's line (1-based) and column.
+    pub line: usize,
+    pub column: usize,
+    /// The span's own text.
+    pub snippet: String,
+}
+
 /// What the innermost block around a position is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enclosing {
