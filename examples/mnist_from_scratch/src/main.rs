@@ -102,9 +102,10 @@ fn update(
     )
 }
 
-/// The predicted class of each image.
+/// `steps` calls of `update` on one batch: a training run as one compiled
+/// program (JAX's `fori_loop` over `update`).
 #[jit]
-fn predicted_class(
+fn train(
     w1: ArrayView2<f32>,
     b1: ArrayView1<f32>,
     w2: ArrayView2<f32>,
@@ -112,8 +113,60 @@ fn predicted_class(
     w3: ArrayView2<f32>,
     b3: ArrayView1<f32>,
     inputs: ArrayView2<f32>,
-) -> Array1<i64> {
-    argmax(predict(w1, b1, w2, b2, w3, b3, inputs), Axis(1))
+    targets: ArrayView2<f32>,
+    step_size: f32,
+    steps: usize,
+) -> (
+    Array2<f32>,
+    Array1<f32>,
+    Array2<f32>,
+    Array1<f32>,
+    Array2<f32>,
+    Array1<f32>,
+) {
+    let mut p1 = w1.to_owned();
+    let mut c1 = b1.to_owned();
+    let mut p2 = w2.to_owned();
+    let mut c2 = b2.to_owned();
+    let mut p3 = w3.to_owned();
+    let mut c3 = b3.to_owned();
+    for _ in 0..steps {
+        let (n1, m1, n2, m2, n3, m3) = update(
+            p1.view(),
+            c1.view(),
+            p2.view(),
+            c2.view(),
+            p3.view(),
+            c3.view(),
+            inputs,
+            targets,
+            step_size,
+        );
+        p1 = n1;
+        c1 = m1;
+        p2 = n2;
+        c2 = m2;
+        p3 = n3;
+        c3 = m3;
+    }
+    (p1, c1, p2, c2, p3, c3)
+}
+
+/// The fraction of images whose predicted class is their label, as JAX's
+/// `jnp.mean(jnp.argmax(predict(params, inputs), axis=1) == labels)`.
+#[jit]
+fn accuracy(
+    w1: ArrayView2<f32>,
+    b1: ArrayView1<f32>,
+    w2: ArrayView2<f32>,
+    b2: ArrayView1<f32>,
+    w3: ArrayView2<f32>,
+    b3: ArrayView1<f32>,
+    inputs: ArrayView2<f32>,
+    labels: ArrayView1<i64>,
+) -> f32 {
+    let predicted = argmax(predict(w1, b1, w2, b2, w3, b3, inputs), Axis(1));
+    (predicted == labels).mapv(|hit| hit as i32 as f32).mean()
 }
 
 /// A 64-bit LCG: uniform values in [0, 1).
@@ -139,12 +192,12 @@ fn images(
     prototypes: &Array2<f32>,
     n: usize,
     rng: &mut Lcg,
-) -> (Array2<f32>, Array2<f32>, Vec<usize>) {
+) -> (Array2<f32>, Array2<f32>, Array1<i64>) {
     let (classes, pixels) = prototypes.dim();
     let labels: Vec<usize> = (0..n)
         .map(|_| ((rng.next() * classes as f32) as usize).min(classes - 1))
         .collect();
-    let noise = rng.array((n, pixels), 1.5);
+    let noise = rng.array((n, pixels), 2.5);
     let mut x = noise;
     let mut targets = Array2::zeros((n, classes));
     for (i, &c) in labels.iter().enumerate() {
@@ -152,11 +205,11 @@ fn images(
         row += &prototypes.row(c);
         targets[[i, c]] = 1.0;
     }
-    (x, targets, labels)
+    (x, targets, labels.iter().map(|&c| c as i64).collect())
 }
 
-fn accuracy(p: &Params, x: &Array2<f32>, labels: &[usize]) -> f32 {
-    let classes = predicted_class(
+fn accuracy_of(p: &Params, x: &Array2<f32>, labels: &Array1<i64>) -> f32 {
+    accuracy(
         p.0.view(),
         p.1.view(),
         p.2.view(),
@@ -164,13 +217,21 @@ fn accuracy(p: &Params, x: &Array2<f32>, labels: &[usize]) -> f32 {
         p.4.view(),
         p.5.view(),
         x.view(),
-    );
-    let hits = classes
-        .iter()
-        .zip(labels)
-        .filter(|(c, l)| **c as usize == **l)
-        .count();
-    hits as f32 / labels.len() as f32
+        labels.view(),
+    )
+}
+
+fn loss_of(p: &Params, x: ArrayView2<f32>, y: ArrayView2<f32>) -> f32 {
+    loss(
+        p.0.view(),
+        p.1.view(),
+        p.2.view(),
+        p.3.view(),
+        p.4.view(),
+        p.5.view(),
+        x,
+        y,
+    )
 }
 
 fn main() {
@@ -193,36 +254,85 @@ fn main() {
         Array1::zeros(classes),
     );
 
+    let first = s![..batch_size, ..];
+    let (x, y) = (train_x.slice(first), train_y.slice(first));
+
     // The compiled step against the same step composed from the host: the
     // gradient called from Rust, the subtraction done by ndarray.
-    {
-        let p = &params;
-        let (x, y) = (
-            train_x.slice(s![..batch_size, ..]),
-            train_y.slice(s![..batch_size, ..]),
-        );
-        let views = (
+    let p = &params;
+    let stepped = update(
+        p.0.view(),
+        p.1.view(),
+        p.2.view(),
+        p.3.view(),
+        p.4.view(),
+        p.5.view(),
+        x,
+        y,
+        step_size,
+    );
+    let g = loss_grad(
+        p.0.view(),
+        p.1.view(),
+        p.2.view(),
+        p.3.view(),
+        p.4.view(),
+        p.5.view(),
+        x,
+        y,
+    );
+    let gap = |a: &Array2<f32>, w: &Array2<f32>, d: &Array2<f32>| {
+        (a - &(w - &(d * step_size))).fold(0f32, |m, v| m.max(v.abs()))
+    };
+    println!(
+        "update vs the host-composed step: max |difference| {:.1e} (w1), {:.1e} (w3)",
+        gap(&stepped.0, &p.0, &g.0),
+        gap(&stepped.4, &p.4, &g.4),
+    );
+
+    // A training run of `steps` updates as one compiled function, against
+    // the same updates called one by one from the host.
+    let steps = 25;
+    let mut host = params.clone();
+    for _ in 0..steps {
+        let p = &host;
+        host = update(
             p.0.view(),
             p.1.view(),
             p.2.view(),
             p.3.view(),
             p.4.view(),
             p.5.view(),
-        );
-        let stepped = update(
-            views.0, views.1, views.2, views.3, views.4, views.5, x, y, step_size,
-        );
-        let g = loss_grad(views.0, views.1, views.2, views.3, views.4, views.5, x, y);
-        let diff = |a: &Array2<f32>, w: &Array2<f32>, d: &Array2<f32>| {
-            (a - &(w - &(d * step_size))).fold(0f32, |m, v| m.max(v.abs()))
-        };
-        println!(
-            "update vs host-composed step: max |difference| {:.1e} (w1), {:.1e} (w3)",
-            diff(&stepped.0, &p.0, &g.0),
-            diff(&stepped.4, &p.4, &g.4),
+            x,
+            y,
+            step_size,
         );
     }
+    let p = &params;
+    let compiled = train(
+        p.0.view(),
+        p.1.view(),
+        p.2.view(),
+        p.3.view(),
+        p.4.view(),
+        p.5.view(),
+        x,
+        y,
+        step_size,
+        steps,
+    );
+    let programs: Vec<_> = oxla::compile_log()
+        .into_iter()
+        .filter(|r| r.function == "train")
+        .collect();
+    println!(
+        "{steps} steps: loss {:.6} (one `train` call: {} compiled program) vs {:.6} ({steps} host calls of `update`)",
+        loss_of(&compiled, x, y),
+        programs.len(),
+        loss_of(&host, x, y),
+    );
 
+    // JAX's loop: epochs of minibatches, one `update` call each.
     let batches = train_n / batch_size;
     for epoch in 0..epochs {
         for b in 0..batches {
@@ -240,21 +350,101 @@ fn main() {
                 step_size,
             );
         }
-        let p = &params;
-        let l = loss(
+        println!(
+            "epoch {epoch}: training loss {:.4}, training accuracy {:.3}, test accuracy {:.3}",
+            loss_of(&params, train_x.view(), train_y.view()),
+            accuracy_of(&params, &train_x, &train_labels),
+            accuracy_of(&params, &test_x, &test_labels),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> (Params, Array2<f32>, Array2<f32>, Array1<i64>) {
+        let mut rng = Lcg(3);
+        let prototypes = rng.array((10, 12), 1.0);
+        let (x, y, labels) = images(&prototypes, 40, &mut rng);
+        let p = (
+            rng.array((12, 16), 0.3),
+            rng.array((1, 16), 0.1).into_shape_with_order(16).unwrap(),
+            rng.array((16, 16), 0.3),
+            Array1::zeros(16),
+            rng.array((16, 10), 0.3),
+            Array1::zeros(10),
+        );
+        (p, x, y, labels)
+    }
+
+    fn call_update(p: &Params, x: ArrayView2<f32>, y: ArrayView2<f32>) -> Params {
+        update(
             p.0.view(),
             p.1.view(),
             p.2.view(),
             p.3.view(),
             p.4.view(),
             p.5.view(),
-            train_x.view(),
-            train_y.view(),
+            x,
+            y,
+            0.1,
+        )
+    }
+
+    #[test]
+    fn a_compiled_training_run_equals_host_calls_of_update() {
+        let (p, x, y, _) = small();
+        for steps in [0usize, 1, 7] {
+            let mut host = p.clone();
+            for _ in 0..steps {
+                host = call_update(&host, x.view(), y.view());
+            }
+            let got = train(
+                p.0.view(),
+                p.1.view(),
+                p.2.view(),
+                p.3.view(),
+                p.4.view(),
+                p.5.view(),
+                x.view(),
+                y.view(),
+                0.1,
+                steps,
+            );
+            assert_eq!(got, host, "{steps} steps");
+            let (a, b) = (
+                loss_of(&got, x.view(), y.view()),
+                loss_of(&host, x.view(), y.view()),
+            );
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn accuracy_is_the_fraction_of_argmax_hits() {
+        let (p, x, _, labels) = small();
+        let logp = predict(
+            p.0.view(),
+            p.1.view(),
+            p.2.view(),
+            p.3.view(),
+            p.4.view(),
+            p.5.view(),
+            x.view(),
         );
-        println!(
-            "epoch {epoch}: training loss {l:.4}, training accuracy {:.3}, test accuracy {:.3}",
-            accuracy(p, &train_x, &train_labels),
-            accuracy(p, &test_x, &test_labels),
-        );
+        // Plain Rust: the first index of each row's maximum, as argmax.
+        let hits = logp
+            .rows()
+            .into_iter()
+            .zip(labels.iter())
+            .filter(|(row, &l)| {
+                let best = (0..row.len()).fold(0, |b, k| if row[k] > row[b] { k } else { b });
+                best as i64 == l
+            })
+            .count();
+        let want = hits as f32 / labels.len() as f32;
+        assert_eq!(accuracy_of(&p, &x, &labels), want);
+        assert!(want > 0.0 && want < 1.0, "{want}: a test that can tell");
     }
 }
