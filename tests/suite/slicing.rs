@@ -224,3 +224,115 @@ fn an_argument_sized_like_a_slice_is_checked_against_it() {
         "{msg}"
     );
 }
+
+/// `np.roll(x, -1) - x` written with slices, as a JAX user does: the
+/// concatenation's length `(n − 1) + 1` is `n`, so it meets `x`.
+#[grad(rolled_diff_grad)]
+fn rolled_diff(x: ArrayView1<f64>) -> f64 {
+    let rolled = concatenate![Axis(0), x.slice(s![1..]), x.slice(s![..1])];
+    ((rolled - x) * (rolled - x)).sum()
+}
+
+/// The same along axis 1 of a matrix, in the other order, with a
+/// two-element head: `2 + (m − 2)` is `m`.
+#[jit]
+fn rolled_cols(x: ArrayView2<f64>) -> Array2<f64> {
+    let back = concatenate(Axis(1), &[x.slice(s![.., -2..]), x.slice(s![.., ..-2])]);
+    back * x
+}
+
+#[test]
+fn sizes_written_differently_are_one_size() {
+    let mut rng = StdRng::seed_from_u64(14);
+    for n in [1usize, 2, 7] {
+        let x = random1(&mut rng, n);
+        let want: f64 = (0..n).map(|i| (x[(i + 1) % n] - x[i]).powi(2)).sum();
+        assert_close(&[rolled_diff(x.view())], &[want], 1e-14, "rolled_diff");
+        let g = rolled_diff_grad(&x);
+        let fd = fd_grad(x.as_slice().unwrap(), |p| rolled_diff(ArrayView1::from(p)));
+        assert_close(g.as_slice().unwrap(), &fd, 1e-7, "d rolled_diff");
+    }
+    for (r, m) in [(1usize, 2usize), (3, 5)] {
+        let x = Array2::from_shape_fn((r, m), |(i, j)| (i * m + j) as f64 * 0.5 - 1.0);
+        let got = rolled_cols(x.view());
+        for i in 0..r {
+            for j in 0..m {
+                let want = x[[i, (j + m - 2) % m]] * x[[i, j]];
+                assert_eq!(got[[i, j]], want, "[{i}, {j}] of {r}×{m}");
+            }
+        }
+    }
+    // A slice out of range is still an error at the call.
+    let short = Array2::from_shape_fn((2, 1), |(i, _)| i as f64);
+    let msg = crate::panic_message(|| {
+        rolled_cols(short.view());
+    });
+    assert!(msg.contains("out of range"), "{msg}");
+}
+
+/// `jnp.roll` along either axis, by shifts of both signs, on axes of
+/// run-time and of static size.
+#[jit]
+fn rolls(x: ArrayView2<f64>, v: &[f64; 5]) -> (Array2<f64>, Array2<f64>, Array1<f64>, Array1<f64>) {
+    (
+        roll(x, 1, Axis(0)),
+        roll(x, -2, Axis(1)),
+        roll(v, 7, Axis(0)),
+        roll(v, -1, Axis(0)),
+    )
+}
+
+/// A periodic Laplacian, as a JAX fluid simulation writes it, and its
+/// gradient.
+#[grad(periodic_energy_grad)]
+fn periodic_energy(u: ArrayView1<f64>) -> f64 {
+    let lap = roll(u, 1, Axis(0)) + roll(u, -1, Axis(0)) - 2.0 * u;
+    (lap * lap).sum()
+}
+
+fn roll_ref(n: usize, shift: i64, i: usize) -> usize {
+    (i as i64 - shift).rem_euclid(n as i64) as usize
+}
+
+#[test]
+fn roll_matches_numpy_with_its_gradient() {
+    let x = Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64);
+    let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let (r0, r1, rv, rw) = rolls(x.view(), &v);
+    for i in 0..3 {
+        for j in 0..4 {
+            assert_eq!(r0[[i, j]], x[[roll_ref(3, 1, i), j]]);
+            assert_eq!(r1[[i, j]], x[[i, roll_ref(4, -2, j)]]);
+        }
+    }
+    for i in 0..5 {
+        assert_eq!(rv[i], v[roll_ref(5, 7, i)]);
+        assert_eq!(rw[i], v[roll_ref(5, -1, i)]);
+    }
+    let mut rng = StdRng::seed_from_u64(21);
+    for n in [2usize, 3, 8] {
+        let u = random1(&mut rng, n);
+        let want: f64 = (0..n)
+            .map(|i| {
+                let l = u[roll_ref(n, 1, i)] + u[roll_ref(n, -1, i)] - 2.0 * u[i];
+                l * l
+            })
+            .sum();
+        assert_close(
+            &[periodic_energy(u.view())],
+            &[want],
+            1e-14,
+            "periodic_energy",
+        );
+        let g = periodic_energy_grad(&u);
+        let fd = fd_grad(u.as_slice().unwrap(), |p| {
+            periodic_energy(ArrayView1::from(p))
+        });
+        assert_close(g.as_slice().unwrap(), &fd, 1e-7, "d periodic_energy");
+    }
+    // A shift longer than an axis of run-time size: an error at the call.
+    let msg = crate::panic_message(|| {
+        rolls(Array2::<f64>::zeros((0, 4)).view(), &v);
+    });
+    assert!(msg.contains("out of range"), "{msg}");
+}

@@ -133,36 +133,71 @@ pub fn start_index(of: &Dim, b: Bound) -> Result<Dim, String> {
     }
 }
 
-/// The sum of dimensions: a constant when every term is, else a derived
-/// dimension (constants folded into one trailing term, the rest sorted).
+/// The sum of dimensions, in a normal form so that equal sizes written
+/// differently are one dimension (`(n - 1) + 1` is `n`: `x[1..]`
+/// concatenated with `x[..1]` has `x`'s length). A step-1 slice is its
+/// length: `b - a` for `a..b`, `D - k` for `..e-k` of an axis `D`. The
+/// terms left are sorted, constants folded into one trailing term; a
+/// negative constant is taken from the whole (`S - k` as the slice
+/// `(S:0:e-k:1)`). A constant when every term is. A slice's own range check
+/// stays with the slice (its result has that dimension), so the sum needs
+/// none.
 pub fn sum(dims: &[Dim]) -> Dim {
-    let mut c = 0u64;
-    let mut syms: Vec<Dim> = Vec::new();
-    for d in dims {
-        match d {
-            Dim::Const(k) => c += k,
-            Dim::Sym(s) => match parse(s) {
-                Some(Derived::Sum(inner)) => syms.extend(inner.into_iter().filter(|d| {
-                    if let Dim::Const(k) = d {
-                        c += k;
-                        false
-                    } else {
-                        true
-                    }
-                })),
-                _ => syms.push(d.clone()),
-            },
+    fn add(d: &Dim, c: &mut i128, syms: &mut Vec<Dim>) {
+        let s = match d {
+            Dim::Const(k) => {
+                *c += *k as i128;
+                return;
+            }
+            Dim::Sym(s) => s,
+        };
+        match parse(s) {
+            Some(Derived::Sum(terms)) => terms.iter().for_each(|t| add(t, c, syms)),
+            Some(Derived::Slice {
+                start: Bound::Start(a),
+                stop: Bound::Start(b),
+                step: 1,
+                ..
+            }) => *c += b as i128 - a as i128,
+            Some(Derived::Slice {
+                of,
+                start: Bound::Start(0),
+                stop: Bound::End(k),
+                step: 1,
+            }) => {
+                add(&of, c, syms);
+                *c -= k as i128;
+            }
+            _ => syms.push(d.clone()),
         }
     }
-    syms.sort();
-    if c > 0 {
-        syms.push(Dim::Const(c));
+    let mut c = 0i128;
+    let mut syms: Vec<Dim> = Vec::new();
+    for d in dims {
+        add(d, &mut c, &mut syms);
     }
-    match syms.len() {
-        0 => Dim::Const(0),
+    syms.sort();
+    let whole = |mut syms: Vec<Dim>| match syms.len() {
         1 => syms.pop().expect("one term"),
         _ => derived(Derived::Sum(syms)),
+    };
+    if syms.is_empty() {
+        return Dim::Const(u64::try_from(c.max(0)).unwrap_or(u64::MAX));
     }
+    if c < 0 {
+        // Taken from the whole sum: its check (`k` ≤ the sum) is implied by
+        // the slices' own, never stricter.
+        return derived(Derived::Slice {
+            of: whole(syms),
+            start: Bound::Start(0),
+            stop: Bound::End(u64::try_from(-c).unwrap_or(u64::MAX)),
+            step: 1,
+        });
+    }
+    if c > 0 {
+        syms.push(Dim::Const(u64::try_from(c).unwrap_or(u64::MAX)));
+    }
+    whole(syms)
 }
 
 fn derived(d: Derived) -> Dim {
@@ -403,5 +438,55 @@ pub fn rename(d: &Dim, from: &str, to: &Dim) -> Dim {
                 })
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(s: &str) -> Dim {
+        Dim::sym(s)
+    }
+
+    fn drop_end(d: &Dim, k: u64) -> Dim {
+        slice_len(d, Bound::Start(0), Bound::End(k), 1).unwrap()
+    }
+
+    #[test]
+    fn sums_of_slices_have_one_normal_form() {
+        let n = sym("n");
+        // `x[1..]` then `x[..1]`: n − 1 + 1 = n, in either order and with
+        // the one-element slice written as a range of a symbolic axis.
+        let head = slice_len(&n, Bound::Start(0), Bound::Start(1), 1).unwrap();
+        assert_eq!(sum(&[drop_end(&n, 1), Dim::Const(1)]), n);
+        assert_eq!(sum(&[head.clone(), drop_end(&n, 1)]), n);
+        assert_eq!(sum(&[drop_end(&n, 1), head]), n);
+        // (n − 2) + (m − 1) + 3 = m + n.
+        let m = sym("m");
+        assert_eq!(
+            sum(&[drop_end(&n, 2), drop_end(&m, 1), Dim::Const(3)]),
+            sum(&[m.clone(), n.clone()])
+        );
+        // A slice alone stays itself; n − 3 + 1 is the slice of n by 2.
+        assert_eq!(sum(&[drop_end(&n, 3)]), drop_end(&n, 3));
+        assert_eq!(sum(&[drop_end(&n, 3), Dim::Const(1)]), drop_end(&n, 2));
+        // Associative: nested sums flatten to the same name.
+        let inner = sum(&[drop_end(&n, 1), m.clone()]);
+        assert_eq!(sum(&[inner, Dim::Const(1)]), sum(&[m.clone(), n.clone()]));
+    }
+
+    #[test]
+    fn a_remaining_negative_is_checked_against_the_whole_sum() {
+        // (a+b) − 3 is defined whenever a + b ≥ 3, even with a = 1.
+        let (a, b) = (sym("a"), sym("b"));
+        let d = sum(&[drop_end(&sum(&[a.clone(), b.clone()]), 3)]);
+        let env = |s: &str| match s {
+            "a" => Some(1),
+            "b" => Some(5),
+            _ => None,
+        };
+        assert_eq!(eval(&d, &env), Ok(3));
+        assert_eq!(eval(&sum(&[d, Dim::Const(3)]), &env), Ok(6));
     }
 }

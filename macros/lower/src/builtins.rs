@@ -34,6 +34,7 @@ const BUILTINS: &[&str] = &[
     "zeros_like",
     "ones_like",
     "full_like",
+    "roll",
     // elementwise.rs (ELEMENTWISE_FUNCTIONS)
     "sigmoid",
     "relu",

@@ -307,13 +307,16 @@ impl Lowerer<'_> {
         self.push(Op::Reshape { shape: Shape(out) }, &[sliced], span)
     }
 
-    /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])`, if `name`
-    /// is one of them.
+    /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])` /
+    /// `roll(x, shift, Axis(k))`, if `name` is one of them.
     pub(crate) fn lower_slicing_call(
         &mut self,
         name: &str,
         c: &syn::ExprCall,
     ) -> Option<Option<Var>> {
+        if name == "roll" {
+            return Some(self.lower_roll(c));
+        }
         if name != "concatenate" && name != "stack" {
             return None;
         }
@@ -354,6 +357,83 @@ impl Lowerer<'_> {
         };
         let list: Vec<&Expr> = args[1..].iter().collect();
         Some(self.join(name == "stack", &args[0], &list, m.span()))
+    }
+
+    /// `roll(x, shift, Axis(k))`, `jnp.roll`: element `i` of the result is
+    /// element `i - shift` of `x` along axis k, wrapping around. The two
+    /// pieces are slices, concatenated: on an axis of run-time size `n` the
+    /// shift is taken as written, so `|shift| ≤ n` is checked at the call
+    /// (JAX also takes larger shifts, mod n); on a static axis it is
+    /// reduced mod n.
+    fn lower_roll(&mut self, c: &syn::ExprCall) -> Option<Var> {
+        const HELP: &str = "`roll` takes an array, a shift and an axis: `roll(x, 1, Axis(0))`, the shift an integer literal (possibly negative)";
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let [x_e, shift_e, axis_e] = args.as_slice() else {
+            self.errors.at(c.paren_token.span.join(), HELP);
+            return None;
+        };
+        let x = self.lower_expr(x_e);
+        let (Some(shift), Some(axis)) = (int_lit(shift_e), crate::vocab::axis_arg(axis_e)) else {
+            self.errors.at(c.paren_token.span.join(), HELP);
+            return None;
+        };
+        let x = x?;
+        let shape = self.f.shape(x).clone();
+        let Some(n) = shape.0.get(axis).cloned() else {
+            self.errors.spanned(
+                axis_e,
+                format!("`roll` along axis {axis} of an array of shape {shape}"),
+            );
+            return None;
+        };
+        // The first piece starts at `cut`: (n − s).. then ..(n − s).
+        let (first, second) = match n {
+            Dim::Const(len) => {
+                let s = if len == 0 {
+                    0
+                } else {
+                    shift.rem_euclid(len as i64) as u64
+                };
+                if s == 0 {
+                    return Some(x);
+                }
+                let cut = Bound::Start(len - s);
+                ((cut, Bound::End(0)), (Bound::Start(0), cut))
+            }
+            _ if shift == 0 => return Some(x),
+            _ if shift > 0 => {
+                let s = shift as u64;
+                (
+                    (Bound::End(s), Bound::End(0)),
+                    (Bound::Start(0), Bound::End(s)),
+                )
+            }
+            _ => {
+                let s = shift.unsigned_abs();
+                (
+                    (Bound::Start(s), Bound::End(0)),
+                    (Bound::Start(0), Bound::Start(s)),
+                )
+            }
+        };
+        let span = c.span();
+        let piece = |lw: &mut Self, (a, b): (Bound, Bound)| -> Option<Var> {
+            let bounds: Vec<(Bound, Bound, u64)> = (0..shape.rank())
+                .map(|k| match k == axis {
+                    true => (a, b, 1),
+                    false => (Bound::Start(0), Bound::End(0), 1),
+                })
+                .collect();
+            match slice_bounds(&mut lw.f, x, &bounds) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    lw.errors.at(span, format!("`roll`: {e}"));
+                    None
+                }
+            }
+        };
+        let (a, b) = (piece(self, first)?, piece(self, second)?);
+        Some(concatenate(&mut self.f, &[a, b], axis))
     }
 
     /// Concatenate (or stack) `list` along the axis `axis_e`.

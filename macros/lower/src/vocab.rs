@@ -41,7 +41,7 @@ pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(
      cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
      take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
-     concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), \
+     concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
