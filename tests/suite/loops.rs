@@ -327,3 +327,151 @@ fn a_loop_reads_a_parameter_struct() {
     assert!(close(g.rate, central(|r| run(r, 0.3), 0.1), 1e-8), "{g:?}");
     assert!(close(g.gain, central(|k| run(0.1, k), 0.3), 1e-8), "{g:?}");
 }
+
+// ---- break and continue ---------------------------------------------------------
+
+/// Σ x[i]² until it passes `limit` (the term that passes it included), as
+/// plain Rust.
+fn first_passage_ref(x: &[f64], limit: f64) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[i];
+        if total > limit {
+            break;
+        }
+    }
+    total
+}
+
+#[transforms(grad(first_passage_grad, wrt = x), jvp(first_passage_jvp, wrt = x))]
+fn first_passage(x: &[f64], limit: f64) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[i];
+        if total > limit {
+            break;
+        }
+    }
+    total
+}
+
+/// Square roots of the positive entries, skipping negatives, until an
+/// entry above `stop`; with an inclusive range.
+fn skipping_ref(x: &[f64], stop: f64) -> f64 {
+    let mut s = 0.0;
+    for k in 0..=x.len() - 1 {
+        if x[k] < 0.0 {
+            continue;
+        }
+        if x[k] > stop {
+            break;
+        }
+        s += x[k].sqrt() * (k as f64 + 1.0);
+    }
+    s
+}
+
+#[grad(skipping_grad, wrt = x)]
+fn skipping(x: &[f64], stop: f64) -> f64 {
+    let mut s = 0.0;
+    for k in 0..=x.len() - 1 {
+        if x[k] < 0.0 {
+            continue;
+        }
+        if x[k] > stop {
+            break;
+        }
+        s += x[k].sqrt() * (k as f64 + 1.0);
+    }
+    s
+}
+
+/// Newton's iteration for √a, leaving the `while` loop once a step is
+/// below the tolerance.
+fn newton_sqrt_ref(a: f64) -> f64 {
+    let mut y = a.max(1.0);
+    let mut k = 0;
+    while k < 100 {
+        let next = 0.5 * (y + a / y);
+        if (next - y).abs() < 1e-14 {
+            break;
+        }
+        y = next;
+        k += 1;
+    }
+    y
+}
+
+#[grad(newton_sqrt_grad)]
+fn newton_sqrt(a: f64) -> f64 {
+    let mut y = a.max(1.0);
+    let mut k = 0;
+    while k < 100 {
+        let next = 0.5 * (y + a / y);
+        if (next - y).abs() < 1e-14 {
+            break;
+        }
+        y = next;
+        k += 1;
+    }
+    y
+}
+
+#[test]
+fn break_and_continue_compute_as_in_rust_with_their_derivatives() {
+    let cases: [(&[f64], f64); 4] = [
+        (&[0.5, -1.2, 0.8, 2.0, 0.3], 2.0),
+        (&[0.1, 0.2], 10.0),
+        (&[3.0, 1.0], 1.0),
+        (&[], 1.0),
+    ];
+    for (x, limit) in cases {
+        assert_eq!(
+            first_passage(x, limit),
+            first_passage_ref(x, limit),
+            "{x:?}"
+        );
+        let g = first_passage_grad(x, limit);
+        for k in 0..x.len() {
+            let fd = central(
+                |v| {
+                    let mut p = x.to_vec();
+                    p[k] = v;
+                    first_passage_ref(&p, limit)
+                },
+                x[k],
+            );
+            assert!(close(g[k], fd, 1e-8), "∂x{k} of {x:?}: {} vs {fd}", g[k]);
+        }
+        // Forward mode along every coordinate at once agrees with reverse.
+        let t = vec![1.0; x.len()];
+        let (_, dv) = first_passage_jvp(x, limit, &t);
+        assert!(close(dv, g.iter().sum(), 1e-14), "{dv} vs {g:?}");
+    }
+    for (x, stop) in [
+        (&[0.25, -1.0, 4.0, 9.0, 0.5][..], 5.0),
+        (&[-1.0, -2.0][..], 1.0),
+        (&[1.0, 2.0, 3.0][..], 10.0),
+    ] {
+        assert_eq!(skipping(x, stop), skipping_ref(x, stop), "{x:?}");
+        let g = skipping_grad(x, stop);
+        for k in 0..x.len() {
+            let fd = central(
+                |v| {
+                    let mut p = x.to_vec();
+                    p[k] = v;
+                    skipping_ref(&p, stop)
+                },
+                x[k],
+            );
+            assert!(close(g[k], fd, 1e-8), "∂x{k} of {x:?}: {} vs {fd}", g[k]);
+        }
+    }
+    for a in [0.3, 2.0, 50.0] {
+        assert_eq!(newton_sqrt(a), newton_sqrt_ref(a));
+        assert!(close(newton_sqrt(a), a.sqrt(), 1e-15));
+        // The derivative through the iterations: 1 / (2√a) at convergence.
+        let d = newton_sqrt_grad(a);
+        assert!(close(d, 0.5 / a.sqrt(), 1e-12), "{a}: {d}");
+    }
+}

@@ -31,6 +31,7 @@ pub mod errors;
 mod generic;
 pub mod helpers;
 mod inline;
+mod loop_exits;
 mod loops;
 pub mod lower;
 mod paths;

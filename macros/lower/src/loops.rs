@@ -96,17 +96,11 @@ fn assigned_names_with(walk: impl FnOnce(&mut dyn for<'a> Visit<'a>)) -> Vec<Str
     out
 }
 
-/// The first `break`, `continue` or `return` in a loop body (not inside a
-/// closure): none is supported.
+/// The first `return` in a loop body (not inside a closure): not
+/// supported (`break` and `continue` are rewritten, see `loop_exits`).
 fn jump(body: &syn::Block) -> Option<(Span, &'static str)> {
     struct Find(Option<(Span, &'static str)>);
     impl<'a> Visit<'a> for Find {
-        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
-            self.0.get_or_insert((b.break_token.span, "break"));
-        }
-        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
-            self.0.get_or_insert((c.continue_token.span, "continue"));
-        }
         fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
             self.0.get_or_insert((r.return_token.span, "return"));
         }
@@ -165,8 +159,17 @@ impl Lowerer<'_> {
                 .spanned(l, format!("loop labels are not supported; {LOOP_FORMS}"));
             return;
         }
-        if let Some((span, what)) = jump(&fl.body) {
-            self.errors.at(span, format!("`{what}` inside a loop is not supported: a loop runs its whole range (use `while` with a condition to stop early)"));
+        if let Some((span, "return")) = jump(&fl.body) {
+            self.errors.at(span, "`return` inside a loop is not supported: end the loop with `break` (with a flag saying why) and return after it");
+            return;
+        }
+        if crate::loop_exits::has_exit(&fl.body).is_some() {
+            match crate::loop_exits::rewrite_for(fl, self.frames.len()) {
+                Ok(block) => {
+                    self.lower_block_as(&block, crate::control::Want::Unit);
+                }
+                Err(e) => self.errors.push(e),
+            }
             return;
         }
         let index = match &*fl.pat {
@@ -209,8 +212,22 @@ impl Lowerer<'_> {
                 .spanned(l, format!("loop labels are not supported; {LOOP_FORMS}"));
             return;
         }
-        if let Some((span, what)) = jump(&w.body) {
-            self.errors.at(span, format!("`{what}` inside a loop is not supported: end a `while` loop through its condition"));
+        if let Some((span, "return")) = jump(&w.body) {
+            self.errors.at(span, "`return` inside a loop is not supported: end the loop with `break` (with a flag saying why) and return after it");
+            return;
+        }
+        if crate::loop_exits::has_exit(&w.body).is_some() && w.label.is_none() {
+            if let Expr::Let(l) = &*w.cond {
+                self.errors
+                    .spanned(l, format!("`while let` is not supported; {LOOP_FORMS}"));
+                return;
+            }
+            match crate::loop_exits::rewrite_while(w, self.frames.len()) {
+                Ok(block) => {
+                    self.lower_block_as(&block, crate::control::Want::Unit);
+                }
+                Err(e) => self.errors.push(e),
+            }
             return;
         }
         if let Expr::Let(l) = &*w.cond {

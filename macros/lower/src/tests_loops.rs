@@ -197,12 +197,12 @@ fn unsupported_loops_are_spanned_errors_naming_what_is_supported() {
             "`loop` is not supported",
         ),
         (
-            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { if y > 1.0 { break; } y = y * 0.5; } y } },
-            "`break` inside a loop",
+            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { y = if y > 1.0 { break } else { y * 0.5 }; } y } },
+            "`break` and `continue` are supported as statements",
         ),
         (
-            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { continue; } y } },
-            "`continue` inside a loop",
+            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { if y > 1.0 { break 'a; } } y } },
+            "`break` with a label or a value is not supported",
         ),
         (
             quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { return y; } y } },
