@@ -175,3 +175,96 @@ fn integer_arithmetic_on_the_loop_index() {
         assert!(close(g[i], fd, 1e-7), "x{i}: {} vs {fd}", g[i]);
     }
 }
+
+/// Integer `%` and `/` on the index: a periodic neighbour `x[(i + 1) % n]`
+/// and a weight from `i / 2` and `i % 3`, as Rust computes them.
+#[grad(periodic_grad)]
+fn periodic(x: &[f64], shift: i64) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let d = x[(i + 1) % n] - x[i];
+        let w = (i / 2) as f64 + ((i as i64 - shift) % 3) as f64 * 0.25;
+        s += d * d * w;
+    }
+    s
+}
+
+fn periodic_ref(x: &[f64], shift: i64) -> f64 {
+    let n = x.len();
+    (0..n)
+        .map(|i| {
+            let d = x[(i + 1) % n] - x[i];
+            let w = (i / 2) as f64 + ((i as i64 - shift) % 3) as f64 * 0.25;
+            d * d * w
+        })
+        .sum()
+}
+
+/// Division and remainder by a parameter, zero included (Rust panics; the
+/// values are XLA's, -1 and the dividend).
+#[oxla::jit]
+fn divmod(a: i64, b: i64) -> (i64, i64) {
+    (a / b, a % b)
+}
+
+#[test]
+fn integer_division_and_remainder_as_in_rust() {
+    for x in [
+        &[0.3, -1.2, 0.8, 2.0, -0.1, 0.6, 1.1][..],
+        &[2.0][..],
+        &[1.0, -1.0][..],
+    ] {
+        for shift in [0, 5, -4] {
+            assert!(
+                close(periodic(x, shift), periodic_ref(x, shift), 1e-15),
+                "{x:?} {shift}"
+            );
+            let g = periodic_grad(x, shift);
+            for i in 0..x.len() {
+                let h = 1e-6;
+                let (mut p, mut m) = (x.to_vec(), x.to_vec());
+                p[i] += h;
+                m[i] -= h;
+                let fd = (periodic_ref(&p, shift) - periodic_ref(&m, shift)) / (2.0 * h);
+                assert!(close(g[i], fd, 1e-7), "x{i}: {} vs {fd}", g[i]);
+            }
+        }
+    }
+    for a in [-7i64, -6, -1, 0, 1, 6, 7, 9_007_199_254_740_991] {
+        for b in [-3i64, -2, 1, 2, 3, 1 << 20] {
+            assert_eq!(divmod(a, b), (a / b, a % b), "{a} / {b}");
+        }
+        assert_eq!(divmod(a, 0), (-1, a), "{a} / 0");
+    }
+}
+
+/// `/=` and `%=` on an integer carry, as Rust computes them.
+#[oxla::jit]
+fn halvings(n: i64) -> (f64, i64) {
+    let mut k = n;
+    let mut c = 0.0;
+    // An integer variable (a bare `0` is a float literal in oxla).
+    let mut digits = n - n;
+    while k > 1 {
+        digits += k % 2;
+        k /= 2;
+        c += 1.0;
+    }
+    let mut r = n;
+    r %= 7;
+    (c, digits * 100 + r)
+}
+
+#[test]
+fn compound_integer_division_and_remainder() {
+    for n in [0i64, 1, 2, 7, 1000, 123_456_789] {
+        let (mut k, mut c, mut digits) = (n, 0.0, 0);
+        while k > 1 {
+            digits += k % 2;
+            k /= 2;
+            c += 1.0;
+        }
+        assert_eq!(halvings(n), (c, digits * 100 + n % 7), "{n}");
+    }
+}

@@ -346,7 +346,7 @@ impl Lowerer<'_> {
         }
         let new = match op {
             None => self.lower_expr(rhs),
-            Some(op) => self.compound(old, op, rhs),
+            Some(op) => self.compound(id, old, op, rhs),
         };
         let new = match (old, new) {
             (Some(old), Some(new)) => self.keep_type(&name, old, new, site).then_some(new),
@@ -355,8 +355,38 @@ impl Lowerer<'_> {
         self.scopes[si][bi].var = new;
     }
 
-    /// `old op rhs` for `x op= rhs`.
-    fn compound(&mut self, old: Option<Var>, op: &BinOp, rhs: &Expr) -> Option<Var> {
+    /// `old op rhs` for `x op= rhs` (`id` is `x`).
+    fn compound(
+        &mut self,
+        id: &syn::Ident,
+        old: Option<Var>,
+        op: &BinOp,
+        rhs: &Expr,
+    ) -> Option<Var> {
+        // An integer variable: as `x op rhs`, with integer division and
+        // remainder (the right side of an integer is never deep).
+        if old.is_some_and(|v| {
+            self.f.shape(v).is_scalar() && matches!(self.f.dtype(v), DType::I32 | DType::I64)
+        }) {
+            let span = op.span();
+            let plain = match op {
+                BinOp::AddAssign(_) => Some(BinOp::Add(syn::Token![+](span))),
+                BinOp::SubAssign(_) => Some(BinOp::Sub(syn::Token![-](span))),
+                BinOp::MulAssign(_) => Some(BinOp::Mul(syn::Token![*](span))),
+                BinOp::DivAssign(_) => Some(BinOp::Div(syn::Token![/](span))),
+                BinOp::RemAssign(_) => Some(BinOp::Rem(syn::Token![%](span))),
+                _ => None,
+            };
+            if let Some(plain) = plain {
+                let b = syn::ExprBinary {
+                    attrs: Vec::new(),
+                    left: Box::new(syn::parse_quote_spanned!(span=> #id)),
+                    op: plain,
+                    right: Box::new(rhs.clone()),
+                };
+                return self.lower_binary(&b);
+            }
+        }
         let bin = match op {
             BinOp::AddAssign(_) => Some(BinaryOp::Add),
             BinOp::SubAssign(_) => Some(BinaryOp::Sub),
@@ -368,13 +398,13 @@ impl Lowerer<'_> {
         let Some(bin) = bin else {
             let shown = quote::ToTokens::to_token_stream(op).to_string();
             let why = if matches!(op, BinOp::RemAssign(_)) {
-                " (oxla has no exact float remainder)"
+                " on floats (Rust's `%` is C's `fmod`, which oxla has no exact op for yet; on integers `%=` works)"
             } else {
                 ""
             };
             self.errors.spanned(
                 op,
-                format!("unsupported compound assignment `{shown}`{why}: supported are `+=`, `-=`, `*=` and `/=`"),
+                format!("unsupported compound assignment `{shown}`{why}: supported are `+=`, `-=`, `*=` and `/=`, and `%=` on integers"),
             );
             return None;
         };

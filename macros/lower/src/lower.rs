@@ -954,7 +954,7 @@ impl Lowerer<'_> {
         first.join(m.paren_token.span.close()).unwrap_or(first)
     }
 
-    fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
+    pub(crate) fn lower_binary(&mut self, b: &syn::ExprBinary) -> Option<Var> {
         if let BinOp::And(_) | BinOp::Or(_) = b.op {
             // Both sides are computed (pure values: nothing to skip), as
             // 0 or 1: `a && b` is `a + b > 1.5`, `a || b` is `a + b > 0.5`.
@@ -970,6 +970,20 @@ impl Lowerer<'_> {
                 0.5
             };
             return self.logic(&[l, r], CmpOp::Gt, at, span);
+        }
+        if let BinOp::Rem(_) = b.op {
+            let l = self.lower_expr(&b.left);
+            let r = self.lower_expr(&b.right);
+            let span = self.binary_span(b);
+            let (l, r) = (l?, r?);
+            if let Some(v) = self.int_arithmetic(b, IntOp::Rem, l, r, span) {
+                return v;
+            }
+            self.errors.spanned(
+                &b.op,
+                "`%` is supported on integers (loop indices, sizes, `as i64` casts: exact below 2^53); on floats Rust's `%` is C's `fmod`, which oxla has no exact op for yet",
+            );
+            return None;
         }
         let op = match b.op {
             BinOp::Add(_) => BinaryOp::Add,
@@ -1004,7 +1018,7 @@ impl Lowerer<'_> {
         let r = self.lower_expr(&b.right);
         let span = self.binary_span(b);
         let (l, r) = (l?, r?);
-        if let Some(v) = self.int_arithmetic(b, op, l, r, span) {
+        if let Some(v) = self.int_arithmetic(b, IntOp::Arith(op), l, r, span) {
             return v;
         }
         let mut vs = [l, r];
@@ -1047,13 +1061,16 @@ impl Lowerer<'_> {
         self.push(Op::Cmp(op), &vs, span)
     }
 
-    /// `i + 1`, `n - i`, `2 * i` on integer scalars (an integer literal
-    /// counts as one): computed in f64 and converted back, exact below
-    /// 2^53. `Some` when the operands are integers.
+    /// `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n` on integer scalars (an
+    /// integer literal counts as one): computed in f64 and converted back,
+    /// exact below 2^53 — a quotient's truncation too: `a / c` rounds to
+    /// the wrong side of an integer only when |a| > 2^53. Rust panics on a
+    /// zero divisor; here it gives XLA's values (`a / 0 = -1`,
+    /// `a % 0 = a`). `Some` when the operands are integers.
     fn int_arithmetic(
         &mut self,
         b: &syn::ExprBinary,
-        op: BinaryOp,
+        op: IntOp,
         l: Var,
         r: Var,
         span: Span,
@@ -1074,13 +1091,6 @@ impl Lowerer<'_> {
             (false, true) if int_literal(&b.left).is_some() => self.f.dtype(r),
             _ => return None,
         };
-        if op == BinaryOp::Div {
-            self.errors.spanned(
-                &b.op,
-                "integer division is not supported: convert first, `(a as f64) / (b as f64)`",
-            );
-            return Some(None);
-        }
         let wide = |lw: &mut Self, v: Var, e: &Expr| -> Option<Var> {
             match int_literal(e) {
                 Some(k) if !int(lw, v) => Some(lw.f.literal(k as f64, DType::F64)),
@@ -1092,8 +1102,28 @@ impl Lowerer<'_> {
         let (Some(a), Some(c)) = (a, c) else {
             return Some(None);
         };
-        let v = self.push(Op::Binary(op), &[a, c], span);
+        let v = match op {
+            IntOp::Arith(BinaryOp::Div) | IntOp::Rem => self.int_quotient(op, a, c, span),
+            IntOp::Arith(op) => self.push(Op::Binary(op), &[a, c], span),
+        };
         Some(v.and_then(|v| self.push(Op::Convert { dtype }, &[v], span)))
+    }
+
+    /// `a / c` truncated (`Div`) or `a − c·trunc(a / c)` (`Rem`), of
+    /// integers held in f64; a zero divisor gives -1 and `a`.
+    fn int_quotient(&mut self, op: IntOp, a: Var, c: Var, span: Span) -> Option<Var> {
+        let ratio = self.push(Op::Binary(BinaryOp::Div), &[a, c], span)?;
+        let q = self.push(Op::Unary(UnaryOp::Round(Rounding::Trunc)), &[ratio], span)?;
+        let zero = self.f.literal(0.0, DType::F64);
+        let by_zero = self.push(Op::Cmp(CmpOp::Eq), &[c, zero], span)?;
+        let (value, on_zero) = match op {
+            IntOp::Rem => {
+                let whole = self.push(Op::Binary(BinaryOp::Mul), &[c, q], span)?;
+                (self.push(Op::Binary(BinaryOp::Sub), &[a, whole], span)?, a)
+            }
+            _ => (q, self.f.literal(-1.0, DType::F64)),
+        };
+        self.push(Op::Select, &[by_zero, on_zero, value], span)
     }
 
     fn binary_span(&mut self, b: &syn::ExprBinary) -> Span {
@@ -1595,6 +1625,13 @@ fn substitute_in_loop(l: &mut oxla_core::ops::control::Loop, from: &str, to: &Di
 /// The identifiers of a path's segments (`f64::consts::PI` → `f64`, `consts`, `PI`).
 pub(crate) fn segment_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// An arithmetic operator on integer scalars.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IntOp {
+    Arith(BinaryOp),
+    Rem,
 }
 
 pub(crate) fn cmp_op(op: &BinOp) -> Option<CmpOp> {

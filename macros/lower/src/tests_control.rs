@@ -372,10 +372,7 @@ fn errors_of_assignment() {
     assert_one(&m, "cannot assign to immutable argument `x`");
     assert_one(&m, "cannot assign to `y` inside a closure");
     assert_one(&m, "assigning to an element (`x[i] = …`) is not supported");
-    assert_one(
-        &m,
-        "unsupported compound assignment `%=` (oxla has no exact float remainder)",
-    );
+    assert_one(&m, "unsupported compound assignment `%=` on floats");
     assert_one(&m, "cannot find `q` in this oxla function");
     // Integer and float do not mix either.
     let m = errors(quote! {
