@@ -225,6 +225,15 @@ fn expand_items(
             unknown,
         )
     };
+    // The calls of names not yet known: the expansion that defines the next
+    // one, or (`Err`) errors saying in oxla's terms what rustc would report
+    // as a missing macro.
+    let resolve = |unknown: &[syn::Path]| -> Result<Option<TokenStream>, Errors> {
+        match source_calls::diagnose(unknown, &item, opts) {
+            Some(errors) => Err(errors),
+            None => Ok(next_step(unknown)),
+        }
+    };
     // Other annotated functions call the generated functions through these.
     let callables = || {
         let attr = match which {
@@ -247,16 +256,14 @@ fn expand_items(
     if generic::is_generic(&item) {
         let (result, unknown) =
             helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
-        let stopped = source_calls::diagnose(&unknown, &item, opts);
-        if stopped.is_none() {
-            if let Some(step) = next_step(&unknown) {
-                return step;
+        let stopped = match resolve(&unknown) {
+            Ok(Some(step)) => return step,
+            Ok(None) => false,
+            Err(e) => {
+                errors.extend(e);
+                true
             }
-        }
-        let stopped = stopped.is_some_and(|e| {
-            errors.extend(e);
-            true
-        });
+        };
         match result {
             Ok(ts) if attrs_ok && !stopped => {
                 let callables = callables();
@@ -288,17 +295,14 @@ fn expand_items(
             tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
             tree::Flattened::Err(e) => (None, Err(e)),
         });
-    // A call rustc would report as a missing macro, said in oxla's terms.
-    let stopped = source_calls::diagnose(&unknown, &item, opts);
-    if stopped.is_none() {
-        if let Some(step) = next_step(&unknown) {
-            return step;
+    let stopped = match resolve(&unknown) {
+        Ok(Some(step)) => return step,
+        Ok(None) => false,
+        Err(e) => {
+            errors.extend(e);
+            true
         }
-    }
-    let stopped = stopped.is_some_and(|e| {
-        errors.extend(e);
-        true
-    });
+    };
     match expanded {
         Ok(gens) if attrs_ok && !stopped => {
             let generated = match &flat {

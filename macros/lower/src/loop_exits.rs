@@ -74,26 +74,17 @@ fn scan_block(block: &Block, f: &mut dyn FnMut(&Expr)) {
 /// (JAX's `fori_loop` with a done flag); `id` makes its names distinct.
 pub(crate) fn rewrite_for(fl: &syn::ExprForLoop, id: usize) -> Result<Block, syn::Error> {
     let span = fl.for_token.span;
-    let (_, cont) = has_exit(&fl.body).unwrap_or((false, false));
-    let flags = Flags {
-        done: format_ident!("__oxla_done_{}", id, span = span),
-        skip: cont.then(|| format_ident!("__oxla_skip_{}", id, span = span)),
-    };
+    let Rewritten {
+        flags,
+        body,
+        decls,
+        reset,
+    } = rewrite(&fl.body, span, id)?;
     let done = &flags.done;
-    let body = rewrite_body(&fl.body, &flags)?;
-    let reset = flags
-        .skip
-        .as_ref()
-        .map(|s| quote_spanned!(span=> #s = false;));
-    let skip_decl = flags
-        .skip
-        .as_ref()
-        .map(|s| quote_spanned!(span=> let mut #s = false;));
     let (pat, expr) = (&fl.pat, &fl.expr);
     syn::parse2(quote_spanned! {span=>
         {
-            let mut #done = false;
-            #skip_decl
+            #decls
             for #pat in #expr {
                 #reset
                 if !#done {
@@ -107,31 +98,55 @@ pub(crate) fn rewrite_for(fl: &syn::ExprForLoop, id: usize) -> Result<Block, syn
 /// `while cond { body }` (with a `break` or `continue`) rewritten likewise.
 pub(crate) fn rewrite_while(w: &syn::ExprWhile, id: usize) -> Result<Block, syn::Error> {
     let span = w.while_token.span;
-    let (_, cont) = has_exit(&w.body).unwrap_or((false, false));
-    let flags = Flags {
-        done: format_ident!("__oxla_done_{}", id, span = span),
-        skip: cont.then(|| format_ident!("__oxla_skip_{}", id, span = span)),
-    };
+    let Rewritten {
+        flags,
+        body,
+        decls,
+        reset,
+    } = rewrite(&w.body, span, id)?;
     let done = &flags.done;
     let cond = &w.cond;
-    let body = rewrite_body(&w.body, &flags)?;
-    let reset = flags
-        .skip
-        .as_ref()
-        .map(|s| quote_spanned!(span=> #s = false;));
-    let skip_decl = flags
-        .skip
-        .as_ref()
-        .map(|s| quote_spanned!(span=> let mut #s = false;));
     syn::parse2(quote_spanned! {span=>
         {
-            let mut #done = false;
-            #skip_decl
+            #decls
             while !#done && (#cond) {
                 #reset
                 #body
             }
         }
+    })
+}
+
+/// A loop body rewritten, with its flags' declarations and what resets the
+/// skip flag at each step.
+struct Rewritten {
+    flags: Flags,
+    body: proc_macro2::TokenStream,
+    decls: proc_macro2::TokenStream,
+    reset: proc_macro2::TokenStream,
+}
+
+fn rewrite(body: &Block, span: Span, id: usize) -> Result<Rewritten, syn::Error> {
+    let (_, cont) = has_exit(body).unwrap_or((false, false));
+    let flags = Flags {
+        done: format_ident!("__oxla_done_{}", id, span = span),
+        skip: cont.then(|| format_ident!("__oxla_skip_{}", id, span = span)),
+    };
+    let done = &flags.done;
+    let (mut decls, mut reset) = (
+        quote_spanned!(span=> let mut #done = false;),
+        quote_spanned!(span=>),
+    );
+    if let Some(skip) = &flags.skip {
+        decls.extend(quote_spanned!(span=> let mut #skip = false;));
+        reset = quote_spanned!(span=> #skip = false;);
+    }
+    let body = rewrite_body(body, &flags)?;
+    Ok(Rewritten {
+        flags,
+        body,
+        decls,
+        reset,
     })
 }
 
