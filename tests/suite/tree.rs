@@ -477,3 +477,60 @@ fn arrays_of_structs_as_fields() {
         assert_eq!(*a, 2.0 * b);
     }
 }
+
+// Loops over an array of structs, unrolled as JAX's Python loop over a
+// list of layers is traced.
+#[derive(oxla::Tree, Clone, Debug, PartialEq)]
+struct Deep {
+    layers: [Dense; 3],
+    scale: f64,
+}
+
+#[oxla::value_and_grad(deep_vg, wrt = d)]
+fn deep_loss(d: &Deep, x: ArrayView2<f64>) -> f64 {
+    let mut h = x.to_owned();
+    for layer in d.layers.iter() {
+        h = dense(layer, h.view());
+    }
+    sum(h) * d.scale
+}
+
+#[oxla::grad(deep_indexed_grad, wrt = d)]
+fn deep_indexed(d: &Deep, x: ArrayView2<f64>) -> f64 {
+    let mut h = x.to_owned();
+    let mut penalty = 0.0;
+    for i in 0..3 {
+        h = dense(&d.layers[i], h.view());
+        penalty += sum(&d.layers[i].w * &d.layers[i].w) * (i as f64 + 1.0);
+    }
+    sum(h) * d.scale + penalty
+}
+
+#[test]
+fn loops_over_an_array_of_structs() {
+    let mut next = uniform(17);
+    let mut layer = || Dense {
+        w: Array2::from_shape_fn((3, 3), |_| next()),
+        b: Array1::from_shape_fn(3, |_| next()),
+    };
+    let d = Deep {
+        layers: [layer(), layer(), layer()],
+        scale: 0.7,
+    };
+    let (x, _) = data();
+    // Plain Rust.
+    let mut h = x.clone();
+    let mut penalty = 0.0;
+    for (i, l) in d.layers.iter().enumerate() {
+        h = (h.dot(&l.w) + &l.b).mapv(f64::tanh);
+        penalty += l.w.mapv(|v| v * v).sum() * (i as f64 + 1.0);
+    }
+    let want = h.sum() * d.scale;
+    let (l, g) = deep_vg(&d, x.view());
+    assert!((l - want).abs() < 1e-14, "{l} vs {want}");
+    check_against_central_differences(|q: &Deep| deep_loss(q, x.view()), &d, &g);
+    let want = want + penalty;
+    assert!((deep_indexed(&d, x.view()) - want).abs() < 1e-13);
+    let g = deep_indexed_grad(&d, x.view());
+    check_against_central_differences(|q: &Deep| deep_indexed(q, x.view()), &d, &g);
+}

@@ -1234,6 +1234,108 @@ fn strip_paren(e: &Expr) -> &Expr {
     }
 }
 
+impl Rewrite {
+    /// A loop over an array of structs, unrolled as JAX's Python loop over a
+    /// list of layers is traced: one copy of the body per element.
+    /// `for layer in p.layers.iter()` (also `&p.layers`, `p.layers`) binds
+    /// `layer` to each element; `for i in 0..3` with literal bounds whose
+    /// body indexes an array of structs by `i` has `i` a literal in each
+    /// copy. `None` for any other loop (a loop with `break` or `continue`
+    /// is not unrolled: its exits would end the copies).
+    fn unroll(&mut self, fl: &syn::ExprForLoop) -> Option<Expr> {
+        if fl.label.is_some() || crate::loop_exits::has_exit(&fl.body).is_some() {
+            return None;
+        }
+        let span = fl.for_token.span;
+        let stmts = &fl.body.stmts;
+        // `for layer in p.layers.iter()`.
+        let base = match strip_paren(&fl.expr) {
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => &*m.receiver,
+            Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+            e => e,
+        };
+        if matches!(base, Expr::Field(_) | Expr::Index(_) | Expr::Path(_)) {
+            if let Some(Ok(Named::Sub {
+                pos: pos @ Field::Array(..),
+                ..
+            })) = self.named(base)
+            {
+                let pat = &fl.pat;
+                let copies = (0..field_len(&pos)).map(|k| {
+                    let k = syn::LitInt::new(&k.to_string(), span);
+                    quote::quote_spanned!(span=> { let #pat = &#base[#k]; #(#stmts)* })
+                });
+                return Some(syn::parse_quote_spanned!(span=> { #(#copies)* }));
+            }
+        }
+        // `for i in 0..3 { … p.layers[i] … }`.
+        let Expr::Range(r) = strip_paren(&fl.expr) else {
+            return None;
+        };
+        let syn::Pat::Ident(var) = &*fl.pat else {
+            return None;
+        };
+        let lit = |e: &Option<Box<Expr>>| match e.as_deref().map(strip_paren) {
+            Some(Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })) => i.base10_parse::<usize>().ok(),
+            _ => None,
+        };
+        let (lo, hi) = (lit(&r.start)?, lit(&r.end)?);
+        let hi = match r.limits {
+            syn::RangeLimits::HalfOpen(_) => hi,
+            syn::RangeLimits::Closed(_) => hi + 1,
+        };
+        let mut indexed = IndexedBy(&var.ident, Vec::new());
+        syn::visit::Visit::visit_block(&mut indexed, &fl.body);
+        let by_var = indexed.1.into_iter().any(|base| {
+            matches!(
+                self.named(&base),
+                Some(Ok(Named::Sub {
+                    pos: Field::Array(..),
+                    ..
+                }))
+            )
+        });
+        if !by_var {
+            return None;
+        }
+        let copies = (lo..hi).map(|k| {
+            let mut body = fl.body.clone();
+            let k = syn::LitInt::new(&k.to_string(), span);
+            LoopVar(&var.ident, syn::parse_quote_spanned!(span=> #k)).visit_block_mut(&mut body);
+            body
+        });
+        Some(syn::parse_quote_spanned!(span=> { #(#copies)* }))
+    }
+}
+
+/// The bases of the index expressions `base[var]` in a body.
+struct IndexedBy<'a>(&'a syn::Ident, Vec<Expr>);
+
+impl<'ast> syn::visit::Visit<'ast> for IndexedBy<'_> {
+    fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+        if matches!(strip_paren(&ix.index), Expr::Path(p) if p.path.is_ident(self.0)) {
+            self.1.push((*ix.expr).clone());
+        }
+        syn::visit::visit_expr_index(self, ix);
+    }
+}
+
+/// Every use of the loop variable replaced by its value in one copy.
+struct LoopVar<'a>(&'a syn::Ident, Expr);
+
+impl VisitMut for LoopVar<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if matches!(e, Expr::Path(p) if p.path.is_ident(self.0)) {
+            *e = self.1.clone();
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
 impl VisitMut for Rewrite {
     /// `let l = &p.layer;` names a part of a struct: the binding is
     /// recorded, not lowered. Any other `let` of a name shadows it.
@@ -1274,6 +1376,13 @@ impl VisitMut for Rewrite {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::ForLoop(fl) = e {
+            if let Some(unrolled) = self.unroll(fl) {
+                *e = unrolled;
+                self.visit_expr_mut(e);
+                return;
+            }
+        }
         match self.named(e) {
             Some(Ok(Named::Leaf(id))) => {
                 *e = syn::parse_quote!(#id);
@@ -1282,7 +1391,7 @@ impl VisitMut for Rewrite {
             Some(Ok(Named::Sub { pos, .. })) => {
                 let msg = match &pos {
                     Field::Tree(def) => format!("this is a `{}` struct: use its fields ({}) or pass it to an `#[oxla::func]` helper", def.name, def.field_names()),
-                    _ => format!("this is an array of {} parts of a struct: index it with a literal (`[0]`)", field_len(&pos)),
+                    _ => format!("this is an array of {} parts of a struct: index it with a literal (`[0]`), or loop over it (`for layer in p.layers.iter()`, or `for i in 0..N` with literal bounds), which is unrolled", field_len(&pos)),
                 };
                 self.errors.spanned(&*e, msg);
                 return;
