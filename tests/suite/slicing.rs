@@ -336,3 +336,46 @@ fn roll_matches_numpy_with_its_gradient() {
     });
     assert!(msg.contains("out of range"), "{msg}");
 }
+
+/// Indices known at run time inside `s![..]`: a column picked by a
+/// parameter, a row by a loop index, with the gradient.
+#[grad(picked_grad, wrt = x)]
+fn picked(x: ArrayView2<f64>, o: usize) -> f64 {
+    let col = x.slice(s![.., o]);
+    let mut s = (col * col).sum();
+    for i in 0..x.nrows() {
+        s += x.slice(s![i, 1..]).sum() * (i as f64 + 1.0);
+    }
+    s
+}
+
+fn picked_ref(x: &Array2<f64>, o: usize) -> f64 {
+    let mut s: f64 = x.column(o).iter().map(|v| v * v).sum();
+    for i in 0..x.nrows() {
+        s += x.slice(s![i, 1..]).sum() * (i as f64 + 1.0);
+    }
+    s
+}
+
+#[test]
+fn run_time_indices_in_s_macro() {
+    let x = Array2::from_shape_fn((3, 4), |(i, j)| (i as f64 - 1.0) * 0.7 + j as f64 * 0.3);
+    for o in 0..4 {
+        assert_close(
+            &[picked(x.view(), o)],
+            &[picked_ref(&x, o)],
+            1e-14,
+            "picked",
+        );
+        let g = picked_grad(x.view(), o);
+        let fd = fd_grad(x.as_slice().unwrap(), |p| {
+            picked(ArrayView2::from_shape((3, 4), p).unwrap(), o)
+        });
+        assert_close(g.as_slice().unwrap(), &fd, 1e-7, "d picked");
+    }
+    // A parameter index out of range is an error at the call naming it.
+    let msg = crate::panic_message(|| {
+        picked(x.view(), 4);
+    });
+    assert!(msg.contains("`o`"), "{msg}");
+}

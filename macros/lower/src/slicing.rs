@@ -15,19 +15,21 @@
 use crate::lower::Lowerer;
 use oxla_core::ops::slicing::{concatenate, slice_bounds};
 use oxla_core::shape::derived::Bound;
-use oxla_core::{Dim, Op, Shape, Var};
+use oxla_core::{DType, Dim, Op, Shape, Var};
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
-const S_MACRO_HELP: &str = "`s![..]` takes one item per axis: a range with integer-literal bounds (`1..`, `..-1`, `2..5`, `..=3`), optionally with a step `;k` (k >= 1), an integer index, or `NewAxis`";
+const S_MACRO_HELP: &str = "`s![..]` takes one item per axis: a range with integer-literal bounds (`1..`, `..-1`, `2..5`, `..=3`), optionally with a step `;k` (k >= 1), an integer index (a literal, or a scalar known at run time), or `NewAxis`";
 
 /// One item of `s![..]`.
 enum Item {
     Range(Bound, Bound, u64),
     Index(i64),
+    /// An index known at run time (`s![.., o]`): a gather along its axis.
+    RunTime(Box<Expr>),
     NewAxis,
 }
 
@@ -198,7 +200,10 @@ impl Lowerer<'_> {
             let item = match strip(e) {
                 Expr::Range(r) => range_bounds(r).map(|(a, b)| Item::Range(a, b, step_v)),
                 e if is_path(e, "NewAxis") && step.is_none() => Some(Item::NewAxis),
-                e if step.is_none() => int_lit(e).map(Item::Index),
+                e if step.is_none() => Some(match int_lit(e) {
+                    Some(k) => Item::Index(k),
+                    None => Item::RunTime(Box::new(e.clone())),
+                }),
                 _ => None,
             };
             match item {
@@ -230,12 +235,20 @@ impl Lowerer<'_> {
         let mut bounds = Vec::new();
         let mut result: Vec<Option<usize>> = Vec::new(); // per item: kept axis or new
         let mut index_axes: Vec<usize> = Vec::new(); // axes an index removes
+                                                     // Run-time indices: the result axis each keeps until it is gathered.
+        let mut run_time: Vec<(usize, &Expr)> = Vec::new();
         let mut axis = 0;
         for item in items {
             match item {
                 Item::NewAxis => result.push(None),
                 Item::Range(a, b, s) => {
                     bounds.push((*a, *b, *s));
+                    result.push(Some(axis));
+                    axis += 1;
+                }
+                Item::RunTime(e) => {
+                    bounds.push((Bound::Start(0), Bound::End(0), 1));
+                    run_time.push((result.len(), e));
                     result.push(Some(axis));
                     axis += 1;
                 }
@@ -301,10 +314,25 @@ impl Lowerer<'_> {
                 None => Dim::Const(1),
             })
             .collect();
-        if out == dims {
-            return Some(sliced);
+        let mut x = match out == dims {
+            true => sliced,
+            false => self.push(Op::Reshape { shape: Shape(out) }, &[sliced], span)?,
+        };
+        // Each run-time index picks along the axis it kept, the last first
+        // so the others' positions hold (`x[i]`'s gather, checked alike).
+        for (at, e) in run_time.into_iter().rev() {
+            let idx = self.lower_expr(e)?;
+            let it = self.f.ty(idx).clone();
+            if !matches!(it.dtype, DType::I32 | DType::I64) || !it.shape.is_scalar() {
+                self.errors.spanned(
+                    e,
+                    format!("an index in `s![..]` is an integer literal or an integer scalar known at run time (`s![.., i]` with `i: usize`), got {it}"),
+                );
+                return None;
+            }
+            x = self.take("s![..]", x, idx, at, [e, e, e], span)?;
         }
-        self.push(Op::Reshape { shape: Shape(out) }, &[sliced], span)
+        Some(x)
     }
 
     /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])` /

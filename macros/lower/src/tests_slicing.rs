@@ -78,7 +78,11 @@ fn bad_slices_are_spanned_errors_naming_what_is_supported() {
         "{}",
         e[1]
     );
-    assert!(e[2].contains("one item per axis"), "{}", e[2]);
+    assert!(
+        e[2].contains("an integer literal or an integer scalar known at run time"),
+        "{}",
+        e[2]
+    );
 }
 
 /// Issue 20: an integer index on an axis of run-time size left a derived

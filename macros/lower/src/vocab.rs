@@ -793,7 +793,7 @@ impl Lowerer<'_> {
     /// `x`; when the indices are a parameter, every compiled call checks
     /// them against the axis first and fails naming the argument
     /// (`IndexCheck`), as numpy does; computed indices out of range are clamped.
-    fn take(
+    pub(crate) fn take(
         &mut self,
         name: &str,
         x: Var,
