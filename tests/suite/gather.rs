@@ -379,3 +379,70 @@ fn a_run_time_index_out_of_range_is_an_error_naming_the_argument() {
         "{msg}"
     );
 }
+
+/// numpy's `f[x0, y0]` with two index arrays (written `f[[x0, y0]]`), as a
+/// JAX fluid simulation samples a grid, with its gradient: each element
+/// read adds its cotangent back where it was read (twice for a repeat).
+#[grad(sampled_grad, wrt = f)]
+fn sampled(
+    f: ArrayView2<f64>,
+    x0: ArrayView1<i64>,
+    y0: ArrayView1<i64>,
+    w: ArrayView1<f64>,
+) -> f64 {
+    (f[[x0, y0]].sin() * w).sum()
+}
+
+/// Three index arrays of shape [2, 2] into a 3-d array, and one index
+/// array alone (rows).
+#[jit]
+fn picked3(
+    t: oxla::ndarray::ArrayView3<f64>,
+    i: ArrayView2<i64>,
+    j: ArrayView2<i64>,
+    k: ArrayView2<i64>,
+) -> (Array2<f64>, oxla::ndarray::Array4<f64>) {
+    (t[[i, j, k]], t[[i]])
+}
+
+#[test]
+fn indexing_by_several_index_arrays_as_numpy() {
+    let f = Array2::from_shape_fn((3, 4), |(i, j)| i as f64 * 1.5 - j as f64 * 0.4);
+    let x0 = Array1::from(vec![0i64, 2, 1, 2]);
+    let y0 = Array1::from(vec![3i64, 0, 1, 0]);
+    let w = Array1::from(vec![1.0, -0.5, 2.0, 0.25]);
+    let want: f64 = (0..4)
+        .map(|s| f[[x0[s] as usize, y0[s] as usize]].sin() * w[s])
+        .sum();
+    assert!((sampled(f.view(), x0.view(), y0.view(), w.view()) - want).abs() < 1e-14);
+    let g = sampled_grad(f.view(), x0.view(), y0.view(), w.view());
+    let mut expect = Array2::<f64>::zeros((3, 4));
+    for s in 0..4 {
+        let (a, b) = (x0[s] as usize, y0[s] as usize);
+        expect[[a, b]] += f[[a, b]].cos() * w[s];
+    }
+    assert_eq!(g.dim(), (3, 4));
+    for (p, q) in g.iter().zip(expect.iter()) {
+        assert!((p - q).abs() < 1e-15, "{g} vs {expect}");
+    }
+    // A parameter index out of range is an error at the call naming it.
+    let bad = Array1::from(vec![0i64, 4, 1, 2]);
+    let msg = panic_message(|| {
+        sampled(f.view(), x0.view(), bad.view(), w.view());
+    });
+    assert!(msg.contains("`y0`"), "{msg}");
+
+    let t = Array3::from_shape_fn((2, 3, 4), |(a, b, c)| (a * 100 + b * 10 + c) as f64);
+    let i = Array2::from_shape_vec((2, 2), vec![1i64, 0, 1, 1]).unwrap();
+    let j = Array2::from_shape_vec((2, 2), vec![2i64, 0, 1, 2]).unwrap();
+    let k = Array2::from_shape_vec((2, 2), vec![3i64, 1, 0, 2]).unwrap();
+    let (p, rows) = picked3(t.view(), i.view(), j.view(), k.view());
+    for ((r, c), v) in p.indexed_iter() {
+        let want = t[[i[[r, c]] as usize, j[[r, c]] as usize, k[[r, c]] as usize]];
+        assert_eq!(*v, want, "[{r}, {c}]");
+    }
+    assert_eq!(rows.dim(), (2, 2, 3, 4));
+    for ((r, c, b, d), v) in rows.indexed_iter() {
+        assert_eq!(*v, t[[i[[r, c]] as usize, b, d]]);
+    }
+}

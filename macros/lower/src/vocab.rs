@@ -534,6 +534,9 @@ impl Lowerer<'_> {
             );
             return None;
         }
+        if let Some(arrays) = self.index_arrays(&parts) {
+            return self.fancy_index(x, &arrays?, span);
+        }
         for part in parts {
             x = match lit(part) {
                 Some(k) => self.index_static(x, k, part, span)?,
@@ -541,6 +544,74 @@ impl Lowerer<'_> {
             };
         }
         Some(x)
+    }
+
+    /// The index arrays of `x[[i0, i1]]` (numpy's `x[i0, i1]`), when the
+    /// first index is an integer array; `Some(None)` after an error.
+    fn index_arrays(&mut self, parts: &[&Expr]) -> Option<Option<Vec<Var>>> {
+        let first = parts.first()?;
+        // A variable (`idx`, `&idx`): lowered here, and again below when it
+        // is a scalar, which only reads it again.
+        let var = |e: &Expr| match strip(e) {
+            Expr::Path(p) => p.path.get_ident().is_some(),
+            _ => false,
+        };
+        if !var(first) {
+            return None;
+        }
+        let Some(v) = self.lower_expr(first) else {
+            return Some(None);
+        };
+        let t = self.f.ty(v).clone();
+        if !matches!(t.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) || t.shape.rank() == 0
+        {
+            return None;
+        }
+        let mut vs = vec![v];
+        for p in &parts[1..] {
+            let Some(v) = self.lower_expr(p) else {
+                return Some(None);
+            };
+            let u = self.f.ty(v).clone();
+            let same = matches!(u.dtype, oxla_core::DType::I32 | oxla_core::DType::I64)
+                && u.shape.rank() == t.shape.rank()
+                && (0..u.shape.rank()).all(|k| self.unify(&t.shape.0[k], &u.shape.0[k]));
+            if !same {
+                self.errors.spanned(
+                    p,
+                    format!("indexing by index arrays (`x[[i, j]]`, numpy's `x[i, j]`) takes integer arrays of one shape, {t} first and {u} here"),
+                );
+                return Some(None);
+            }
+            vs.push(v);
+        }
+        Some(Some(vs))
+    }
+
+    /// `x[[i0, i1, …]]` with integer arrays of one shape S (numpy's fancy
+    /// indexing): the element `x[i0[s], i1[s], …]` for each s, then the
+    /// axes not indexed. One gather along axis 0, then one per further
+    /// index along the next axis, batched over S.
+    fn fancy_index(&mut self, x: Var, idx: &[Var], span: Span) -> Option<Var> {
+        if !self.f.dtype(x).is_float() {
+            self.errors.at(
+                span,
+                format!(
+                    "indexing by index arrays takes a float array, got {}",
+                    self.f.ty(x)
+                ),
+            );
+            return None;
+        }
+        let s_rank = self.f.shape(idx[0]).rank();
+        let mut g = x;
+        for (k, i) in idx.iter().enumerate() {
+            // Checked at each call against x's axis k when a parameter.
+            self.takes.push((*i, x, k));
+            let (axis, batch) = if k == 0 { (0, 0) } else { (s_rank, s_rank) };
+            g = self.push(Op::Gather { axis, batch }, &[g, *i], span)?;
+        }
+        Some(g)
     }
 
     /// `x[k]` with a literal `k` on a leading axis of static size.
