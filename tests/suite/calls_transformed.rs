@@ -249,3 +249,25 @@ fn functions_defined_in_a_function_body_call_each_other() {
     }
     assert_eq!(twice_slope(1.5), 2.0 * 3.0 * 1.5 * 1.5);
 }
+
+/// An annotated function named like a macro its module uses (`s!`): it
+/// defines no callable macro, which would shadow the import.
+mod named_like_a_macro {
+    use oxla::ndarray::{s, ArrayView1};
+
+    #[oxla::jit]
+    pub fn s(x: ArrayView1<f64>) -> f64 {
+        x.slice(s![1..]).sum()
+    }
+
+    pub fn tail(x: ArrayView1<f64>) -> f64 {
+        x.slice(s![1..]).sum()
+    }
+}
+
+#[test]
+fn a_function_named_like_a_macro_leaves_the_macro_alone() {
+    let x = array![1.0, 2.0, 4.0];
+    assert_eq!(named_like_a_macro::s(x.view()), 6.0);
+    assert_eq!(named_like_a_macro::tail(x.view()), 6.0);
+}

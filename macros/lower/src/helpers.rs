@@ -567,6 +567,7 @@ pub(crate) fn callable_macros(
         .collect();
     names
         .iter()
+        .filter(|name| !shadows_a_macro(&crate::lower::ident_name(name)))
         .map(|name| {
             let which = Group::new(Delimiter::Brace, quote!(#name));
             // Each item exists exactly when the function does.
@@ -580,6 +581,60 @@ pub(crate) fn callable_macros(
             )
         })
         .collect()
+}
+
+/// Whether a macro named `name` in a module would shadow a macro its code
+/// may use (`vec!`, ndarray's `s!` and `array!`, …): an annotated
+/// function of that name gets no callable macro, so that code which
+/// compiled before still does (calling it inside another annotated
+/// function is then not possible; a helper, `#[oxla::func]`, asks for its
+/// macro explicitly).
+fn shadows_a_macro(name: &str) -> bool {
+    const MACROS: &[&str] = &[
+        // std's prelude macros.
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "cfg",
+        "column",
+        "compile_error",
+        "concat",
+        "dbg",
+        "debug_assert",
+        "debug_assert_eq",
+        "debug_assert_ne",
+        "env",
+        "eprint",
+        "eprintln",
+        "file",
+        "format",
+        "format_args",
+        "include",
+        "include_bytes",
+        "include_str",
+        "line",
+        "matches",
+        "module_path",
+        "option_env",
+        "panic",
+        "print",
+        "println",
+        "stringify",
+        "thread_local",
+        "todo",
+        "unimplemented",
+        "unreachable",
+        "vec",
+        "write",
+        "writeln",
+        // ndarray's.
+        "array",
+        "azip",
+        "concatenate",
+        "s",
+        "stack",
+    ];
+    MACROS.contains(&name)
 }
 
 /// A name for the helper's macro, unique in its crate: from its tokens and
