@@ -208,6 +208,13 @@ fn divmod(a: i64, b: i64) -> (i64, i64) {
     (a / b, a % b)
 }
 
+/// Euclid's quotient and remainder (numpy's `floor_divide` and `mod` for
+/// a positive divisor), with a literal divisor too.
+#[oxla::jit]
+fn euclid(a: i64, b: i64) -> (i64, i64, i64) {
+    (a.div_euclid(b), a.rem_euclid(b), a.rem_euclid(3))
+}
+
 #[test]
 fn integer_division_and_remainder_as_in_rust() {
     for x in [
@@ -236,6 +243,10 @@ fn integer_division_and_remainder_as_in_rust() {
             assert_eq!(divmod(a, b), (a / b, a % b), "{a} / {b}");
         }
         assert_eq!(divmod(a, 0), (-1, a), "{a} / 0");
+        for b in [-3i64, -2, 1, 2, 3, 7] {
+            let want = (a.div_euclid(b), a.rem_euclid(b), a.rem_euclid(3));
+            assert_eq!(euclid(a, b), want, "{a} euclid {b}");
+        }
     }
 }
 

@@ -1109,6 +1109,58 @@ impl Lowerer<'_> {
         Some(v.and_then(|v| self.push(Op::Convert { dtype }, &[v], span)))
     }
 
+    /// `a.rem_euclid(c)` / `a.div_euclid(c)` on integer scalars, as Rust
+    /// computes them: the remainder in `0..|c|` and the quotient that goes
+    /// with it (numpy's `mod` and `floor_divide` for a positive divisor).
+    /// `Some` when the receiver is an integer scalar.
+    fn int_euclid(&mut self, m: &syn::ExprMethodCall, rem: bool) -> Option<Option<Var>> {
+        let a = self.lower_expr(&m.receiver)?;
+        let int = |lw: &Self, v: Var| {
+            lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
+        };
+        if !int(self, a) {
+            return None;
+        }
+        let span = m.span();
+        let dtype = self.f.dtype(a);
+        let c = self.lower_expr(&m.args[0]);
+        Some((|| {
+            let c = c?;
+            if !int(self, c) && !matches!(strip_parens(&m.args[0]), Expr::Lit(_)) {
+                self.errors.spanned(
+                    &m.args[0],
+                    format!(
+                        "`{}` of an integer takes an integer, got {}",
+                        m.method,
+                        self.f.ty(c)
+                    ),
+                );
+                return None;
+            }
+            let wide = |lw: &mut Self, v: Var| match lw.f.dtype(v) {
+                DType::F64 => Some(v),
+                _ => lw.push(Op::Convert { dtype: DType::F64 }, &[v], span),
+            };
+            let (a, c) = (wide(self, a)?, wide(self, c)?);
+            let r = self.int_quotient(IntOp::Rem, a, c, span)?;
+            let q = self.int_quotient(IntOp::Arith(BinaryOp::Div), a, c, span)?;
+            // A negative remainder moves up by |c|, its quotient by −sign(c).
+            let zero = self.f.literal(0.0, DType::F64);
+            let negative = self.push(Op::Cmp(CmpOp::Lt), &[r, zero], span)?;
+            let v = if rem {
+                let size = self.push(Op::Unary(UnaryOp::Sign), &[c], span)?;
+                let size = self.push(Op::Binary(BinaryOp::Mul), &[size, c], span)?;
+                let up = self.push(Op::Binary(BinaryOp::Add), &[r, size], span)?;
+                self.push(Op::Select, &[negative, up, r], span)?
+            } else {
+                let sign = self.push(Op::Unary(UnaryOp::Sign), &[c], span)?;
+                let down = self.push(Op::Binary(BinaryOp::Sub), &[q, sign], span)?;
+                self.push(Op::Select, &[negative, down, q], span)?
+            };
+            self.push(Op::Convert { dtype }, &[v], span)
+        })())
+    }
+
     /// `a / c` truncated (`Div`) or `a − c·trunc(a / c)` (`Rem`), of
     /// integers held in f64; a zero divisor gives -1 and `a`.
     fn int_quotient(&mut self, op: IntOp, a: Var, c: Var, span: Span) -> Option<Var> {
@@ -1155,6 +1207,11 @@ impl Lowerer<'_> {
         }
         if name == "mapv" {
             return self.lower_mapv(m);
+        }
+        if matches!(name.as_str(), "rem_euclid" | "div_euclid") && m.args.len() == 1 {
+            if let Some(v) = self.int_euclid(m, name == "rem_euclid") {
+                return v;
+            }
         }
         if let Some(v) = self.lower_array_method(m) {
             return v;
