@@ -390,3 +390,133 @@ fn copies_and_views_in_a_body_are_the_value_itself() {
     let fd = (copies_plain(&up, &w) - copies_plain(&down, &w)) / (2.0 * h);
     assert!((dx[[1, 2]] - fd).abs() <= 1e-7, "{} vs {fd}", dx[[1, 2]]);
 }
+
+/// Names a JAX or ndarray user types (issue 23): `clip`, `logaddexp`,
+/// `outer`, `x.row(i)`, `x.column(j)`, `var`, `std` and their axis forms.
+#[jit]
+fn second_day(
+    x: ArrayView2<f64>,
+    a: ArrayView1<f64>,
+    b: ArrayView1<f64>,
+    i: usize,
+) -> (
+    Array2<f64>,
+    Array1<f64>,
+    Array2<f64>,
+    Array1<f64>,
+    Array1<f64>,
+    f64,
+    f64,
+    Array1<f64>,
+    Array1<f64>,
+) {
+    (
+        clip(x, -0.5, 0.75),
+        logaddexp(a, b),
+        outer(a, b),
+        x.row(i),
+        x.column(1),
+        x.var(0.0),
+        x.std(1.0),
+        x.var_axis(Axis(0), 1.0),
+        x.std_axis(Axis(1), 0.0),
+    )
+}
+
+#[grad(second_day_grad, wrt = (x, a))]
+fn second_day_loss(x: ArrayView2<f64>, a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
+    sum(clip(x, -0.5, 0.75) * x)
+        + sum(logaddexp(a, b))
+        + sum(outer(a, b).tanh())
+        + x.std(1.0)
+        + x.var_axis(Axis(1), 0.0).sum()
+        + x.row(1).sum() * x.column(2).sum()
+}
+
+fn second_day_ref(x: &Array2<f64>, a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let lae = |p: f64, q: f64| p.max(q) + (-(p - q).abs()).exp().ln_1p();
+    let n = x.len() as f64;
+    let mean = x.sum() / n;
+    let std = (x.mapv(|v| (v - mean).powi(2)).sum() / (n - 1.0)).sqrt();
+    let var_rows: f64 = x
+        .rows()
+        .into_iter()
+        .map(|r| {
+            let m = r.sum() / r.len() as f64;
+            r.mapv(|v| (v - m).powi(2)).sum() / r.len() as f64
+        })
+        .sum();
+    x.mapv(|v| v.clamp(-0.5, 0.75) * v).sum()
+        + a.iter().zip(b).map(|(p, q)| lae(*p, *q)).sum::<f64>()
+        + a.iter()
+            .map(|p| b.iter().map(|q| (p * q).tanh()).sum::<f64>())
+            .sum::<f64>()
+        + std
+        + var_rows
+        + x.row(1).sum() * x.column(2).sum()
+}
+
+#[test]
+fn second_day_names_match_ndarray_and_numpy() {
+    let x = array![[0.9, -0.7, 0.2], [0.1, 0.6, -0.3], [1.4, -0.05, 0.5]];
+    let a = array![0.3, -1.0, 2.0];
+    let b = array![0.3, 4.0, -1.5];
+    let (c, l, o, r, col, var, std, var0, std1) = second_day(x.view(), a.view(), b.view(), 2);
+    assert_eq!(c, x.mapv(|v| v.clamp(-0.5, 0.75)));
+    for k in 0..3 {
+        let (p, q) = (a[k], b[k]);
+        let want = p.max(q) + (-(p - q).abs()).exp().ln_1p();
+        assert!((l[k] - want).abs() < 1e-15, "logaddexp {k}");
+    }
+    for ((i, j), v) in o.indexed_iter() {
+        assert_eq!(*v, a[i] * b[j]);
+    }
+    assert_eq!(r, x.row(2));
+    assert_eq!(col, x.column(1));
+    assert!((var - x.var(0.0)).abs() < 1e-15);
+    assert!((std - x.std(1.0)).abs() < 1e-15);
+    assert_close(
+        var0.as_slice().unwrap(),
+        x.var_axis(Axis(0), 1.0).as_slice().unwrap(),
+        1e-14,
+        "var_axis",
+    );
+    assert_close(
+        std1.as_slice().unwrap(),
+        x.std_axis(Axis(1), 0.0).as_slice().unwrap(),
+        1e-14,
+        "std_axis",
+    );
+    // logaddexp at infinities and ties, as JAX's.
+    let inf = f64::INFINITY;
+    let e = second_day(
+        x.view(),
+        array![-inf, inf, 0.0].view(),
+        array![-inf, inf, -inf].view(),
+        0,
+    )
+    .1;
+    assert_eq!(e.to_vec(), vec![-inf, inf, 0.0]);
+
+    let want = second_day_ref(&x, &a, &b);
+    assert!((second_day_loss(x.view(), a.view(), b.view()) - want).abs() < 1e-13);
+    let (gx, ga) = second_day_grad(x.view(), a.view(), b.view());
+    let fx = fd_grad(x.as_slice().unwrap(), |p| {
+        second_day_ref(&Array2::from_shape_vec((3, 3), p.to_vec()).unwrap(), &a, &b)
+    });
+    assert_close(gx.as_slice().unwrap(), &fx, 1e-6, "d/dx");
+    let fa = fd_grad(a.as_slice().unwrap(), |p| {
+        second_day_ref(&x, &Array1::from(p.to_vec()), &b)
+    });
+    assert_close(ga.as_slice().unwrap(), &fa, 1e-6, "d/da");
+    // At a tie the slope is ½ to each side, as JAX's logaddexp.
+    assert!(
+        (ga[0]
+            - (0.5
+                + b.iter()
+                    .map(|q| q * (1.0 - (0.3 * q).tanh().powi(2)))
+                    .sum::<f64>()))
+        .abs()
+            < 1e-12
+    );
+}

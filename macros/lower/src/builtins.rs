@@ -35,6 +35,7 @@ const BUILTINS: &[&str] = &[
     "ones_like",
     "full_like",
     "roll",
+    "outer",
     // elementwise.rs (ELEMENTWISE_FUNCTIONS)
     "sigmoid",
     "relu",
@@ -45,6 +46,8 @@ const BUILTINS: &[&str] = &[
     "sign",
     "powf",
     "power",
+    "clip",
+    "logaddexp",
     // constructors.rs (CONSTRUCTOR_FUNCTIONS)
     "zeros",
     "ones",

@@ -31,7 +31,7 @@ pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi),
 
 /// The elementwise functions handled here (for error messages).
 pub(crate) const ELEMENTWISE_FUNCTIONS: &str =
-    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x), powf(x, y), power(x, y)";
+    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x), powf(x, y), power(x, y), clip(x, lo, hi), logaddexp(a, b)";
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
@@ -86,6 +86,9 @@ impl Lowerer<'_> {
         if matches!(name, "powf" | "power") {
             return Some(self.lower_power_call(name, c));
         }
+        if matches!(name, "clip" | "logaddexp") {
+            return Some(self.lower_numpy_binary(name, c));
+        }
         if !matches!(
             name,
             "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
@@ -131,6 +134,48 @@ impl Lowerer<'_> {
         let span = c.span();
         self.broadcast_all(&mut vs, span)?;
         self.push(Op::Binary(BinaryOp::Pow), &vs, span)
+    }
+
+    /// `clip(x, lo, hi)` (`jnp.clip`, as `x.clamp(lo, hi)`) and
+    /// `logaddexp(a, b)` (`jnp.logaddexp`), operands broadcast.
+    fn lower_numpy_binary(&mut self, name: &str, c: &syn::ExprCall) -> Option<Var> {
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        let span = c.span();
+        match (name, args.as_slice()) {
+            ("clip", [x, lo, hi]) => self.clamp((*x)?, (*lo)?, (*hi)?, span),
+            ("logaddexp", [a, b]) => {
+                let mut vs = [(*a)?, (*b)?];
+                self.broadcast_all(&mut vs, span)?;
+                self.logaddexp(vs[0], vs[1], span)
+            }
+            _ => {
+                let form = if name == "clip" {
+                    "`clip(x, lo, hi)`"
+                } else {
+                    "`logaddexp(a, b)`"
+                };
+                self.errors
+                    .at(c.paren_token.span.join(), format!("`{name}` takes {form}"));
+                None
+            }
+        }
+    }
+
+    /// `log(e^a + e^b)` as JAX computes it: the larger operand plus
+    /// `log1p(e^{-|a - b|})`, never overflowing; `a + b` where `a - b` is
+    /// NaN (both infinite of one sign: that infinity). The larger is picked
+    /// by a select, `a` on a tie, and the exponent's slope there is `a`'s
+    /// side, so the derivative at `a = b` is ½ to each, as JAX's rule.
+    fn logaddexp(&mut self, a: Var, b: Var, span: Span) -> Option<Var> {
+        let first = self.push(Op::Cmp(CmpOp::Ge), &[a, b], span)?;
+        let larger = self.push(Op::Select, &[first, a, b], span)?;
+        let delta = self.push(Op::Binary(BinaryOp::Sub), &[a, b], span)?;
+        let e = self.exp_neg_abs(delta, span)?;
+        let tail = self.log1p(e, span)?;
+        let out = self.push(Op::Binary(BinaryOp::Add), &[larger, tail], span)?;
+        let nan = self.push(Op::Cmp(CmpOp::Ne), &[delta, delta], span)?;
+        let both = self.push(Op::Binary(BinaryOp::Add), &[a, b], span)?;
+        self.push(Op::Select, &[nan, both, out], span)
     }
 
     fn clamp(&mut self, x: Var, lo: Var, hi: Var, span: Span) -> Option<Var> {

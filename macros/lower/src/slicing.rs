@@ -113,6 +113,29 @@ impl Lowerer<'_> {
                 let Some(x) = x else { return Some(None) };
                 Some(self.slice_items(x, &items, arg.span()))
             }
+            // `x.row(i)` / `x.column(j)` of a matrix: `s![i, ..]` /
+            // `s![.., j]`, the index a literal or known at run time.
+            ("row" | "column", [at]) => {
+                let x = self.lower_expr(&m.receiver);
+                let Some(x) = x else { return Some(None) };
+                if self.f.shape(x).rank() != 2 {
+                    self.errors.spanned(
+                        &m.method,
+                        format!("`{name}` takes a matrix, got {}", self.f.ty(x)),
+                    );
+                    return Some(None);
+                }
+                let pick = match int_lit(at) {
+                    Some(k) => Item::Index(k),
+                    None => Item::RunTime(Box::new((*at).clone())),
+                };
+                let whole = Item::Range(Bound::Start(0), Bound::End(0), 1);
+                let items = match name.as_str() {
+                    "row" => vec![pick, whole],
+                    _ => vec![whole, pick],
+                };
+                Some(self.slice_items(x, &Some(items), m.span()))
+            }
             ("slice_axis", [axis, s]) => {
                 let x = self.lower_expr(&m.receiver);
                 let k = crate::vocab::axis_arg(axis);

@@ -40,7 +40,7 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
      cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), \
+     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), \
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
@@ -129,6 +129,11 @@ impl Lowerer<'_> {
         if matches!(name.as_str(), "max" | "min") && !args.is_empty() {
             return None;
         }
+        if matches!(name.as_str(), "var" | "std" | "var_axis" | "std_axis") {
+            let x = self.lower_expr(&m.receiver);
+            let span = self.method_span(m);
+            return Some(self.variance(&name, x?, &args, span, m));
+        }
         let handled = matches!(
             name.as_str(),
             "t" | "reversed_axes"
@@ -146,6 +151,84 @@ impl Lowerer<'_> {
         let x = self.lower_expr(&m.receiver);
         let span = self.method_span(m);
         Some(self.array_method(&name, x, &args, span, m))
+    }
+
+    /// ndarray's `x.var(ddof)`, `x.std(ddof)` (every element) and
+    /// `x.var_axis(Axis(k), ddof)`, `x.std_axis(..)`: `Σ(x − mean)² / (n −
+    /// ddof)` and its square root, as `jnp.var(x, ddof=…)`.
+    fn variance(
+        &mut self,
+        name: &str,
+        x: Var,
+        args: &[&Expr],
+        span: Span,
+        m: &syn::ExprMethodCall,
+    ) -> Option<Var> {
+        let rank = self.f.shape(x).rank();
+        let (axes, ddof) = match (name, args) {
+            ("var" | "std", [ddof]) => ((0..rank).collect::<Vec<_>>(), ddof),
+            ("var_axis" | "std_axis", [axis, ddof]) => match axis_arg(axis) {
+                Some(k) if k < rank => (vec![k], ddof),
+                _ => {
+                    self.errors.spanned(
+                        axis,
+                        format!("`{name}` takes an axis `Axis(k)` with k < {rank}"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                let form = match name {
+                    "var" | "std" => format!("`x.{name}(ddof)`"),
+                    _ => format!("`x.{name}(Axis(k), ddof)`"),
+                };
+                self.errors
+                    .at(m.paren_token.span.join(), format!("`{name}` takes {form}"));
+                return None;
+            }
+        };
+        if !self.f.dtype(x).is_float() {
+            self.errors
+                .spanned(&m.receiver, format!("`{name}` takes a float array"));
+            return None;
+        }
+        let ddof = self.lower_expr(ddof)?;
+        let mean = self.reduce(Reduction::Mean, x, axes.clone(), span)?;
+        let kept: Vec<usize> = (0..rank).filter(|a| !axes.contains(a)).collect();
+        let mean = self.push(
+            Op::Broadcast {
+                shape: self.f.shape(x).clone(),
+                dims: kept,
+            },
+            &[mean],
+            span,
+        )?;
+        let d = self.push(Op::Binary(BinaryOp::Sub), &[x, mean], span)?;
+        let d2 = self.push(Op::Binary(BinaryOp::Mul), &[d, d], span)?;
+        let dims: Vec<Dim> = axes.iter().map(|a| self.f.shape(x).0[*a].clone()).collect();
+        let ss = self.reduce(Reduction::Sum, d2, axes, span)?;
+        let mut count = self.f.literal(1.0, self.dtype);
+        for dim in dims {
+            let n = self.push(
+                Op::DimSize {
+                    dim,
+                    dtype: self.dtype,
+                },
+                &[],
+                span,
+            )?;
+            count = self.push(Op::Binary(BinaryOp::Mul), &[count, n], span)?;
+        }
+        let mut vs = [count, ddof];
+        self.coerce(&mut vs, span)?;
+        let den = self.push(Op::Binary(BinaryOp::Sub), &vs, span)?;
+        let mut vs = [ss, den];
+        self.broadcast_all(&mut vs, span)?;
+        let var = self.push(Op::Binary(BinaryOp::Div), &vs, span)?;
+        match name.starts_with("std") {
+            true => self.push(Op::Unary(UnaryOp::Sqrt), &[var], span),
+            false => Some(var),
+        }
     }
 
     fn array_method(
@@ -430,6 +513,42 @@ impl Lowerer<'_> {
         None
     }
 
+    /// `outer(a, b)` (`jnp.outer`): `a[i] · b[j]`, of vectors (an array of
+    /// higher rank is flattened by numpy; here it is an error).
+    fn outer(&mut self, a: Var, b: Var, args: &[&Expr], span: Span) -> Option<Var> {
+        for (v, e) in [(a, args[0]), (b, args[1])] {
+            let t = self.f.ty(v).clone();
+            if t.shape.rank() != 1 || !t.dtype.is_float() {
+                self.errors
+                    .spanned(e, format!("`outer` takes two float vectors, got {t}"));
+                return None;
+            }
+        }
+        let shape = Shape(vec![
+            self.f.shape(a).0[0].clone(),
+            self.f.shape(b).0[0].clone(),
+        ]);
+        let col = self.push(
+            Op::Broadcast {
+                shape: shape.clone(),
+                dims: vec![0],
+            },
+            &[a],
+            span,
+        )?;
+        let row = self.push(
+            Op::Broadcast {
+                shape,
+                dims: vec![1],
+            },
+            &[b],
+            span,
+        )?;
+        let mut vs = [col, row];
+        self.coerce(&mut vs, span)?;
+        self.push(Op::Binary(BinaryOp::Mul), &vs, span)
+    }
+
     /// An array function, if `name` is one (else `None`).
     pub(crate) fn lower_array_call(
         &mut self,
@@ -442,7 +561,7 @@ impl Lowerer<'_> {
             Some(match n {
                 "mean" | "max" | "min" | "stop_gradient" | "zeros_like" | "ones_like" => (1, 1),
                 "full_like" => (2, 2),
-                "matmul" => (2, 2),
+                "matmul" | "outer" => (2, 2),
                 "logsumexp" | "argmax" | "argmin" | "prod" => (1, 2),
                 "cumsum" | "cumprod" => (2, 2),
                 "softmax" | "log_softmax" => (2, 2),
@@ -454,7 +573,7 @@ impl Lowerer<'_> {
         if args.len() < lo || args.len() > hi {
             let what = match (lo, hi) {
                 (1, 1) => "one argument".to_string(),
-                (2, 2) if name == "matmul" => "two arguments".to_string(),
+                (2, 2) if name == "matmul" || name == "outer" => "two arguments".to_string(),
                 (2, 2) if name == "full_like" => "an array and a value: `(x, v)`".to_string(),
                 (3, 3) => {
                     "an array, integer indices and an axis: `(x, &labels, Axis(k))`".to_string()
@@ -909,6 +1028,10 @@ impl Lowerer<'_> {
         if name == "matmul" {
             let y = self.lower_expr(args[1]);
             return self.matmul(x?, y?, span);
+        }
+        if name == "outer" {
+            let y = self.lower_expr(args[1]);
+            return self.outer(x?, y?, args, span);
         }
         if let Some(fill) = match name {
             "zeros_like" => Some(0.0),
