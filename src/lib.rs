@@ -152,6 +152,7 @@
 //! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (`i32`/`i64` indices of any shape) | `numpy.take`: shape `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]` (an embedding lookup: `table.select(Axis(0), &ids)`), a gather: one read by address per result element, whatever the size of `x`; an index argument out of range panics at the call naming it, a computed one is clamped into the axis (JAX's gather default) | a scatter-add into the picked rows, twice for a row picked twice (sequential on the CPU, atomic on the GPU); none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
+//! | `x.into_shape_with_order(shape).unwrap()`, `x.to_shape(..)`, `x.reshape(..)`, `x.flatten()`, `x.ravel()` | the same row-major elements in a new shape (one size `-1`, inferred); a size the new shape fixes is checked at the call | reshaped back |
 //! | `clip(x, lo, hi)` | `jnp.clip`, as `x.clamp(lo, hi)`, the three broadcast | as `clamp` |
 //! | `logaddexp(a, b)` | `jnp.logaddexp`: `ln(e^a + e^b)` without overflow, `a + b` where both are the same infinity | `e^(a−out)` and `e^(b−out)`: ½ each at a tie (JAX) |
 //! | `outer(a, b)` | `jnp.outer` of two vectors | `g·b` and `gᵀ·a` |

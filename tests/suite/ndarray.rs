@@ -520,3 +520,62 @@ fn second_day_names_match_ndarray_and_numpy() {
             < 1e-12
     );
 }
+
+/// Reshapes, as ndarray and JAX spell them: a static reshape, one with a
+/// run-time axis kept and a static one split, `-1` inferred, `flatten`.
+#[grad(reshaped_grad, wrt = x)]
+fn reshaped(x: ArrayView2<f64>, w: ArrayView1<f64>) -> f64 {
+    // x: [n, 6]
+    let split = x.into_shape_with_order((x.nrows(), 2, 3)).unwrap();
+    let back = split.sum_axis(Axis(1)).reshape((-1, 3));
+    let flat = back
+        .sum_axis(Axis(0))
+        .into_shape_with_order((1, 3))
+        .unwrap()
+        .flatten();
+    (flat.tanh() * w).sum() + (split.sum_axis(Axis(2)) * x.slice(s![.., ..2])).sum()
+}
+
+#[jit]
+fn static_reshapes(m: &[f64; 12]) -> (Array2<f64>, Array3<f64>, Array1<f64>) {
+    (
+        m.reshape((3, 4)),
+        m.to_shape((2, 3, 2)).unwrap(),
+        m.reshape((3, -1)).ravel(),
+    )
+}
+
+#[test]
+fn reshapes_match_ndarray_with_their_gradient() {
+    let m: Vec<f64> = (0..12).map(|k| k as f64 * 0.5).collect();
+    let arr: [f64; 12] = m.clone().try_into().unwrap();
+    let (a, b, c) = static_reshapes(&arr);
+    let v = Array1::from(m.clone());
+    assert_eq!(a, v.clone().into_shape_with_order((3, 4)).unwrap());
+    assert_eq!(b, v.clone().into_shape_with_order((2, 3, 2)).unwrap());
+    assert_eq!(c, v);
+
+    let x = Array2::from_shape_fn((3, 6), |(i, j)| (i as f64 - 1.0) * 0.4 + j as f64 * 0.1);
+    let w = Array1::from_shape_fn(3, |k| (k as f64 * 0.3).cos());
+    let reference = |x: &Array2<f64>| {
+        let split = x.clone().into_shape_with_order((3, 2, 3)).unwrap();
+        let back = split.sum_axis(Axis(1));
+        let flat: Vec<f64> = back.sum_axis(Axis(0)).iter().copied().collect();
+        let s1: f64 = flat.iter().zip(w.iter()).map(|(f, w)| f.tanh() * w).sum();
+        let s2 = (split.sum_axis(Axis(2)) * x.slice(s![.., ..2])).sum();
+        s1 + s2
+    };
+    assert!((reshaped(x.view(), w.view()) - reference(&x)).abs() < 1e-14);
+    let g = reshaped_grad(x.view(), w.view());
+    let fd = fd_grad(x.as_slice().unwrap(), |p| {
+        reference(&Array2::from_shape_vec((3, 6), p.to_vec()).unwrap())
+    });
+    assert_close(g.as_slice().unwrap(), &fd, 1e-7, "d reshaped");
+    // The reshape fixed x's second axis at 6: another width is an error at
+    // the call naming the argument.
+    let narrow = Array2::<f64>::zeros((3, 5));
+    let msg = crate::panic_message(|| {
+        reshaped(narrow.view(), w.view());
+    });
+    assert!(msg.contains("`x`"), "{msg}");
+}

@@ -178,6 +178,131 @@ impl Lowerer<'_> {
         self.push(Op::Select, &[p, vs[2], vs[3]], span)
     }
 
+    /// `x.into_shape_with_order(shape)` (also `to_shape`, `into_shape`,
+    /// `into_shape_clone`, and JAX's `reshape`): the same row-major
+    /// elements in a new shape, one size of which may be `-1` (inferred, as
+    /// numpy's); `x.flatten()` / `x.ravel()`: one axis. `None` when `m` is
+    /// none of them.
+    pub(crate) fn lower_reshape_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+        let name = m.method.to_string();
+        let shape_arg = match (name.as_str(), m.args.len()) {
+            (
+                "reshape"
+                | "into_shape_with_order"
+                | "to_shape"
+                | "into_shape"
+                | "into_shape_clone",
+                1,
+            ) => Some(&m.args[0]),
+            ("flatten" | "ravel", 0) => None,
+            _ => return None,
+        };
+        let x = self.lower_expr(&m.receiver);
+        // Each size, `None` for the one inferred.
+        let sizes: Option<Vec<Option<Dim>>> = match shape_arg {
+            None => Some(vec![None]),
+            Some(e) => {
+                let elems: Vec<&Expr> = match strip(e) {
+                    Expr::Tuple(t) => t.elems.iter().collect(),
+                    Expr::Array(a) => a.elems.iter().collect(),
+                    e => vec![e],
+                };
+                let minus_one = |e: &Expr| {
+                    matches!(strip(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_))
+                        && matches!(strip(&u.expr), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1"))
+                };
+                elems
+                    .into_iter()
+                    .map(|e| match minus_one(e) {
+                        true => Some(None),
+                        false => self.size_arg(e, &name).map(Some),
+                    })
+                    .collect()
+            }
+        };
+        let (Some(x), Some(sizes)) = (x, sizes) else {
+            return Some(None);
+        };
+        let span = self.method_span(m);
+        let count = self.f.shape(x).numel();
+        if sizes.iter().filter(|d| d.is_none()).count() > 1 {
+            self.errors
+                .at(span, format!("`{name}`: at most one size may be `-1`"));
+            return Some(None);
+        }
+        // The inferred size: the count divided by the others, when that is
+        // a constant or one symbol.
+        let known = sizes
+            .iter()
+            .flatten()
+            .fold(oxla_core::Size::one(), |acc, d| {
+                acc.mul(&oxla_core::Size::of(d))
+            });
+        let inferred = || -> Option<Dim> {
+            let mut rest = count.syms.clone();
+            for s in &known.syms {
+                let i = rest.iter().position(|r| r == s)?;
+                rest.remove(i);
+            }
+            if known.factor == 0 || count.factor % known.factor != 0 {
+                return None;
+            }
+            let factor = count.factor / known.factor;
+            match (rest.len(), factor) {
+                (0, c) => Some(Dim::Const(c)),
+                (1, 1) => Some(Dim::Sym(rest.pop()?)),
+                _ => None,
+            }
+        };
+        let mut dims = Vec::new();
+        for d in sizes {
+            match d {
+                Some(d) => dims.push(d),
+                None => match inferred() {
+                    Some(d) => dims.push(d),
+                    None => {
+                        self.errors.at(
+                            span,
+                            format!(
+                                "`{name}` of {}: {} would be a product of sizes with a run-time one, which oxla cannot name as one size; keep that axis (`x.into_shape_with_order((n, 6))`) or give every size",
+                                self.f.ty(x),
+                                if shape_arg.is_some() { "the `-1` size" } else { "the length" }
+                            ),
+                        );
+                        return Some(None);
+                    }
+                },
+            }
+        }
+        // A run-time size the new shape fixes (`x: [n, m]` reshaped to
+        // `(n, 2, 3)` makes m 6): unified, so it is checked at the call.
+        let target = Shape(dims.clone()).numel();
+        let mut left = count.syms.clone();
+        let mut right = target.syms.clone();
+        left.retain(|s| match right.iter().position(|r| r == s) {
+            Some(i) => {
+                right.remove(i);
+                false
+            }
+            None => true,
+        });
+        if let ([only], []) = (left.as_slice(), right.as_slice()) {
+            if count.factor != 0 && target.factor % count.factor == 0 {
+                let k = Dim::Const(target.factor / count.factor);
+                self.unify(&Dim::Sym(only.clone()), &k);
+            }
+        }
+        Some(self.push(Op::Reshape { shape: Shape(dims) }, &[x], span))
+    }
+
+    /// Whether `m` is one of the reshapes returning a `Result` in ndarray.
+    pub(crate) fn is_reshape_method(&self, m: &syn::ExprMethodCall) -> bool {
+        matches!(
+            m.method.to_string().as_str(),
+            "into_shape_with_order" | "to_shape" | "into_shape" | "into_shape_clone"
+        )
+    }
+
     /// A shape argument (see the module docs).
     fn shape_arg(&mut self, e: &Expr, name: &str) -> Option<Shape> {
         match strip(e) {

@@ -1205,6 +1205,17 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_size_method(m) {
             return v;
         }
+        if let Some(v) = self.lower_reshape_method(m) {
+            return v;
+        }
+        // ndarray's reshapes return a `Result`: its `unwrap()` is the value.
+        if matches!(name.as_str(), "unwrap" | "expect") {
+            if let Expr::MethodCall(inner) = strip_parens(&m.receiver) {
+                if self.is_reshape_method(inner) {
+                    return self.lower_expr(&m.receiver);
+                }
+            }
+        }
         if name == "mapv" {
             return self.lower_mapv(m);
         }
