@@ -33,7 +33,9 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
      sum(), sum_axis(Axis(k)), mean(), mean_axis(Axis(k)), max(), min(), max_axis(Axis(k)), \
      min_axis(Axis(k)), insert_axis(Axis(k)), remove_axis(Axis(k)), slice(s![..]), \
      slice_axis(Axis(k), Slice::from(a..b)), select(Axis(k), &idx), product(), product_axis(Axis(k)), \
-     prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k)), and the sizes len(), nrows(), ncols(), \
+     prod_axis(Axis(k)), cumsum(Axis(k)), cumprod(Axis(k)), row(i), column(j), var(ddof), std(ddof), \
+     var_axis(Axis(k), ddof), std_axis(Axis(k), ddof), into_shape_with_order(shape), to_shape(shape), \
+     reshape(shape), flatten(), ravel(), and the sizes len(), nrows(), ncols(), \
      len_of(Axis(k)), shape()[k]; clone(), to_owned(), view() and into_owned() are the value itself";
 
 /// The functions handled here (for error messages).
