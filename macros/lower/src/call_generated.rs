@@ -90,16 +90,18 @@ impl Lowerer<'_> {
         if let Some(instance) = crate::generic::instantiate_helper(&item, self.dtype) {
             item = instance;
         }
-        if !matches!(
-            crate::tree::flatten_fn(&item, &stack),
-            crate::tree::Flattened::None
-        ) {
-            return Err(format!(
-                "`{shown}` takes a parameter struct: calling a transformed function with struct parameters inside another annotated function is not supported yet; call it from plain Rust, or pass the arrays as separate parameters"
-            ));
-        }
+        // A callee with parameter structs is flattened (its structs resolved
+        // where it is defined): the call passes their leaves (the caller's
+        // own flattening did) and binds its struct results by leaves (see
+        // `tree::bind_struct_results`).
         let outer = helpers::swap_current(callees);
-        let gens = crate::stack::expand_stack(&item, &stack);
+        let gens = match crate::tree::flatten_fn(&item, &stack) {
+            crate::tree::Flattened::None => crate::stack::expand_stack(&item, &stack),
+            crate::tree::Flattened::Flat(flat, e) if e.is_empty() => {
+                crate::stack::expand_stack(&flat.item, &flat.stack)
+            }
+            _ => Err(crate::errors::Errors::new()),
+        };
         helpers::swap_current(outer);
         let gens = gens.map_err(|_| broken())?;
         let gen = gens

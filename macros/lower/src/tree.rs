@@ -550,6 +550,50 @@ pub(crate) struct Flat {
     results: Vec<Slot>,
 }
 
+impl Flat {
+    /// For the function `name` of the expansion, made by `kind` (`None`:
+    /// the original): the parameters its transform is taken with respect
+    /// to, and the slot of each of its results (`None` for a transform
+    /// whose results are not slots of the user's, the Jacobians); `None`
+    /// when no attribute makes `name`.
+    pub(crate) fn result_slots(
+        &self,
+        name: &syn::Ident,
+        kind: Option<TransformKind>,
+    ) -> Option<(Vec<usize>, Option<Vec<Slot>>)> {
+        let wrt = match kind {
+            None => None,
+            Some(_) => self
+                .orig_stack
+                .iter()
+                .find(|a| a.name.as_ref().is_some_and(|n| n == name))?
+                .wrt
+                .clone(),
+        };
+        let wrt_slots: Vec<usize> = match &wrt {
+            Some(ids) => ids
+                .iter()
+                .filter_map(|id| self.params.iter().position(|(n, _, _)| n == id))
+                .collect(),
+            None => (0..self.params.len())
+                .filter(|&i| self.params[i].1 || matches!(self.params[i].2, Slot::Tree(..)))
+                .collect(),
+        };
+        let wrt_result = |i: &usize| self.params[*i].2.clone();
+        let results = self.results.iter().cloned();
+        let slots: Option<Vec<Slot>> = match kind {
+            None | Some(TransformKind::Jit) | Some(TransformKind::Vmap) => Some(results.collect()),
+            Some(TransformKind::Grad) => Some(wrt_slots.iter().map(wrt_result).collect()),
+            Some(TransformKind::ValueAndGrad) | Some(TransformKind::Vjp) => {
+                Some(results.chain(wrt_slots.iter().map(wrt_result)).collect())
+            }
+            Some(TransformKind::Jvp) => Some(results.clone().chain(results).collect()),
+            Some(_) => None,
+        };
+        Some((wrt_slots, slots))
+    }
+}
+
 pub(crate) enum Flattened {
     /// No parameter struct: the function as it is.
     None,
@@ -1234,7 +1278,108 @@ fn strip_paren(e: &Expr) -> &Expr {
     }
 }
 
+/// The result slots of a call of `path` when it names a function another
+/// annotated function's expansion generates and some result is a struct
+/// (`loss_grad` of `#[grad(loss_grad, wrt = p)] fn loss(p: &Params, …)`).
+fn generated_struct_results(path: &syn::Path) -> Option<Vec<Slot>> {
+    let (helper, callees) = helpers::current().get(path)?;
+    let name = helper.generated.as_ref()?;
+    let mut item = helper.item.clone();
+    let stack = crate::attr::take_oxla_attrs(&mut item.attrs, &mut Errors::new());
+    let outer = helpers::swap_current(callees);
+    let flat = flatten_fn(&item, &stack);
+    helpers::swap_current(outer);
+    let Flattened::Flat(flat, e) = flat else {
+        return None;
+    };
+    if !e.is_empty() {
+        return None;
+    }
+    let ident = syn::Ident::new(name, Span::call_site());
+    let kind = match item.sig.ident == ident {
+        true => None,
+        false => Some(
+            crate::stack::in_order(&stack)
+                .iter()
+                .find(|a| a.name.as_ref() == Some(&ident))?
+                .kind,
+        ),
+    };
+    let slots = flat.result_slots(&ident, kind)?.1?;
+    slots
+        .iter()
+        .any(|s| matches!(s, Slot::Tree(..)))
+        .then_some(slots)
+}
+
 impl Rewrite {
+    /// `let g = loss_grad(&p, x);` (or a tuple pattern) where a result of
+    /// the called generated function is a struct: the pattern binds its
+    /// leaves (`g__w`, `g__b`), and `g` names them as a part of a struct
+    /// does, so `g.w` and `Params { w: &p.w - &g.w, … }` work. Whether
+    /// `local` was one.
+    fn bind_struct_results(&mut self, local: &mut syn::Local) -> bool {
+        let Some(init) = &local.init else {
+            return false;
+        };
+        let Expr::Call(c) = strip_paren(&init.expr) else {
+            return false;
+        };
+        let Expr::Path(p) = &*c.func else {
+            return false;
+        };
+        if !calls_helper(&c.func) {
+            return false;
+        }
+        let Some(slots) = generated_struct_results(&p.path) else {
+            return false;
+        };
+        let pat = match &local.pat {
+            syn::Pat::Type(t) => (*t.pat).clone(),
+            p => p.clone(),
+        };
+        let pats: Vec<syn::Pat> = match (&pat, slots.len()) {
+            (syn::Pat::Tuple(t), n) if t.elems.len() == n => t.elems.iter().cloned().collect(),
+            (p, 1) => vec![p.clone()],
+            _ => return false,
+        };
+        let span = c.func.span();
+        let mut leaves: Vec<syn::Pat> = Vec::new();
+        let mut bound: Vec<Bound> = Vec::new();
+        for (pat, slot) in pats.iter().zip(&slots) {
+            match (slot, pat) {
+                (Slot::Plain, p) => leaves.push(p.clone()),
+                (Slot::Tree(_, def), syn::Pat::Ident(pi)) if pi.subpat.is_none() => {
+                    let pos = Field::Tree(def.clone());
+                    for id in sub_leaves(&pos, &pi.ident, &[], span) {
+                        leaves.push(syn::parse_quote!(#id));
+                    }
+                    bound.push(Bound {
+                        name: ident_name(&pi.ident),
+                        param: pi.ident.clone(),
+                        prefix: Vec::new(),
+                        pos,
+                    });
+                }
+                (Slot::Tree(..), syn::Pat::Wild(w)) => {
+                    for _ in 0..slot.leaf_count() {
+                        leaves.push(syn::Pat::Wild(w.clone()));
+                    }
+                }
+                _ => return false,
+            }
+        }
+        for b in bound {
+            self.params.retain(|old| old.name != b.name);
+            self.params.push(b);
+        }
+        local.pat = match leaves.len() {
+            1 => leaves.pop().expect("one"),
+            _ => syn::parse_quote!((#(#leaves),*)),
+        };
+        true
+    }
+
     /// A loop over an array of structs, unrolled as JAX's Python loop over a
     /// list of layers is traced: one copy of the body per element.
     /// `for layer in p.layers.iter()` (also `&p.layers`, `p.layers`) binds
@@ -1343,6 +1488,11 @@ impl VisitMut for Rewrite {
         let stmts = std::mem::take(&mut block.stmts);
         for mut stmt in stmts {
             if let syn::Stmt::Local(local) = &mut stmt {
+                if self.bind_struct_results(local) {
+                    self.visit_local_mut(local);
+                    block.stmts.push(stmt);
+                    continue;
+                }
                 let name = let_name(&local.pat);
                 let sub = local.init.as_ref().and_then(|init| {
                     let e = match &*init.expr {
@@ -1520,26 +1670,13 @@ fn wrap_one(
     let f = &g.function;
 
     // Which transform made `g`, and with respect to what.
-    let (kind, wrt) = match &g.origin {
-        Origin::Original => (None, None),
-        Origin::Transform { kind, .. } => {
-            let attr = flat
-                .orig_stack
-                .iter()
-                .find(|a| a.name.as_ref().is_some_and(|n| *n == g.name))
-                .ok_or_else(|| internal("no attribute generates this function"))?;
-            (Some(*kind), attr.wrt.clone())
-        }
+    let kind = match &g.origin {
+        Origin::Original => None,
+        Origin::Transform { kind, .. } => Some(*kind),
     };
-    let wrt_slots: Vec<usize> = match &wrt {
-        Some(ids) => ids
-            .iter()
-            .filter_map(|id| flat.params.iter().position(|(n, _, _)| n == id))
-            .collect(),
-        None => (0..flat.params.len())
-            .filter(|&i| flat.params[i].1 || matches!(flat.params[i].2, Slot::Tree(..)))
-            .collect(),
-    };
+    let (wrt_slots, slots) = flat
+        .result_slots(&g.name, kind)
+        .ok_or_else(|| internal("no attribute generates this function"))?;
 
     // Parameters: primals, then tangents (jvp) or cotangents (vjp).
     let mut k = 0;
@@ -1616,27 +1753,9 @@ fn wrap_one(
     }
 
     // Results.
-    let mut slots: Vec<Slot> = Vec::new();
-    let wrt_result = |i: &usize| flat.params[*i].2.clone();
-    match kind {
-        None | Some(TransformKind::Jit) | Some(TransformKind::Vmap) => {
-            slots.extend(flat.results.iter().cloned())
-        }
-        Some(TransformKind::Grad) => slots.extend(wrt_slots.iter().map(wrt_result)),
-        Some(TransformKind::ValueAndGrad) => {
-            slots.extend(flat.results.iter().cloned());
-            slots.extend(wrt_slots.iter().map(wrt_result));
-        }
-        Some(TransformKind::Jvp) => {
-            slots.extend(flat.results.iter().cloned());
-            slots.extend(flat.results.iter().cloned());
-        }
-        Some(TransformKind::Vjp) => {
-            slots.extend(flat.results.iter().cloned());
-            slots.extend(wrt_slots.iter().map(wrt_result));
-        }
-        Some(_) => return Err(internal("unsupported transform")),
-    }
+    let Some(slots) = slots else {
+        return Err(internal("unsupported transform"));
+    };
     if slots.iter().map(Slot::leaf_count).sum::<usize>() != f.outs.len() {
         return Err(internal("result count"));
     }

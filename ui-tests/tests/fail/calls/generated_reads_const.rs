@@ -1,0 +1,20 @@
+// A called transformed function that reads a constant: `RATE` would mean
+// the caller's `RATE` at the call site, so it is an error saying so.
+use oxla::ndarray::{Array1, ArrayView1};
+
+const RATE: f64 = 0.5;
+
+#[oxla::grad(decay_grad)]
+fn decay(x: ArrayView1<f64>) -> f64 {
+    (&x * &x).sum() * RATE
+}
+
+#[oxla::jit]
+fn step(x: ArrayView1<f64>) -> Array1<f64> {
+    x - decay_grad(x)
+}
+
+fn main() {
+    let x = oxla::ndarray::array![1.0, 2.0];
+    let _ = step(x.view());
+}
