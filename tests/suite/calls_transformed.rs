@@ -343,3 +343,29 @@ fn struct_gradients_called_inside_annotated_functions() {
     let fd = (at(&a) - at(&b)) / (2.0 * h);
     assert!((d.b - fd).abs() < 1e-8, "b: {} vs {fd}", d.b);
 }
+
+/// Constants read by called functions of the caller's module: the path
+/// means the same constant at the call.
+const DECAY: f64 = 0.25;
+
+#[oxla::func]
+fn decayed(x: f64) -> f64 {
+    x * (1.0 - DECAY)
+}
+
+#[grad(shrink_grad)]
+fn shrink(w: ArrayView1<f64>) -> f64 {
+    DECAY * (&w * &w).sum()
+}
+
+#[jit]
+fn shrink_step(w: ArrayView1<f64>, lr: f64) -> Array1<f64> {
+    (w - lr * shrink_grad(w)) * decayed(1.0)
+}
+
+#[test]
+fn called_functions_read_constants_of_the_callers_module() {
+    let w = array![1.0, -2.0, 0.5];
+    let want = w.mapv(|v| (v - 0.1 * 2.0 * DECAY * v) * (1.0 - DECAY));
+    assert_close(&shrink_step(w.view(), 0.1), &want, 1e-15);
+}

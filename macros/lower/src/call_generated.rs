@@ -38,7 +38,7 @@ impl Lowerer<'_> {
             );
             return Some(None);
         }
-        let (g, checks) = match self.generated_ir(helper, callees, generated, &shown) {
+        let (g, checks, consts) = match self.generated_ir(helper, callees, generated, &shown) {
             Ok(g) => g,
             Err(msg) => {
                 self.errors.spanned(&c.func, msg);
@@ -46,21 +46,27 @@ impl Lowerer<'_> {
             }
         };
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
-        if g.params.len() != args.len() {
+        // The constants the callee reads are its last parameters.
+        let visible = g.params.len() - consts.len();
+        if visible != args.len() {
             self.errors.at(
                 c.paren_token.span.join(),
                 format!(
                     "`{shown}` takes {} argument{} ({}) but {} {} given",
-                    g.params.len(),
-                    if g.params.len() == 1 { "" } else { "s" },
-                    g.param_names.join(", "),
+                    visible,
+                    if visible == 1 { "" } else { "s" },
+                    g.param_names[..visible].join(", "),
                     args.len(),
                     if args.len() == 1 { "was" } else { "were" },
                 ),
             );
             return Some(None);
         }
-        let args = args.into_iter().collect::<Option<Vec<Var>>>()?;
+        let mut args = args.into_iter().collect::<Option<Vec<Var>>>()?;
+        for name in &g.param_names[visible..] {
+            let k = consts.iter().find(|k| k.param == *name)?;
+            args.push(self.const_param(&k.path)?);
+        }
         self.inlining.push(generated.to_string());
         let outs = self.inline_ir(c, &shown, g, &args, &checks);
         self.inlining.pop();
@@ -75,7 +81,7 @@ impl Lowerer<'_> {
         callees: HelperTable,
         generated: &str,
         shown: &str,
-    ) -> Result<(Function, Vec<IndexCheck>), String> {
+    ) -> Result<(Function, Vec<IndexCheck>, Vec<crate::consts::ConstParam>), String> {
         let mut item = helper.item.clone();
         let mut errors = crate::errors::Errors::new();
         let stack = crate::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
@@ -108,10 +114,16 @@ impl Lowerer<'_> {
             .into_iter()
             .find(|g| g.name == generated)
             .ok_or_else(broken)?;
-        if let Some(k) = gen.consts.first() {
+        // A constant is read here when its path means the same thing here:
+        // the callee is in this function's module of the same file.
+        if let Some(k) = gen
+            .consts
+            .iter()
+            .find(|k| !crate::site::in_callers_module(crate::consts::path_span(&k.path)))
+        {
             let path = k.path.to_token_stream().to_string().replace(' ', "");
             return Err(format!(
-                "`{shown}` reads the constant `{path}`, which means `{defined}`'s `{path}` where it is defined: a called function cannot read constants yet; pass it as an argument"
+                "`{shown}` reads the constant `{path}`, which means `{defined}`'s `{path}` where it is defined, in another module: a called function reads constants of its caller's module only; pass it as an argument"
             ));
         }
         let f = gen.function;
@@ -127,7 +139,7 @@ impl Lowerer<'_> {
                 self.dtype
             ));
         }
-        Ok((f, gen.index_checks))
+        Ok((f, gen.index_checks, gen.consts))
     }
 
     /// Copy `g` into the function being lowered, its parameters bound to
@@ -160,7 +172,10 @@ impl Lowerer<'_> {
         }
         for (i, (p, a)) in g.params.clone().into_iter().zip(args).enumerate() {
             let pname = g.param_names[i].clone();
-            let expr = &c.args[i];
+            // A constant: a scalar of this function's float type.
+            let Some(expr) = c.args.iter().nth(i) else {
+                continue;
+            };
             // An integer literal passed for an integer scalar (`f(x, 2)`).
             let a = &match crate::lower::strip_parens(expr) {
                 syn::Expr::Lit(syn::ExprLit {

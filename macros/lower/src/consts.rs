@@ -54,6 +54,15 @@ pub(crate) fn looks_like_const(p: &syn::ExprPath) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// The span by which a constant's place in its file is found: its last
+/// segment's.
+pub(crate) fn path_span(p: &syn::ExprPath) -> proc_macro2::Span {
+    p.path
+        .segments
+        .last()
+        .map_or_else(proc_macro2::Span::call_site, |s| s.ident.span())
+}
+
 impl Lowerer<'_> {
     /// The hidden parameter of the constant `p` (one per distinct path).
     pub(crate) fn const_param(&mut self, p: &syn::ExprPath) -> Option<Var> {
@@ -61,10 +70,12 @@ impl Lowerer<'_> {
             return self.const_in_loop(p);
         }
         let shown = p.to_token_stream().to_string().replace(' ', "");
-        if !self.inlining.is_empty() {
+        // Inlined into a caller, `shown` is read at the caller's call: the
+        // same constant when the helper is in the caller's module.
+        if !self.inlining.is_empty() && !crate::site::in_callers_module(path_span(p)) {
             self.errors.spanned(
                 p,
-                format!("a constant (`{shown}`) inside a helper is not supported: a helper is inlined into its caller, where `{shown}` may name something else; pass it to the helper as an argument"),
+                format!("a constant (`{shown}`) inside a helper of another module is not supported: a helper is inlined into its caller, where `{shown}` may name something else; pass it to the helper as an argument (a helper in its caller's module reads it)"),
             );
             return None;
         }

@@ -149,15 +149,21 @@ pub(crate) fn expand_with(
 ) -> TokenStream {
     // The name from the tokens: parsing the whole item here, before the
     // deep-nesting folds, could overflow the stack.
-    let in_trait_impl = opts.source.and_then(|_| {
+    let name = {
         let mut tokens = item.clone().into_iter();
-        tokens.find(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "fn"))?;
-        let Some(proc_macro2::TokenTree::Ident(name)) = tokens.next() else {
-            return None;
-        };
-        (opts.enclosing(name.span()) == Some(site::Enclosing::TraitImpl)).then_some(name)
+        tokens.find(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "fn"));
+        match tokens.next() {
+            Some(proc_macro2::TokenTree::Ident(name)) => Some(name),
+            _ => None,
+        }
+    };
+    let in_trait_impl = name.clone().filter(|name| {
+        opts.source.is_some() && opts.enclosing(name.span()) == Some(site::Enclosing::TraitImpl)
     });
-    let out = expand_items(which, args, item, helper_tokens, helpers, opts);
+    let at = name.map_or_else(Span::call_site, |n| n.span());
+    let out = site::with_caller(opts.source, at, || {
+        expand_items(which, args, item, helper_tokens, helpers, opts)
+    });
     match in_trait_impl {
         Some(name) => trait_impl::only_the_method(out, &name),
         None => out,

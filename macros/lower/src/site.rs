@@ -46,10 +46,23 @@ impl Enclosing {
 
 /// The block around the byte `offset` of `src`.
 pub fn enclosing(src: &str, offset: usize) -> Enclosing {
+    scan(src, offset).0
+}
+
+/// The inline modules around the byte `offset` of `src`, outermost first.
+pub fn module_path(src: &str, offset: usize) -> Vec<String> {
+    scan(src, offset).1
+}
+
+/// The block around `offset` and the names of the `mod`s around it.
+fn scan(src: &str, offset: usize) -> (Enclosing, Vec<String>) {
     let b = src.as_bytes();
     let end = offset.min(b.len());
-    // Open braces, innermost last: their kind and the paren depth outside.
-    let mut stack: Vec<(Enclosing, usize)> = Vec::new();
+    // Open braces, innermost last: their kind, the paren depth outside and
+    // a module's name.
+    let mut stack: Vec<(Enclosing, usize, Option<String>)> = Vec::new();
+    // The word after `mod` in the current header.
+    let mut mod_name: Option<&str> = None;
     let mut parens = 0usize;
     // The first word of the current item's header, at this level.
     let mut header: Option<&str> = None;
@@ -96,6 +109,7 @@ pub fn enclosing(src: &str, offset: usize) -> Enclosing {
             b';' if stack.last().map_or(0, |s| s.1) == parens => {
                 header = None;
                 impl_for = false;
+                mod_name = None;
             }
             b'{' => {
                 let kind = match header {
@@ -105,16 +119,19 @@ pub fn enclosing(src: &str, offset: usize) -> Enclosing {
                     Some("mod") => Enclosing::Module,
                     _ => Enclosing::Block,
                 };
-                stack.push((kind, parens));
+                let name = (kind == Enclosing::Module).then(|| mod_name.unwrap_or("").to_string());
+                stack.push((kind, parens, name));
                 header = None;
                 impl_for = false;
+                mod_name = None;
             }
             b'}' => {
-                if let Some((_, p)) = stack.pop() {
+                if let Some((_, p, _)) = stack.pop() {
                     parens = p;
                 }
                 header = None;
                 impl_for = false;
+                mod_name = None;
             }
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let start = i;
@@ -131,6 +148,9 @@ pub fn enclosing(src: &str, offset: usize) -> Enclosing {
                     }
                 }
                 let at_level = stack.last().map_or(0, |s| s.1) == parens;
+                if at_level && header == Some("mod") && word != "mod" && mod_name.is_none() {
+                    mod_name = Some(word);
+                }
                 let modifier = matches!(
                     word,
                     "pub" | "crate" | "unsafe" | "default" | "async" | "auto"
@@ -148,7 +168,9 @@ pub fn enclosing(src: &str, offset: usize) -> Enclosing {
         }
         i += 1;
     }
-    stack.last().map_or(Enclosing::Module, |s| s.0)
+    let kind = stack.last().map_or(Enclosing::Module, |s| s.0);
+    let mods = stack.into_iter().filter_map(|s| s.2).collect();
+    (kind, mods)
 }
 
 /// The byte after a string whose contents start at `i`: a plain one with
@@ -204,16 +226,36 @@ pub fn offset_of(src: &str, line: usize, column: usize) -> Option<usize> {
     Some(start + col)
 }
 
+/// The byte offset of the text `name` at `line` and `column` (tried
+/// 1-based, then 0-based), if it is there.
+fn find_at(src: &str, line: usize, column: usize, name: &str) -> Option<usize> {
+    [column, column + 1]
+        .into_iter()
+        .filter_map(|c| offset_of(src, line, c))
+        .find(|at| src[*at..].starts_with(name))
+}
+
+/// Whether the two places are in one inline module of one file, where a
+/// path (a constant's `RATE`, `consts::G`, `super::K`) means one thing.
+pub fn same_module(a: &SourceAt, b: &SourceAt) -> bool {
+    if !std::rc::Rc::ptr_eq(&a.text, &b.text) {
+        return false;
+    }
+    let (Some(x), Some(y)) = (
+        find_at(&a.text, a.line, a.column, &a.snippet),
+        find_at(&b.text, b.line, b.column, &b.snippet),
+    ) else {
+        return false;
+    };
+    module_path(&a.text, x) == module_path(&b.text, y)
+}
+
 /// The block around a function whose name `name` is at `line` (1-based)
 /// and `column` of `src`. The column is tried 1-based, then 0-based. `None`
 /// when the name is not there (the span came from a macro elsewhere, or the
 /// file changed since).
 pub fn enclosing_at(src: &str, line: usize, column: usize, name: &str) -> Option<Enclosing> {
-    [column, column + 1]
-        .into_iter()
-        .filter_map(|c| offset_of(src, line, c))
-        .find(|at| src[*at..].starts_with(name))
-        .map(|at| enclosing(src, at))
+    find_at(src, line, column, name).map(|at| enclosing(src, at))
 }
 
 #[cfg(test)]
@@ -255,6 +297,15 @@ mod tests {
     }
 
     #[test]
+    fn names_the_modules_around_a_position() {
+        let src = "const A: f64 = 1.0;\nmod outer {\n    pub mod inner { fn f() { HERE_A } }\n    fn g() { HERE_B }\n}\nfn h() { HERE_C }\n";
+        let at = |m: &str| module_path(src, src.find(m).unwrap());
+        assert_eq!(at("HERE_A"), ["outer", "inner"]);
+        assert_eq!(at("HERE_B"), ["outer"]);
+        assert!(at("HERE_C").is_empty());
+    }
+
+    #[test]
     fn finds_a_name_by_line_and_column() {
         let src = "struct M;\nimpl M {\n    fn loss() {}\n}\nfn free() {}\n";
         assert_eq!(enclosing_at(src, 3, 8, "loss"), Some(Enclosing::Impl));
@@ -262,5 +313,38 @@ mod tests {
         assert_eq!(enclosing_at(src, 5, 3, "free"), Some(Enclosing::Module));
         assert_eq!(enclosing_at(src, 5, 4, "other"), None);
         assert_eq!(enclosing_at(src, 40, 1, "free"), None);
+    }
+}
+
+thread_local! {
+    /// The source hook and the name of the annotated function being
+    /// expanded (see `with_caller`).
+    static CALLER: std::cell::RefCell<Option<(fn(proc_macro2::Span) -> Option<SourceAt>, proc_macro2::Span)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with `name` (the span of the function being expanded) as the
+/// caller `in_callers_module` compares with.
+pub(crate) fn with_caller<R>(
+    source: Option<fn(proc_macro2::Span) -> Option<SourceAt>>,
+    name: proc_macro2::Span,
+    f: impl FnOnce() -> R,
+) -> R {
+    let before = CALLER.with(|c| c.replace(source.map(|s| (s, name))));
+    let out = f();
+    CALLER.with(|c| *c.borrow_mut() = before);
+    out
+}
+
+/// Whether `span` (a constant's path in an inlined body) is in the module
+/// of the function being expanded, in the same file: there its path means
+/// the same constant. `false` when either place is not known.
+pub(crate) fn in_callers_module(span: proc_macro2::Span) -> bool {
+    let Some((source, caller)) = CALLER.with(|c| *c.borrow()) else {
+        return false;
+    };
+    match (source(caller), source(span)) {
+        (Some(a), Some(b)) => same_module(&a, &b),
+        _ => false,
     }
 }

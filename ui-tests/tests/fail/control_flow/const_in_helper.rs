@@ -1,15 +1,20 @@
 #![allow(dead_code)]
 
-const K: f64 = 2.0;
+// A helper of another module reading a constant: inlined into `f`, `K`
+// would be read where `f` is, so it is an error saying so. (A helper in its
+// caller's module reads it.)
+mod physics {
+    pub const K: f64 = 2.0;
 
-#[oxla::func]
-fn scaled(x: f64) -> f64 {
-    x * K
+    #[oxla::func]
+    pub fn scaled(x: f64) -> f64 {
+        x * K
+    }
 }
 
 #[oxla::grad(df)]
 fn f(x: f64) -> f64 {
-    scaled(x) + 1.0
+    physics::scaled(x) + 1.0
 }
 
 fn main() {}
