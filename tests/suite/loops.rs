@@ -475,3 +475,121 @@ fn break_and_continue_compute_as_in_rust_with_their_derivatives() {
         assert!(close(d, 0.5 / a.sqrt(), 1e-12), "{a}: {d}");
     }
 }
+
+// ---- return inside a loop ----------------------------------------------------------
+
+/// Newton's iteration for the root of x³ − a, returning from inside the
+/// loop once a step is small; after the loop, a fallback.
+fn cube_root_ref(a: f64) -> f64 {
+    let mut x = a.max(1.0);
+    for _ in 0..60 {
+        let step = (x * x * x - a) / (3.0 * x * x);
+        x -= step;
+        if step.abs() < 1e-13 {
+            return x;
+        }
+    }
+    -x
+}
+
+#[grad(cube_root_grad)]
+fn cube_root(a: f64) -> f64 {
+    let mut x = a.max(1.0);
+    for _ in 0..60 {
+        let step = (x * x * x - a) / (3.0 * x * x);
+        x -= step;
+        if step.abs() < 1e-13 {
+            return x;
+        }
+    }
+    -x
+}
+
+/// Two `return`s in a `for` loop, each its own value.
+fn first_big_ref(x: &[f64], big: f64) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..x.len() {
+        acc += x[i];
+        if x[i] > big {
+            return acc * 2.0;
+        }
+        if acc < -big {
+            return acc - 1.0;
+        }
+    }
+    acc
+}
+
+#[grad(first_big_grad, wrt = x)]
+fn first_big(x: &[f64], big: f64) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..x.len() {
+        acc += x[i];
+        if x[i] > big {
+            return acc * 2.0;
+        }
+        if acc < -big {
+            return acc - 1.0;
+        }
+    }
+    acc
+}
+
+/// A `return` inside a `while` loop.
+fn grow_ref(a: f64, big: f64) -> f64 {
+    let mut acc = a;
+    while acc < big {
+        acc = acc * 1.5 + 0.1;
+        if acc > 0.9 * big {
+            return acc * 10.0;
+        }
+    }
+    acc
+}
+
+#[grad(grow_grad)]
+fn grow(a: f64, big: f64) -> f64 {
+    let mut acc = a;
+    while acc < big {
+        acc = acc * 1.5 + 0.1;
+        if acc > 0.9 * big {
+            return acc * 10.0;
+        }
+    }
+    acc
+}
+
+#[test]
+fn return_inside_a_loop_computes_as_in_rust() {
+    for (a, big) in [(0.5, 10.0), (0.5, 3.0), (20.0, 10.0)] {
+        assert_eq!(grow(a, big), grow_ref(a, big), "{a} {big}");
+        let fd = central(|v| grow_ref(v, big), a);
+        assert!(close(grow_grad(a, big).0, fd, 1e-7), "{a} {big}");
+    }
+    for a in [0.5, 2.0, 27.0] {
+        assert_eq!(cube_root(a), cube_root_ref(a));
+        assert!(close(cube_root(a), a.cbrt(), 1e-14));
+        let d = cube_root_grad(a);
+        // d/da a^(1/3) = 1 / (3 a^(2/3)) at convergence.
+        assert!(close(d, 1.0 / (3.0 * a.cbrt().powi(2)), 1e-10), "{a}: {d}");
+    }
+    for (x, big) in [
+        (&[0.5, 1.0, 3.0, 9.0][..], 2.5),
+        (&[-1.0, -2.0, -0.5][..], 2.5),
+        (&[0.1, 0.2][..], 2.5),
+    ] {
+        assert_eq!(first_big(x, big), first_big_ref(x, big), "{x:?}");
+        let g = first_big_grad(x, big);
+        for k in 0..x.len() {
+            let fd = central(
+                |v| {
+                    let mut p = x.to_vec();
+                    p[k] = v;
+                    first_big_ref(&p, big)
+                },
+                x[k],
+            );
+            assert!(close(g[k], fd, 1e-8), "∂x{k} of {x:?}: {} vs {fd}", g[k]);
+        }
+    }
+}

@@ -59,6 +59,11 @@ pub(crate) fn rewrite_returns(stmts: &[Stmt]) -> std::borrow::Cow<'_, [Stmt]> {
                 out.push(Stmt::Expr(Expr::If(rewrite_if(x, &stmts[i + 1..])), None));
                 return out.into();
             }
+            Stmt::Expr(e @ (Expr::ForLoop(_) | Expr::While(_)), _) => {
+                if let Some(out) = crate::loop_exits::rewrite_loop_returns(e, i, stmts) {
+                    return out.into();
+                }
+            }
             _ => {}
         }
     }

@@ -292,3 +292,128 @@ fn check_no_exit(stmt: &Stmt) -> Result<(), syn::Error> {
         None => Ok(()),
     }
 }
+
+/// A loop statement `stmts[i]` of a function body whose body has
+/// `return e;` statements of its own (not in nested loops or closures):
+/// each becomes `__oxla_ret_k = true; break;` (a flag per `return`,
+/// declared before the loop), and the statements after the loop become
+/// `if __oxla_ret_1 { e1 } else if … else { rest }` — JAX's `while_loop`
+/// with a done flag, then the choice. `e` is read after the loop, where the
+/// loop's carries hold what they held at the `return` (nothing after it
+/// ran), so it may name variables declared before the loop only; `None`
+/// (leaving the `return` for the lowering to report) when one names a
+/// variable bound inside the loop, or when there is no such `return`.
+pub(crate) fn rewrite_loop_returns(
+    loop_expr: &Expr,
+    i: usize,
+    stmts: &[Stmt],
+) -> Option<Vec<Stmt>> {
+    use syn::visit_mut::VisitMut;
+    let body = match loop_expr {
+        Expr::ForLoop(fl) => &fl.body,
+        Expr::While(w) => &w.body,
+        _ => return None,
+    };
+    // Names bound inside the loop (its index too): a returned value must
+    // not read them.
+    let mut inner = LetNames(Vec::new());
+    syn::visit::Visit::visit_block(&mut inner, body);
+    if let Expr::ForLoop(fl) = loop_expr {
+        syn::visit::Visit::visit_pat(&mut inner, &fl.pat);
+    }
+    struct Returns<'a> {
+        inner: &'a [String],
+        values: Vec<Expr>,
+        ok: bool,
+    }
+    impl VisitMut for Returns<'_> {
+        fn visit_block_mut(&mut self, b: &mut Block) {
+            let stmts = std::mem::take(&mut b.stmts);
+            for s in stmts {
+                match &s {
+                    Stmt::Expr(Expr::Return(r), _) => {
+                        let Some(v) = &r.expr else {
+                            self.ok = false;
+                            b.stmts.push(s);
+                            continue;
+                        };
+                        let mut reads = PathNames(Vec::new());
+                        syn::visit::Visit::visit_expr(&mut reads, v);
+                        if reads.0.iter().any(|n| self.inner.contains(n)) {
+                            self.ok = false;
+                        }
+                        let span = r.return_token.span;
+                        let flag = format_ident!("__oxla_ret_{}", self.values.len(), span = span);
+                        self.values.push((**v).clone());
+                        b.stmts
+                            .push(syn::parse_quote_spanned!(span=> #flag = true;));
+                        b.stmts.push(syn::parse_quote_spanned!(span=> break;));
+                    }
+                    _ => {
+                        let mut s = s;
+                        self.visit_stmt_mut(&mut s);
+                        b.stmts.push(s);
+                    }
+                }
+            }
+        }
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            match e {
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_) => {}
+                _ => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut the_loop = loop_expr.clone();
+    let mut found = Returns {
+        inner: &inner.0,
+        values: Vec::new(),
+        ok: true,
+    };
+    match &mut the_loop {
+        Expr::ForLoop(fl) => found.visit_block_mut(&mut fl.body),
+        Expr::While(w) => found.visit_block_mut(&mut w.body),
+        _ => return None,
+    }
+    if found.values.is_empty() || !found.ok {
+        return None;
+    }
+    let span = the_loop.span();
+    let flags: Vec<syn::Ident> = (0..found.values.len())
+        .map(|k| format_ident!("__oxla_ret_{}", k, span = span))
+        .collect();
+    let mut out = stmts[..i].to_vec();
+    for f in &flags {
+        out.push(syn::parse_quote_spanned!(span=> let mut #f = false;));
+    }
+    out.push(Stmt::Expr(the_loop, Some(Default::default())));
+    let rest = crate::control::rewrite_returns(&stmts[i + 1..]).into_owned();
+    let mut chain: Expr = syn::parse_quote_spanned!(span=> { #(#rest)* });
+    for (f, v) in flags.iter().zip(&found.values).rev() {
+        chain = syn::parse_quote_spanned!(span=> if #f { #v } else #chain);
+    }
+    out.push(Stmt::Expr(chain, None));
+    Some(out)
+}
+
+/// The names `let` patterns (and closures' parameters) bind in a body.
+struct LetNames(Vec<String>);
+
+impl<'a> syn::visit::Visit<'a> for LetNames {
+    fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+        self.0.push(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+}
+
+/// The single-identifier paths an expression reads.
+struct PathNames(Vec<String>);
+
+impl<'a> syn::visit::Visit<'a> for PathNames {
+    fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+        if let Some(id) = p.path.get_ident() {
+            self.0.push(id.to_string());
+        }
+    }
+}

@@ -149,6 +149,10 @@ fn checkpoint_of<'a>(e: &'a Expr, errors: &mut crate::errors::Errors) -> (Checkp
     }
 }
 
+/// A `return` inside a loop that `loop_exits::rewrite_loop_returns` could
+/// not rewrite.
+const RETURN_IN_LOOP: &str = "`return` inside a loop is supported as a statement of the loop's own body (`if done { return x; }`, not inside a nested loop or an expression), returning variables declared before the loop, which hold their values when it ends; this one reads a variable bound inside the loop or is elsewhere: assign the value to a `let mut` declared before the loop, `break`, and return it after the loop";
+
 const LOOP_FORMS: &str = "supported loops are `for i in a..b` and `for i in a..=b` (integer bounds: literals, integer parameters, constants, `x.len()`), and `while cond`; the variables a loop changes are `let mut` variables declared before it";
 
 impl Lowerer<'_> {
@@ -160,7 +164,7 @@ impl Lowerer<'_> {
             return;
         }
         if let Some((span, "return")) = jump(&fl.body) {
-            self.errors.at(span, "`return` inside a loop is not supported: end the loop with `break` (with a flag saying why) and return after it");
+            self.errors.at(span, RETURN_IN_LOOP);
             return;
         }
         if crate::loop_exits::has_exit(&fl.body).is_some() {
@@ -213,7 +217,7 @@ impl Lowerer<'_> {
             return;
         }
         if let Some((span, "return")) = jump(&w.body) {
-            self.errors.at(span, "`return` inside a loop is not supported: end the loop with `break` (with a flag saying why) and return after it");
+            self.errors.at(span, RETURN_IN_LOOP);
             return;
         }
         if crate::loop_exits::has_exit(&w.body).is_some() && w.label.is_none() {

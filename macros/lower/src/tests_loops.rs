@@ -205,8 +205,8 @@ fn unsupported_loops_are_spanned_errors_naming_what_is_supported() {
             "`break` with a label or a value is not supported",
         ),
         (
-            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { return y; } y } },
-            "`return` inside a loop",
+            quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..3 { let z = y * 2.0; if z > 1.0 { return z; } y = z; } y } },
+            "`return` inside a loop is supported as a statement of the loop's own body",
         ),
         (
             quote! { fn f(x: f64) -> f64 { let mut y = x; 'outer: for _ in 0..3 { y = y * 0.5; } y } },
