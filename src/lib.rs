@@ -156,6 +156,7 @@
 //! | `clip(x, lo, hi)` | `jnp.clip`, as `x.clamp(lo, hi)`, the three broadcast | as `clamp` |
 //! | `logaddexp(a, b)` | `jnp.logaddexp`: `ln(e^a + e^b)` without overflow, `a + b` where both are the same infinity | `e^(a−out)` and `e^(b−out)`: ½ each at a tie (JAX) |
 //! | `outer(a, b)` | `jnp.outer` of two vectors | `g·b` and `gᵀ·a` |
+//! | `let (xx, yy) = meshgrid(&x, &y);` | `jnp.meshgrid` (indexing "xy"): both `[len(y), len(x)]`, `xx[i, j] = x[j]`, `yy[i, j] = y[i]` | summed back along the broadcast axis |
 //! | `x.row(i)`, `x.column(j)` | `s![i, ..]`, `s![.., j]`: `i` a literal or a scalar known at run time (a parameter is checked at the call) | scattered back into the row or column |
 //! | `x.var(ddof)`, `x.std(ddof)`, `x.var_axis(Axis(k), ddof)`, `x.std_axis(..)` | ndarray's (`jnp.var(x, ddof=…)`): `Σ(x − mean)² / (n − ddof)` and its square root | `2(x − mean)/(n − ddof)`; `std`'s divided by `2·std` |
 //! | `sigmoid(x)`, `softplus(x)`, `relu(x)` | jax.nn's, stable at ±∞ | finite everywhere; `relu` 0 at 0 |

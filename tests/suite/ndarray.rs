@@ -579,3 +579,33 @@ fn reshapes_match_ndarray_with_their_gradient() {
     });
     assert!(msg.contains("`x`"), "{msg}");
 }
+
+/// `jnp.meshgrid` (indexing "xy"): a field sampled on a grid, with its
+/// gradient with respect to the grid's coordinates.
+#[grad(grid_energy_grad, wrt = (x, y))]
+fn grid_energy(x: ArrayView1<f64>, y: ArrayView1<f64>) -> f64 {
+    let (xx, yy) = meshgrid(&x, &y);
+    (-(&xx * &xx) - 2.0 * &yy * &yy + &xx * &yy).exp().sum()
+}
+
+#[test]
+fn meshgrid_as_numpy() {
+    let x = array![-1.0, 0.0, 0.5, 2.0];
+    let y = array![0.3, -0.7];
+    let field = |x: &[f64], y: &[f64]| {
+        let mut s = 0.0;
+        for yi in y {
+            for xj in x {
+                s += (-(xj * xj) - 2.0 * yi * yi + xj * yi).exp();
+            }
+        }
+        s
+    };
+    let want = field(x.as_slice().unwrap(), y.as_slice().unwrap());
+    assert!((grid_energy(x.view(), y.view()) - want).abs() < 1e-14);
+    let (gx, gy) = grid_energy_grad(x.view(), y.view());
+    let fx = fd_grad(x.as_slice().unwrap(), |p| field(p, y.as_slice().unwrap()));
+    let fy = fd_grad(y.as_slice().unwrap(), |p| field(x.as_slice().unwrap(), p));
+    assert_close(gx.as_slice().unwrap(), &fx, 1e-7, "d/dx");
+    assert_close(gy.as_slice().unwrap(), &fy, 1e-7, "d/dy");
+}

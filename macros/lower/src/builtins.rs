@@ -36,6 +36,7 @@ const BUILTINS: &[&str] = &[
     "full_like",
     "roll",
     "outer",
+    "meshgrid",
     // elementwise.rs (ELEMENTWISE_FUNCTIONS)
     "sigmoid",
     "relu",

@@ -464,6 +464,10 @@ impl Lowerer<'_> {
                 vs.map(|v| (v, self.span_of(e)))
             }
             Expr::Paren(p) => self.lower_results(&p.expr),
+            Expr::Call(c) if is_bare_call(c, "meshgrid") => {
+                let vs = self.meshgrid(c);
+                vs.map(|v| (v, self.span_of(e)))
+            }
             // A helper may return a tuple.
             Expr::Call(c) if self.is_known_helper_call(c) => {
                 let vs = self.lower_helper_values(c).flatten();
@@ -1161,6 +1165,51 @@ impl Lowerer<'_> {
         })())
     }
 
+    /// `meshgrid(&x, &y)` (`jnp.meshgrid`, indexing `"xy"`): `(X, Y)`, both
+    /// of shape `[len(y), len(x)]`, `X[i, j] = x[j]`, `Y[i, j] = y[i]`;
+    /// bound by a tuple `let`.
+    fn meshgrid(&mut self, c: &syn::ExprCall) -> Option<Vec<Var>> {
+        let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        let [x, y] = args.as_slice() else {
+            self.errors.at(
+                c.paren_token.span.join(),
+                "`meshgrid` takes two vectors: `let (xx, yy) = meshgrid(&x, &y);` (numpy's indexing \"xy\")",
+            );
+            return None;
+        };
+        let (x, y) = ((*x)?, (*y)?);
+        for (v, e) in [(x, &c.args[0]), (y, &c.args[1])] {
+            let t = self.f.ty(v).clone();
+            if t.shape.rank() != 1 || !t.dtype.is_float() {
+                self.errors
+                    .spanned(e, format!("`meshgrid` takes two float vectors, got {t}"));
+                return None;
+            }
+        }
+        let span = c.span();
+        let shape = Shape(vec![
+            self.f.shape(y).0[0].clone(),
+            self.f.shape(x).0[0].clone(),
+        ]);
+        let xx = self.push(
+            Op::Broadcast {
+                shape: shape.clone(),
+                dims: vec![1],
+            },
+            &[x],
+            span,
+        )?;
+        let yy = self.push(
+            Op::Broadcast {
+                shape,
+                dims: vec![0],
+            },
+            &[y],
+            span,
+        )?;
+        Some(vec![xx, yy])
+    }
+
     /// `a / c` truncated (`Div`) or `a − c·trunc(a / c)` (`Rem`), of
     /// integers held in f64; a zero divisor gives -1 and `a`.
     fn int_quotient(&mut self, op: IntOp, a: Var, c: Var, span: Span) -> Option<Var> {
@@ -1693,6 +1742,14 @@ fn substitute_in_loop(l: &mut oxla_core::ops::control::Loop, from: &str, to: &Di
 /// The identifiers of a path's segments (`f64::consts::PI` → `f64`, `consts`, `PI`).
 pub(crate) fn segment_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// Whether `c` calls `name` by its bare name (or `oxla::name`).
+pub(crate) fn is_bare_call(c: &syn::ExprCall, name: &str) -> bool {
+    matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == name)
+        && (p.path.segments.len() == 1
+            || (p.path.segments.len() == 2 && p.path.segments[0].ident == "oxla")))
 }
 
 /// An arithmetic operator on integer scalars.

@@ -42,7 +42,7 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
      cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), \
+     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), meshgrid(&x, &y) (bound by `let (xx, yy) = …`), \
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
