@@ -153,6 +153,7 @@
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `x.into_shape_with_order(shape).unwrap()`, `x.to_shape(..)`, `x.reshape(..)`, `x.flatten()`, `x.ravel()` | the same row-major elements in a new shape (one size `-1`, inferred); a size the new shape fixes is checked at the call | reshaped back |
+//! | `a % b`, `a %= b`, `a.rem_euclid(b)` (floats and integer scalars), `a / b`, `div_euclid` (integers) | as Rust computes them: a float `%` is C's `fmod` bit for bit where the quotient is below 2^53 (f64) or 2^24 (f32), NaN beyond | 1 in `a`, `−trunc(a / b)` in `b` (JAX's `rem`) |
 //! | `clip(x, lo, hi)` | `jnp.clip`, as `x.clamp(lo, hi)`, the three broadcast | as `clamp` |
 //! | `logaddexp(a, b)` | `jnp.logaddexp`: `ln(e^a + e^b)` without overflow, `a + b` where both are the same infinity | `e^(a−out)` and `e^(b−out)`: ½ each at a tie (JAX) |
 //! | `outer(a, b)` | `jnp.outer` of two vectors | `g·b` and `gᵀ·a` |

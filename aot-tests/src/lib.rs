@@ -265,6 +265,13 @@ pub fn helper_loss(x: &[f64], y: &[f64]) -> f64 {
     sum(log_cosh(x - y))
 }
 
+/// Rust's float remainder (C's `fmod`), composed of exact steps: the
+/// build script's kernels must keep its products from FMA contraction.
+#[jit]
+pub fn fmod_f64(x: &[f64], y: &[f64]) -> Vec<f64> {
+    x % y
+}
+
 /// A gradient step calling the generated `helper_loss_grad`: the build
 /// script inlines the called gradient's IR as the macro does.
 #[jit]

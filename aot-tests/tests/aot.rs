@@ -962,3 +962,33 @@ fn a_step_calling_a_generated_gradient_runs_on_the_build_scripts_kernels() {
     }
     assert_build_script("helper_step");
 }
+
+#[test]
+fn float_remainder_on_the_build_scripts_kernels_is_rusts() {
+    let mut rng = StdRng::seed_from_u64(13);
+    for n in LENGTHS {
+        let x: Vec<f64> = (0..n)
+            .map(|_| rng.gen_range(-1e6..1e6) * 2f64.powi(rng.gen_range(-20..20)))
+            .collect();
+        let y: Vec<f64> = (0..n)
+            .map(|_| random_signed(&mut rng, 1, 1e-3, 10.0)[0])
+            .collect();
+        let got = fmod_f64(&x, &y);
+        for i in 0..n {
+            let want = x[i] % y[i];
+            if (x[i] / y[i]).abs() >= 9_007_199_254_740_992.0 {
+                assert!(got[i].is_nan());
+                continue;
+            }
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "{} % {}: {} vs {want}",
+                x[i],
+                y[i],
+                got[i]
+            );
+        }
+    }
+    assert_build_script("fmod_f64");
+}

@@ -279,3 +279,128 @@ fn compound_integer_division_and_remainder() {
         assert_eq!(halvings(n), (c, digits * 100 + n % 7), "{n}");
     }
 }
+
+/// Rust's `%` and `rem_euclid` on floats, exact as Rust's (C's `fmod`),
+/// elementwise on arrays and on scalars, with JAX's derivatives.
+#[oxla::jit]
+fn float_rems(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let mut c = a.to_owned();
+    c %= 0.75;
+    (a % b, c)
+}
+
+#[oxla::jit]
+fn float_rems32(a: &[f32], b: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    (a % b, a.rem_euclid(b))
+}
+
+#[oxla::jit]
+fn wrap(x: f64, period: f64) -> (f64, f64) {
+    (x % period, x.rem_euclid(period))
+}
+
+#[transforms(grad(fmod_grad, wrt = (x, p)))]
+fn fmod_loss(x: f64, p: f64) -> f64 {
+    (x % p).sin() + x.rem_euclid(p) * 0.5
+}
+
+#[test]
+fn float_remainder_is_rusts_bit_for_bit() {
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for _ in 0..4000 {
+        // Magnitudes over many binades, either sign, quotients up to 2^50.
+        let m = (next() % 100) as i32 - 50;
+        let x = ((next() >> 11) as f64 / (1u64 << 53) as f64 + 0.5) * 2f64.powi(m);
+        let y = ((next() >> 11) as f64 / (1u64 << 53) as f64 + 0.5)
+            * 2f64.powi(m - (next() % 50) as i32);
+        a.push(if next() % 2 == 0 { x } else { -x });
+        b.push(if next() % 2 == 0 { y } else { -y });
+    }
+    // Edges: exact multiples (signed zeros), ties of the rounded quotient,
+    // infinities, NaN, a zero divisor.
+    let edges = [
+        (-4.0, 2.0),
+        (4.0, -2.0),
+        (-0.0, 3.0),
+        (0.0, -3.0),
+        (5.3, 2.0),
+        (-5.3, 2.0),
+        (1.0, 0.1),
+        (3.0, 0.1),
+        (0.3, 0.1),
+        (7.0, f64::INFINITY),
+        (-7.0, f64::NEG_INFINITY),
+        (f64::INFINITY, 2.0),
+        (f64::NAN, 2.0),
+        (2.0, f64::NAN),
+        (2.0, 0.0),
+        (1e16, 3.0),
+        (123456789.123, 1e-7),
+    ];
+    for (x, y) in edges {
+        a.push(x);
+        b.push(y);
+    }
+    let (got, c) = float_rems(&a, &b);
+    for k in 0..a.len() {
+        let want = a[k] % b[k];
+        assert!(
+            got[k].to_bits() == want.to_bits() || (got[k].is_nan() && want.is_nan()),
+            "{} % {} = {} (Rust {want})",
+            a[k],
+            b[k],
+            got[k]
+        );
+        let want = a[k] % 0.75;
+        if (a[k] / 0.75).abs() >= 9_007_199_254_740_992.0 && a[k].is_finite() {
+            // Past the exact range the result is NaN, never a wrong number.
+            assert!(c[k].is_nan(), "{} % 0.75 = {}", a[k], c[k]);
+            continue;
+        }
+        assert!(
+            c[k].to_bits() == want.to_bits() || (c[k].is_nan() && want.is_nan()),
+            "{} %= 0.75: {} (Rust {want})",
+            a[k],
+            c[k]
+        );
+    }
+    let a32: Vec<f32> = a.iter().map(|v| *v as f32).collect();
+    let b32: Vec<f32> = b.iter().map(|v| *v as f32).collect();
+    let (r32, e32) = float_rems32(&a32, &b32);
+    for k in 0..a32.len() {
+        let (x, y) = (a32[k], b32[k]);
+        // Within f32's exact range: |x / y| < 2^24.
+        if (x / y).abs() >= 16_777_216.0 && x.is_finite() && y != 0.0 {
+            assert!(r32[k].is_nan(), "f32 {x} % {y}: {}", r32[k]);
+            continue;
+        }
+        for (got, want) in [(r32[k], x % y), (e32[k], x.rem_euclid(y))] {
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "f32 {x} % {y}: {got} (Rust {want})"
+            );
+        }
+    }
+    for (x, p) in [(7.5, 2.0), (-7.5, 2.0), (0.1, 3.0), (-1e-300, 3.0)] {
+        assert_eq!(wrap(x, p), (x % p, x.rem_euclid(p)));
+    }
+    // Derivatives: 1 in x, −trunc(x / p) in p (JAX's `rem`), and the same
+    // through `rem_euclid` away from its jumps.
+    for (x, p) in [(7.3, 2.0), (-7.3, 2.0), (0.4, 1.5)] {
+        let (dx, dp) = fmod_grad(x, p);
+        let q = (x / p).trunc();
+        let qe = (x - x.rem_euclid(p)) / p;
+        let want_dx = (x % p).cos() + 0.5;
+        let want_dp = -q * (x % p).cos() - 0.5 * qe;
+        assert!(close(dx, want_dx, 1e-14), "{x} {p}: {dx} vs {want_dx}");
+        assert!(close(dp, want_dp, 1e-13), "{x} {p}: {dp} vs {want_dp}");
+    }
+}

@@ -400,16 +400,17 @@ impl Lowerer<'_> {
             _ => None,
         };
         let r = self.lower_expr(rhs);
+        if let BinOp::RemAssign(_) = op {
+            let mut vs = [old?, r?];
+            let span = op.span();
+            self.coerce(&mut vs, span)?;
+            return self.float_rem(vs[0], vs[1], span);
+        }
         let Some(bin) = bin else {
             let shown = quote::ToTokens::to_token_stream(op).to_string();
-            let why = if matches!(op, BinOp::RemAssign(_)) {
-                " on floats (Rust's `%` is C's `fmod`, which oxla has no exact op for yet; on integers `%=` works)"
-            } else {
-                ""
-            };
             self.errors.spanned(
                 op,
-                format!("unsupported compound assignment `{shown}`{why}: supported are `+=`, `-=`, `*=` and `/=`, and `%=` on integers"),
+                format!("unsupported compound assignment `{shown}`: supported are `+=`, `-=`, `*=`, `/=` and `%=`"),
             );
             return None;
         };

@@ -178,6 +178,118 @@ impl Lowerer<'_> {
         self.push(Op::Select, &[nan, both, out], span)
     }
 
+    /// Rust's `a % b` on floats (C's `fmod`): `a − b·trunc(a / b)` computed
+    /// exactly, as the IR has no remainder op. The quotient `q = trunc(a /
+    /// b)` may be one off where `a / b` rounds across an integer; `a − q·b`
+    /// is exact by Dekker's product (`q·b = p + e` exactly, with Veltkamp
+    /// splits into half-width parts) and Sterbenz's lemma (`a − p` is
+    /// exact, `a` and `p` being within a factor 2; the rounded products are
+    /// kept from FMA contraction), so a remainder of the
+    /// wrong sign or size shows a wrong `q`, and the next one is taken. Exact
+    /// wherever `|a / b| < 2^53` (f64) or `2^24` (f32) and `|b|` is far from
+    /// overflow; beyond, NaN (Rust's value needs a long division). `b = ±∞`
+    /// gives `a`, a zero result has `a`'s sign, NaN and `b = 0` give NaN.
+    /// The derivatives are JAX's `rem`'s: 1 in `a`, `−trunc(a / b)` in `b`.
+    pub(crate) fn float_rem(&mut self, a: Var, b: Var, span: Span) -> Option<Var> {
+        let mut vs = [a, b];
+        self.broadcast_all(&mut vs, span)?;
+        let [a, b] = vs;
+        let dtype = self.f.dtype(a);
+        let (split, limit) = match dtype {
+            oxla_core::DType::F32 => (4097.0, 16_777_216.0),
+            _ => (134_217_729.0, 9_007_199_254_740_992.0),
+        };
+        let k = |lw: &mut Self, v: f64| lw.f.full_like(v, a);
+        let bin =
+            |lw: &mut Self, op: BinaryOp, x: Var, y: Var| lw.push(Op::Binary(op), &[x, y], span);
+        // A rounded product the backends cannot contract into an FMA with
+        // the subtraction that reads it (the CPU JIT contracts `a·b − c`):
+        // behind a select (`x = x` holds but for NaN, which it keeps).
+        let rounded_mul = |lw: &mut Self, x: Var, y: Var| -> Option<Var> {
+            let m = bin(lw, BinaryOp::Mul, x, y)?;
+            let real = lw.push(Op::Cmp(CmpOp::Eq), &[x, x], span)?;
+            lw.push(Op::Select, &[real, m, x], span)
+        };
+        // Veltkamp: `x = hi + lo`, each half the significand.
+        let halves = |lw: &mut Self, x: Var| -> Option<(Var, Var)> {
+            let s = k(lw, split);
+            let c = rounded_mul(lw, s, x)?;
+            let d = bin(lw, BinaryOp::Sub, c, x)?;
+            let hi = bin(lw, BinaryOp::Sub, c, d)?;
+            let lo = bin(lw, BinaryOp::Sub, x, hi)?;
+            Some((hi, lo))
+        };
+        let (bh, bl) = halves(self, b)?;
+        // `a − q·b`, exactly when it is representable.
+        let exact_rem = |lw: &mut Self, q: Var| -> Option<Var> {
+            let p = rounded_mul(lw, q, b)?;
+            let (qh, ql) = halves(lw, q)?;
+            let hh = bin(lw, BinaryOp::Mul, qh, bh)?;
+            let e = bin(lw, BinaryOp::Sub, hh, p)?;
+            let hl = bin(lw, BinaryOp::Mul, qh, bl)?;
+            let e = bin(lw, BinaryOp::Add, e, hl)?;
+            let lh = bin(lw, BinaryOp::Mul, ql, bh)?;
+            let e = bin(lw, BinaryOp::Add, e, lh)?;
+            let ll = bin(lw, BinaryOp::Mul, ql, bl)?;
+            let e = bin(lw, BinaryOp::Add, e, ll)?;
+            let d = bin(lw, BinaryOp::Sub, a, p)?;
+            bin(lw, BinaryOp::Sub, d, e)
+        };
+        let ratio = bin(self, BinaryOp::Div, a, b)?;
+        let q0 = self.push(
+            Op::Unary(UnaryOp::Round(oxla_core::ops::elementwise::Rounding::Trunc)),
+            &[ratio],
+            span,
+        )?;
+        let r0 = exact_rem(self, q0)?;
+        // The quotient's direction: sign(a)·sign(b); a remainder of the
+        // wrong sign means |q| one too large, one of |b| or more one too small.
+        let sa = self.push(Op::Unary(UnaryOp::Sign), &[a], span)?;
+        let sb = self.push(Op::Unary(UnaryOp::Sign), &[b], span)?;
+        let dir = bin(self, BinaryOp::Mul, sa, sb)?;
+        let sr = self.push(Op::Unary(UnaryOp::Sign), &[r0], span)?;
+        let flip = bin(self, BinaryOp::Mul, sr, sa)?;
+        let zero = k(self, 0.0);
+        let too_big = self.push(Op::Cmp(CmpOp::Lt), &[flip, zero], span)?;
+        let ar = self.abs(r0, span)?;
+        let ab = self.abs(b, span)?;
+        let too_small = self.push(Op::Cmp(CmpOp::Ge), &[ar, ab], span)?;
+        let down = bin(self, BinaryOp::Sub, q0, dir)?;
+        let up = bin(self, BinaryOp::Add, q0, dir)?;
+        let q1 = self.push(Op::Select, &[too_big, down, q0], span)?;
+        let q1 = self.push(Op::Select, &[too_small, up, q1], span)?;
+        let r = exact_rem(self, q1)?;
+        // A zero remainder has `a`'s sign (`a·0`); an infinite `b` leaves
+        // `a`; a quotient past the exact range is NaN.
+        let signed_zero = bin(self, BinaryOp::Mul, a, zero)?;
+        let is_zero = self.push(Op::Cmp(CmpOp::Eq), &[r, zero], span)?;
+        let r = self.push(Op::Select, &[is_zero, signed_zero, r], span)?;
+        let inf = k(self, f64::INFINITY);
+        let b_inf = self.push(Op::Cmp(CmpOp::Eq), &[ab, inf], span)?;
+        let aa = self.abs(a, span)?;
+        let a_finite = self.push(Op::Cmp(CmpOp::Lt), &[aa, inf], span)?;
+        let keep_a = self.logic(&[b_inf, a_finite], CmpOp::Gt, 1.5, span)?;
+        let r = self.push(Op::Select, &[keep_a, a, r], span)?;
+        let aq = self.abs(q0, span)?;
+        let lim = k(self, limit);
+        let past = self.push(Op::Cmp(CmpOp::Ge), &[aq, lim], span)?;
+        let nan = k(self, f64::NAN);
+        self.push(Op::Select, &[past, nan, r], span)
+    }
+
+    /// Rust's `a.rem_euclid(b)` on floats: `a % b`, plus `|b|` when that is
+    /// negative (so in `[0, |b|)`, rounded as Rust rounds it).
+    pub(crate) fn float_rem_euclid(&mut self, a: Var, b: Var, span: Span) -> Option<Var> {
+        let r = self.float_rem(a, b, span)?;
+        let mut vs = [r, b];
+        self.broadcast_all(&mut vs, span)?;
+        let ab = self.abs(vs[1], span)?;
+        let up = self.push(Op::Binary(BinaryOp::Add), &[r, ab], span)?;
+        let zero = self.f.full_like(0.0, r);
+        let negative = self.push(Op::Cmp(CmpOp::Lt), &[r, zero], span)?;
+        self.push(Op::Select, &[negative, up, r], span)
+    }
+
     fn clamp(&mut self, x: Var, lo: Var, hi: Var, span: Span) -> Option<Var> {
         let mut vs = [x, lo, hi];
         self.broadcast_all(&mut vs, span)?;

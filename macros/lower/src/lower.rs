@@ -983,11 +983,9 @@ impl Lowerer<'_> {
             if let Some(v) = self.int_arithmetic(b, IntOp::Rem, l, r, span) {
                 return v;
             }
-            self.errors.spanned(
-                &b.op,
-                "`%` is supported on integers (loop indices, sizes, `as i64` casts: exact below 2^53); on floats Rust's `%` is C's `fmod`, which oxla has no exact op for yet",
-            );
-            return None;
+            let mut vs = [l, r];
+            self.coerce(&mut vs, span)?;
+            return self.float_rem(vs[0], vs[1], span);
         }
         let op = match b.op {
             BinOp::Add(_) => BinaryOp::Add,
@@ -1047,7 +1045,7 @@ impl Lowerer<'_> {
 
     /// The sum of the bools `xs` (each 0 or 1 in the float type), compared
     /// with `at` by `op`, broadcast together.
-    fn logic(&mut self, xs: &[Var], op: CmpOp, at: f64, span: Span) -> Option<Var> {
+    pub(crate) fn logic(&mut self, xs: &[Var], op: CmpOp, at: f64, span: Span) -> Option<Var> {
         let mut sum = None;
         for x in xs {
             let v = self.push(Op::Convert { dtype: self.dtype }, &[*x], span)?;
@@ -1271,6 +1269,14 @@ impl Lowerer<'_> {
         if matches!(name.as_str(), "rem_euclid" | "div_euclid") && m.args.len() == 1 {
             if let Some(v) = self.int_euclid(m, name == "rem_euclid") {
                 return v;
+            }
+            if name == "rem_euclid" {
+                let a = self.lower_expr(&m.receiver);
+                let b = self.lower_expr(&m.args[0]);
+                let span = self.method_span(m);
+                let mut vs = [a?, b?];
+                self.coerce(&mut vs, span)?;
+                return self.float_rem_euclid(vs[0], vs[1], span);
             }
         }
         if let Some(v) = self.lower_array_method(m) {
