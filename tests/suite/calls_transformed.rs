@@ -78,6 +78,24 @@ mod kernels {
     pub fn field(x: ArrayView1<f64>) -> Array1<f64> {
         x.sin() * x.sum()
     }
+
+    /// A jit'd function and a Hessian of this module.
+    #[oxla::jit]
+    pub fn softplus_sum(x: ArrayView1<f64>) -> f64 {
+        (1.0 + x.exp()).ln().sum()
+    }
+
+    #[oxla::hessian(bowl_hess)]
+    pub fn bowl(x: ArrayView1<f64>) -> f64 {
+        (&x * &x * &x).sum() + x.sum() * x.sum()
+    }
+}
+
+/// A jit'd function and a Hessian of another module, called.
+#[jit]
+fn newton_like(x: ArrayView1<f64>) -> (f64, Array1<f64>) {
+    let h = kernels::bowl_hess(x);
+    (kernels::softplus_sum(x), h.dot(&x))
 }
 
 /// A kernel prediction calling a vmap of another module.
@@ -368,4 +386,17 @@ fn called_functions_read_constants_of_the_callers_module() {
     let w = array![1.0, -2.0, 0.5];
     let want = w.mapv(|v| (v - 0.1 * 2.0 * DECAY * v) * (1.0 - DECAY));
     assert_close(&shrink_step(w.view(), 0.1), &want, 1e-15);
+}
+
+#[test]
+fn a_jit_function_and_a_hessian_of_another_module_called() {
+    let x = array![0.5, -1.0, 2.0];
+    let (s, hx) = newton_like(x.view());
+    assert_eq!(s, kernels::softplus_sum(x.view()));
+    // H = diag(6x) + 2·11ᵀ for Σx³ + (Σx)².
+    let total: f64 = x.sum();
+    for i in 0..3 {
+        let want = 6.0 * x[i] * x[i] + 2.0 * total;
+        assert!((hx[i] - want).abs() < 1e-13, "{i}: {} vs {want}", hx[i]);
+    }
 }
