@@ -1184,28 +1184,28 @@ impl Lowerer<'_> {
                 return None;
             }
         }
-        let span = c.span();
+        let (xx, yy) = self.grid(x, y, c.span())?;
+        Some(vec![xx, yy])
+    }
+
+    /// The vectors `x` and `y` broadcast to `[len(y), len(x)]`: `x` along
+    /// the rows, `y` down the columns (`meshgrid`, `outer`).
+    pub(crate) fn grid(&mut self, x: Var, y: Var, span: Span) -> Option<(Var, Var)> {
         let shape = Shape(vec![
             self.f.shape(y).0[0].clone(),
             self.f.shape(x).0[0].clone(),
         ]);
-        let xx = self.push(
-            Op::Broadcast {
-                shape: shape.clone(),
-                dims: vec![1],
-            },
-            &[x],
-            span,
-        )?;
-        let yy = self.push(
-            Op::Broadcast {
-                shape,
-                dims: vec![0],
-            },
-            &[y],
-            span,
-        )?;
-        Some(vec![xx, yy])
+        let across = |dims: Vec<usize>, v: Var, lw: &mut Self| {
+            lw.push(
+                Op::Broadcast {
+                    shape: shape.clone(),
+                    dims,
+                },
+                &[v],
+                span,
+            )
+        };
+        Some((across(vec![1], x, self)?, across(vec![0], y, self)?))
     }
 
     /// `a / c` truncated (`Div`) or `a − c·trunc(a / c)` (`Rem`), of

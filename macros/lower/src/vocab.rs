@@ -189,7 +189,7 @@ impl Lowerer<'_> {
                 return None;
             }
         };
-        if !self.f.dtype(x).is_float() {
+        if !self.f.dtype(x).is_float() || rank == 0 {
             self.errors
                 .spanned(&m.receiver, format!("`{name}` takes a float array"));
             return None;
@@ -207,20 +207,8 @@ impl Lowerer<'_> {
         )?;
         let d = self.push(Op::Binary(BinaryOp::Sub), &[x, mean], span)?;
         let d2 = self.push(Op::Binary(BinaryOp::Mul), &[d, d], span)?;
-        let dims: Vec<Dim> = axes.iter().map(|a| self.f.shape(x).0[*a].clone()).collect();
+        let count = self.count_of(x, &axes, span)?;
         let ss = self.reduce(Reduction::Sum, d2, axes, span)?;
-        let mut count = self.f.literal(1.0, self.dtype);
-        for dim in dims {
-            let n = self.push(
-                Op::DimSize {
-                    dim,
-                    dtype: self.dtype,
-                },
-                &[],
-                span,
-            )?;
-            count = self.push(Op::Binary(BinaryOp::Mul), &[count, n], span)?;
-        }
         let mut vs = [count, ddof];
         self.coerce(&mut vs, span)?;
         let den = self.push(Op::Binary(BinaryOp::Sub), &vs, span)?;
@@ -368,6 +356,28 @@ impl Lowerer<'_> {
         })
     }
 
+    /// How many elements of `x` the `axes` (at least one) hold, a scalar
+    /// of the function's float type.
+    fn count_of(&mut self, x: Var, axes: &[usize], span: Span) -> Option<Var> {
+        let mut count = None;
+        for a in axes {
+            let dim = self.f.shape(x).0[*a].clone();
+            let n = self.push(
+                Op::DimSize {
+                    dim,
+                    dtype: self.dtype,
+                },
+                &[],
+                span,
+            )?;
+            count = Some(match count {
+                None => n,
+                Some(c) => self.push(Op::Binary(BinaryOp::Mul), &[c, n], span)?,
+            });
+        }
+        count
+    }
+
     fn reduce(&mut self, kind: Reduction, x: Var, axes: Vec<usize>, span: Span) -> Option<Var> {
         if self.f.shape(x).is_scalar() && !axes.is_empty() {
             return Some(x);
@@ -378,24 +388,11 @@ impl Lowerer<'_> {
             Reduction::Min => self.push(Op::ReduceMin { axes }, &[x], span),
             Reduction::Prod => self.push(Op::ReduceProd { axes }, &[x], span),
             Reduction::Mean => {
-                let dims: Vec<Dim> = axes.iter().map(|a| self.f.shape(x).0[*a].clone()).collect();
-                let s = self.push(Op::ReduceSum { axes }, &[x], span)?;
-                let mut count = None;
-                for d in dims {
-                    let n = self.push(
-                        Op::DimSize {
-                            dim: d,
-                            dtype: self.dtype,
-                        },
-                        &[],
-                        span,
-                    )?;
-                    count = Some(match count {
-                        None => n,
-                        Some(c) => self.push(Op::Binary(BinaryOp::Mul), &[c, n], span)?,
-                    });
+                if axes.is_empty() {
+                    return self.push(Op::ReduceSum { axes }, &[x], span);
                 }
-                let Some(count) = count else { return Some(s) };
+                let count = self.count_of(x, &axes, span)?;
+                let s = self.push(Op::ReduceSum { axes }, &[x], span)?;
                 let mut vs = [s, count];
                 self.broadcast_all(&mut vs, span)?;
                 self.push(Op::Binary(BinaryOp::Div), &vs, span)
@@ -526,26 +523,8 @@ impl Lowerer<'_> {
                 return None;
             }
         }
-        let shape = Shape(vec![
-            self.f.shape(a).0[0].clone(),
-            self.f.shape(b).0[0].clone(),
-        ]);
-        let col = self.push(
-            Op::Broadcast {
-                shape: shape.clone(),
-                dims: vec![0],
-            },
-            &[a],
-            span,
-        )?;
-        let row = self.push(
-            Op::Broadcast {
-                shape,
-                dims: vec![1],
-            },
-            &[b],
-            span,
-        )?;
+        // `a` down the columns, `b` along the rows.
+        let (row, col) = self.grid(b, a, span)?;
         let mut vs = [col, row];
         self.coerce(&mut vs, span)?;
         self.push(Op::Binary(BinaryOp::Mul), &vs, span)
