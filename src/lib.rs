@@ -180,7 +180,7 @@
 //! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
 //! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects (every arm is computed); arms may assign | through the chosen arm |
 //! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
-//! | `i + 1`, `n - i`, `2 * i`, `i < n` on integer scalars | integer arithmetic and comparisons, exact below 2^53 (no integer division) | none |
+//! | `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n`, `i < n` on integer scalars | integer arithmetic and comparisons as Rust's, exact below 2^53 | none |
 //! | `for i in a..b { … }`, `a..=b` (integer bounds), `while cond { … }` (a scalar bool), nested; `oxla::checkpoint(range_or_cond)`, `oxla::checkpoint_every(k, …)` | a loop op of the IR (never unrolled) whose carries are the `let mut` variables the body assigns; reverse mode keeps every step's carries, or every ⌈√n⌉-th / k-th with the rest recomputed (`oxla::loop_tape_peak_bytes()`) | through every step, forward and reverse (also through `while`), Hessians (forward over reverse), `vmap` with a trip count per example; not reverse over reverse |
 //! | `p.w1`, `p.layer.w` where `p: &Mlp` and `Mlp` has `#[derive(oxla::Tree)]`; `f(&p.layer, x)` to a helper taking `&Layer`; a result `Mlp { w1: …, … }` | a leaf of a parameter struct (each leaf is one parameter of the IR, `p__w1`); a struct argument passes its leaves | the gradient with respect to `p` is an `Mlp` |
 //!
@@ -277,9 +277,10 @@
 //! Results can be `i64`/`i32` (scalars, `Vec`, arrays) where the function
 //! computes indices (`argmax`) or casts, and `bool` where it compares.
 //!
-//! Not yet: loops over integer parameters, casts between integer types,
-//! slice bounds known only at run time and numpy's fancy indexing by several
-//! index arrays at once (`x[[idx_a, idx_b]]`).
+//! Loops run over integer parameters and sizes (`for i in 0..n`), with
+//! `break`, `continue` and `return` as statements. Index arrays of one shape
+//! index together (`x[[idx_a, idx_b]]`, numpy's `x[idx_a, idx_b]`). Not yet:
+//! casts between integer types, slice bounds known only at run time.
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into
