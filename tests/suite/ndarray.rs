@@ -609,3 +609,54 @@ fn meshgrid_as_numpy() {
     assert_close(gx.as_slice().unwrap(), &fx, 1e-7, "d/dx");
     assert_close(gy.as_slice().unwrap(), &fy, 1e-7, "d/dy");
 }
+
+/// `Axis(-1)`, JAX's `axis=-1`: the last axis, for reductions, softmax,
+/// argmax, cumulative sums, concatenation, stacking and roll.
+#[jit]
+fn last_axes(
+    x: ArrayView2<f64>,
+) -> (
+    Array1<f64>,
+    Array2<f64>,
+    Array1<i64>,
+    Array2<f64>,
+    Array2<f64>,
+    Array3<f64>,
+    Array2<f64>,
+) {
+    (
+        x.sum_axis(Axis(-1)),
+        softmax(x, Axis(-1)),
+        argmax(x, Axis(-1)),
+        cumsum(x, Axis(-2)),
+        concatenate(Axis(-1), &[x.view(), x.view()]),
+        stack![Axis(-1), x, x],
+        roll(x, 1, Axis(-1)),
+    )
+}
+
+#[test]
+fn negative_axes_count_from_the_end() {
+    let x = array![[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]];
+    let (s, sm, am, cs, cat, st, r) = last_axes(x.view());
+    assert_eq!(s, x.sum_axis(Axis(1)));
+    for i in 0..2 {
+        let row = x.row(i);
+        let m = row.fold(f64::NEG_INFINITY, |a, b| a.max(*b));
+        let z: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for j in 0..3 {
+            assert!((sm[[i, j]] - (row[j] - m).exp() / z).abs() < 1e-15);
+            assert_eq!(r[[i, j]], x[[i, (j + 2) % 3]]);
+        }
+        assert_eq!(am[i], [2, 0][i]);
+    }
+    assert_eq!(cs, array![[0.5, -1.0, 2.0], [2.0, -0.75, 1.5]]);
+    assert_eq!(
+        cat,
+        oxla::ndarray::concatenate(Axis(1), &[x.view(), x.view()]).unwrap()
+    );
+    assert_eq!(
+        st,
+        oxla::ndarray::stack(Axis(2), &[x.view(), x.view()]).unwrap()
+    );
+}

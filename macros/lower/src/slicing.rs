@@ -424,12 +424,15 @@ impl Lowerer<'_> {
             return None;
         };
         let x = self.lower_expr(x_e);
-        let (Some(shift), Some(axis)) = (int_lit(shift_e), crate::vocab::axis_arg(axis_e)) else {
+        let (Some(shift), Some(x)) = (int_lit(shift_e), x) else {
             self.errors.at(c.paren_token.span.join(), HELP);
             return None;
         };
-        let x = x?;
         let shape = self.f.shape(x).clone();
+        let Some(axis) = crate::vocab::axis_arg_of(axis_e, shape.rank().max(1)) else {
+            self.errors.at(c.paren_token.span.join(), HELP);
+            return None;
+        };
         let Some(n) = shape.0.get(axis).cloned() else {
             self.errors.spanned(
                 axis_e,
@@ -490,7 +493,6 @@ impl Lowerer<'_> {
     /// Concatenate (or stack) `list` along the axis `axis_e`.
     fn join(&mut self, stack: bool, axis_e: &Expr, list: &[&Expr], span: Span) -> Option<Var> {
         let what = if stack { "stack" } else { "concatenate" };
-        let axis = crate::vocab::axis_arg(axis_e);
         // `a.view()` is the array itself here.
         let xs: Vec<Option<Var>> = list
             .iter()
@@ -501,14 +503,21 @@ impl Lowerer<'_> {
                 e => self.lower_expr(e),
             })
             .collect();
-        let Some(axis) = axis else {
+        let mut xs: Vec<Var> = xs.into_iter().collect::<Option<_>>()?;
+        // A negative axis counts from the end of the result (`stack` adds
+        // one).
+        let positions = xs.first().map_or(0, |x| self.f.shape(*x).rank()) + usize::from(stack);
+        let Some(axis) = crate::vocab::axis_arg_of(axis_e, positions.max(1)) else {
             self.errors.spanned(
                 axis_e,
-                format!("`{what}` takes an axis as `Axis(k)` with an integer literal k"),
+                format!(
+                    "`{what}` of arrays of rank {} takes an axis `Axis(k)` with an integer literal k from -{positions} to {} (negative from the end)",
+                    positions - usize::from(stack),
+                    positions - 1
+                ),
             );
             return None;
         };
-        let mut xs: Vec<Var> = xs.into_iter().collect::<Option<_>>()?;
         if xs.is_empty() {
             self.errors
                 .at(span, format!("`{what}` needs at least one array"));

@@ -46,8 +46,22 @@ pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
-/// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`).
+/// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`) with
+/// `k ≥ 0`.
 pub(crate) fn axis_arg(e: &Expr) -> Option<usize> {
+    usize::try_from(signed_axis_arg(e)?).ok()
+}
+
+/// `Axis(k)` for an array of rank `rank`, `k` also negative as JAX's
+/// `axis=-1` (the last axis); `None` when it is not one or out of range.
+pub(crate) fn axis_arg_of(e: &Expr, rank: usize) -> Option<usize> {
+    let k = signed_axis_arg(e)?;
+    let k = if k < 0 { k + rank as i64 } else { k };
+    usize::try_from(k).ok().filter(|k| *k < rank)
+}
+
+/// `Axis(k)` with an integer literal `k`, possibly negative.
+fn signed_axis_arg(e: &Expr) -> Option<i64> {
     let Expr::Call(c) = strip(e) else {
         return None;
     };
@@ -57,12 +71,16 @@ pub(crate) fn axis_arg(e: &Expr) -> Option<usize> {
     if p.path.segments.last()?.ident != "Axis" || c.args.len() != 1 {
         return None;
     }
-    match strip(&c.args[0]) {
+    let lit = |e: &Expr| match strip(e) {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),
             ..
-        }) => i.base10_parse().ok(),
+        }) => i.base10_parse::<i64>().ok(),
         _ => None,
+    };
+    match strip(&c.args[0]) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => lit(&u.expr).map(|k| -k),
+        e => lit(e),
     }
 }
 
@@ -169,8 +187,8 @@ impl Lowerer<'_> {
         let rank = self.f.shape(x).rank();
         let (axes, ddof) = match (name, args) {
             ("var" | "std", [ddof]) => ((0..rank).collect::<Vec<_>>(), ddof),
-            ("var_axis" | "std_axis", [axis, ddof]) => match axis_arg(axis) {
-                Some(k) if k < rank => (vec![k], ddof),
+            ("var_axis" | "std_axis", [axis, ddof]) => match axis_arg_of(axis, rank) {
+                Some(k) => (vec![k], ddof),
                 _ => {
                     self.errors.spanned(
                         axis,
@@ -249,11 +267,12 @@ impl Lowerer<'_> {
             return self.ndarray_dot(x?, y?, span);
         }
         if name == "select" {
-            let axis = self.axis(args[0], name);
             let idx = self.lower_expr(args[1]);
-            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+            let (Some(x), Some(idx)) = (x, idx) else {
                 return None;
             };
+            let rank = self.f.shape(x).rank();
+            let axis = self.axis(args[0], name, rank)?;
             return self.take(name, x, idx, axis, [&m.receiver, args[1], args[0]], span);
         }
         let x = x?;
@@ -274,7 +293,12 @@ impl Lowerer<'_> {
                 self.push(Op::Transpose { perm }, &[x], span)
             }
             "insert_axis" | "remove_axis" => {
-                let axis = self.axis(args[0], name)?;
+                let positions = if name == "insert_axis" {
+                    rank + 1
+                } else {
+                    rank
+                };
+                let axis = self.axis(args[0], name, positions)?;
                 let mut dims = self.f.shape(x).0.clone();
                 let limit = if name == "insert_axis" {
                     rank
@@ -309,7 +333,7 @@ impl Lowerer<'_> {
             _ => {
                 let (kind, with_axis) = Reduction::of(name)?;
                 let axes = if with_axis {
-                    let a = self.axis(args[0], name)?;
+                    let a = self.axis(args[0], name, rank)?;
                     if a >= rank {
                         self.errors.spanned(
                             args[0],
@@ -326,13 +350,16 @@ impl Lowerer<'_> {
         }
     }
 
-    fn axis(&mut self, e: &Expr, name: &str) -> Option<usize> {
-        let a = axis_arg(e);
+    /// The axis `e` names of an array of rank `rank` (negative counting
+    /// from the end, as JAX's `axis=-1`); an error when it names none.
+    fn axis(&mut self, e: &Expr, name: &str, rank: usize) -> Option<usize> {
+        let a = axis_arg_of(e, rank);
         if a.is_none() {
-            self.errors.spanned(
-                e,
-                format!("`{name}` takes an axis as `Axis(k)` with an integer literal k"),
-            );
+            let why = match signed_axis_arg(e) {
+                Some(k) => format!("axis {k} is out of range for an array of rank {rank}"),
+                None => format!("`{name}` takes an axis as `Axis(k)` with an integer literal k (negative from the end, `Axis(-1)`)"),
+            };
+            self.errors.spanned(e, why);
         }
         a
     }
@@ -340,8 +367,8 @@ impl Lowerer<'_> {
     /// `cumsum` / `cumprod` of `x` along the axis `axis_expr`, inclusive
     /// (numpy's): `linear_scan` compositions (`oxla_core::ops::scan`).
     fn cumulative(&mut self, name: &str, x: Var, axis_expr: &Expr) -> Option<Var> {
-        let axis = self.axis(axis_expr, name)?;
         let rank = self.f.shape(x).rank();
+        let axis = self.axis(axis_expr, name, rank)?;
         if axis >= rank {
             self.errors.spanned(
                 axis_expr,
@@ -568,28 +595,35 @@ impl Lowerer<'_> {
         }
         let x = self.lower_expr(args[0]);
         if name == "argmax" || name == "argmin" {
+            let Some(x) = x else { return Some(None) };
+            let rank = self.f.shape(x).rank();
             let axis = match args.get(1) {
-                Some(e) => match self.axis(e, name) {
+                Some(e) => match self.axis(e, name, rank) {
                     Some(a) => Some(a),
                     None => return Some(None),
                 },
                 None => None,
             };
-            let Some(x) = x else { return Some(None) };
             return Some(self.arg_choose(name == "argmax", x, axis, &args, span));
         }
         if name == "take_along_axis" {
             let idx = self.lower_expr(args[1]);
-            let axis = self.axis(args[2], name);
-            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+            let (Some(x), Some(idx)) = (x, idx) else {
+                return Some(None);
+            };
+            let rank = self.f.shape(x).rank();
+            let Some(axis) = self.axis(args[2], name, rank) else {
                 return Some(None);
             };
             return Some(self.take_along_axis(x, idx, axis, &args, span));
         }
         if name == "take" {
             let idx = self.lower_expr(args[1]);
-            let axis = self.axis(args[2], name);
-            let (Some(x), Some(idx), Some(axis)) = (x, idx, axis) else {
+            let (Some(x), Some(idx)) = (x, idx) else {
+                return Some(None);
+            };
+            let rank = self.f.shape(x).rank();
+            let Some(axis) = self.axis(args[2], name, rank) else {
                 return Some(None);
             };
             return Some(self.take(name, x, idx, axis, [args[0], args[1], args[2]], span));
@@ -1034,7 +1068,7 @@ impl Lowerer<'_> {
         let rank = self.f.shape(x).rank();
         let axes = match args.get(1) {
             Some(e) => {
-                let a = self.axis(e, name)?;
+                let a = self.axis(e, name, rank)?;
                 if a >= rank {
                     self.errors.spanned(
                         e,
