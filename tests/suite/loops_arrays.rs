@@ -3,6 +3,7 @@
 //! per example, each against the same loop run by Rust and against central
 //! differences.
 
+use oxla::ndarray::{Array2, ArrayView2};
 use oxla::{grad, transforms, vmap};
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -402,5 +403,81 @@ fn float_remainder_is_rusts_bit_for_bit() {
         let want_dp = -q * (x % p).cos() - 0.5 * qe;
         assert!(close(dx, want_dx, 1e-14), "{x} {p}: {dx} vs {want_dx}");
         assert!(close(dp, want_dp, 1e-13), "{x} {p}: {dp} vs {want_dp}");
+    }
+}
+
+/// Array literals and loops over arrays (issue 23): `[a, b, c]`, `for v in
+/// xs.iter()`, `for (i, v) in xs.iter().enumerate()`, `for row in
+/// m.rows()`, `for col in m.columns()`, with their gradients.
+#[grad(literal_loops_grad, wrt = (xs, m))]
+fn literal_loops(xs: &[f64], m: ArrayView2<f64>, t: f64) -> f64 {
+    let c = [1.0, -2.0 * t, 0.5 + t * t];
+    let grid = [[t, 1.0], [2.0, t]];
+    let mut s = 0.0;
+    for v in xs.iter() {
+        s += v * v;
+    }
+    for (i, v) in xs.iter().enumerate() {
+        s += v * c[i % 3];
+    }
+    for row in m.rows() {
+        s += (row.sin() * row).sum();
+    }
+    for col in m.columns() {
+        s += col.sum() * col.sum();
+    }
+    for g in grid.rows() {
+        s += g.sum() * t;
+    }
+    s
+}
+
+fn literal_loops_ref(xs: &[f64], m: &Array2<f64>, t: f64) -> f64 {
+    let c = [1.0, -2.0 * t, 0.5 + t * t];
+    let grid = [[t, 1.0], [2.0, t]];
+    let mut s = 0.0;
+    for v in xs.iter() {
+        s += v * v;
+    }
+    for (i, v) in xs.iter().enumerate() {
+        s += v * c[i % 3];
+    }
+    for row in m.rows() {
+        s += row.iter().map(|r| r.sin() * r).sum::<f64>();
+    }
+    for col in m.columns() {
+        s += col.sum() * col.sum();
+    }
+    for g in grid.iter() {
+        s += g.iter().sum::<f64>() * t;
+    }
+    s
+}
+
+#[test]
+fn array_literals_and_loops_over_arrays() {
+    let xs = [0.3, -1.2, 0.8, 2.0, -0.1];
+    let m = Array2::from_shape_fn((3, 2), |(i, j)| i as f64 * 0.5 - j as f64 * 0.7);
+    for t in [0.0, 1.5] {
+        let got = literal_loops(&xs, m.view(), t);
+        let want = literal_loops_ref(&xs, &m, t);
+        assert!(close(got, want, 1e-14), "{got} vs {want}");
+        let (gx, gm) = literal_loops_grad(&xs, m.view(), t);
+        for k in 0..xs.len() {
+            let h = 1e-6;
+            let (mut p, mut q) = (xs, xs);
+            p[k] += h;
+            q[k] -= h;
+            let fd = (literal_loops_ref(&p, &m, t) - literal_loops_ref(&q, &m, t)) / (2.0 * h);
+            assert!(close(gx[k], fd, 1e-7), "x{k}: {} vs {fd}", gx[k]);
+        }
+        for ((i, j), g) in gm.indexed_iter() {
+            let h = 1e-6;
+            let (mut p, mut q) = (m.clone(), m.clone());
+            p[[i, j]] += h;
+            q[[i, j]] -= h;
+            let fd = (literal_loops_ref(&xs, &p, t) - literal_loops_ref(&xs, &q, t)) / (2.0 * h);
+            assert!(close(*g, fd, 1e-7), "m[{i},{j}]: {g} vs {fd}");
+        }
     }
 }

@@ -32,6 +32,7 @@ mod generic;
 pub mod helpers;
 mod inline;
 mod loop_exits;
+mod loop_iter;
 mod loops;
 pub mod lower;
 mod paths;

@@ -153,7 +153,7 @@ fn checkpoint_of<'a>(e: &'a Expr, errors: &mut crate::errors::Errors) -> (Checkp
 /// not rewrite.
 const RETURN_IN_LOOP: &str = "`return` inside a loop is supported as a statement of the loop's own body (`if done { return x; }`, not inside a nested loop or an expression), returning variables declared before the loop, which hold their values when it ends; this one reads a variable bound inside the loop or is elsewhere: assign the value to a `let mut` declared before the loop, `break`, and return it after the loop";
 
-const LOOP_FORMS: &str = "supported loops are `for i in a..b` and `for i in a..=b` (integer bounds: literals, integer parameters, constants, `x.len()`), and `while cond`; the variables a loop changes are `let mut` variables declared before it";
+const LOOP_FORMS: &str = "supported loops are `for i in a..b` and `for i in a..=b` (integer bounds: literals, integer parameters, constants, `x.len()`), `for v in xs.iter()` (also `&xs`, `m.rows()`, `m.columns()`, `.enumerate()`), and `while cond`; the variables a loop changes are `let mut` variables declared before it";
 
 impl Lowerer<'_> {
     /// `for pat in range { body }` as a statement.
@@ -161,6 +161,10 @@ impl Lowerer<'_> {
         if let Some(l) = &fl.label {
             self.errors
                 .spanned(l, format!("loop labels are not supported; {LOOP_FORMS}"));
+            return;
+        }
+        if let Some(block) = crate::loop_iter::rewrite(fl, self.frames.len()) {
+            self.lower_block_as(&block, crate::control::Want::Unit);
             return;
         }
         if let Some((span, "return")) = jump(&fl.body) {
@@ -193,7 +197,7 @@ impl Lowerer<'_> {
         };
         let (ckpt, range) = checkpoint_of(&fl.expr, self.errors);
         let Expr::Range(r) = crate::lower::strip_parens(range) else {
-            self.errors.spanned(range, format!("a `for` loop runs over a range `a..b`: iterating over arrays or iterators is not supported (index them: `for i in 0..x.len() {{ … x[i] … }}`); {LOOP_FORMS}"));
+            self.errors.spanned(range, format!("a `for` loop runs over a range `a..b` or over an array (`xs.iter()`, `&xs`, `m.rows()`, `m.columns()`, with `.enumerate()`); other iterators are not supported (index them: `for i in 0..x.len() {{ … x[i] … }}`); {LOOP_FORMS}"));
             return;
         };
         let (Some(lo), Some(hi)) = (&r.start, &r.end) else {

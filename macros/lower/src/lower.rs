@@ -738,6 +738,7 @@ impl Lowerer<'_> {
     fn lower_expr_node(&mut self, e: &Expr) -> Option<Var> {
         match e {
             Expr::Lit(l) => self.lower_lit(&l.lit, false),
+            Expr::Array(a) => self.lower_array_literal(a),
             Expr::Paren(p) => self.lower_expr(&p.expr),
             Expr::Group(g) => self.lower_expr(&g.expr),
             Expr::Path(p) => {
@@ -1161,6 +1162,64 @@ impl Lowerer<'_> {
             };
             self.push(Op::Convert { dtype }, &[v], span)
         })())
+    }
+
+    /// `[a, b, c]` (`jnp.array([a, b, c])`): its elements, scalars or
+    /// arrays of one shape (`[[1.0, 2.0], [3.0, 4.0]]`), stacked along a
+    /// new leading axis of static length; the elements may be any
+    /// expressions, and derivatives flow through them.
+    fn lower_array_literal(&mut self, a: &syn::ExprArray) -> Option<Var> {
+        let elems: Vec<Option<Var>> = a.elems.iter().map(|e| self.lower_expr(e)).collect();
+        let span = a.bracket_token.span.join();
+        if elems.is_empty() {
+            self.errors.at(
+                span,
+                "an empty array literal has no element type: write `zeros(0)`",
+            );
+            return None;
+        }
+        let mut elems = elems.into_iter().collect::<Option<Vec<Var>>>()?;
+        self.coerce(&mut elems, span)?;
+        let first = self.f.ty(elems[0]).clone();
+        if let Some((k, t)) = elems
+            .iter()
+            .map(|v| self.f.ty(*v).clone())
+            .enumerate()
+            .find(|(_, t)| t.shape.rank() != first.shape.rank())
+        {
+            self.errors.spanned(
+                &a.elems[k],
+                format!("the elements of an array literal have one shape: the first is {first}, this one {t}"),
+            );
+            return None;
+        }
+        for (k, v) in elems.iter().enumerate().skip(1) {
+            let t = self.f.ty(*v).clone();
+            let first = self.f.ty(elems[0]).clone();
+            let same = (0..t.shape.rank()).all(|i| self.unify(&first.shape.0[i], &t.shape.0[i]));
+            if !same {
+                self.errors.spanned(
+                    &a.elems[k],
+                    format!("the elements of an array literal have one shape: the first is {first}, this one {t}"),
+                );
+                return None;
+            }
+        }
+        let mut dims = vec![Dim::Const(1)];
+        dims.extend(self.f.shape(elems[0]).0.iter().cloned());
+        let rows: Vec<Var> = elems
+            .iter()
+            .map(|v| {
+                self.push(
+                    Op::Reshape {
+                        shape: Shape(dims.clone()),
+                    },
+                    &[*v],
+                    span,
+                )
+            })
+            .collect::<Option<_>>()?;
+        Some(oxla_core::ops::slicing::concatenate(&mut self.f, &rows, 0))
     }
 
     /// `meshgrid(&x, &y)` (`jnp.meshgrid`, indexing `"xy"`): `(X, Y)`, both
@@ -1937,7 +1996,7 @@ fn unsupported_expr(e: &Expr) -> String {
         Expr::Return(_) => EARLY_RETURN.into(),
         Expr::Field(_) => format!("field access is not supported; {SUPPORTED_EXPRS}"),
         Expr::Range(_) => format!("ranges are not supported; {SUPPORTED_EXPRS}"),
-        Expr::Array(_) | Expr::Repeat(_) => "array literals are not supported: arrays come in as slice parameters".into(),
+        Expr::Repeat(_) => "`[v; n]` is not supported: write `full(n, v)`".into(),
         Expr::Let(_) => "`let` expressions are not supported; use a `let` statement".into(),
         Expr::Async(_) | Expr::Await(_) => format!("async code is not supported; {PURE}"),
         _ => format!("unsupported expression: {SUPPORTED_EXPRS}"),

@@ -213,8 +213,8 @@ fn unsupported_loops_are_spanned_errors_naming_what_is_supported() {
             "loop labels",
         ),
         (
-            quote! { fn f(x: &[f64]) -> f64 { let mut s = 0.0; for v in x { s += v; } s } },
-            "runs over a range",
+            quote! { fn f(x: &[f64]) -> f64 { let mut s = 0.0; for v in x.windows(2) { s += v; } s } },
+            "runs over a range `a..b` or over an array",
         ),
         (
             quote! { fn f(x: f64) -> f64 { let mut y = x; for _ in 0..x { y = y * 0.5; } y } },
