@@ -1024,9 +1024,36 @@ impl Lowerer<'_> {
         if let Some(v) = self.int_arithmetic(b, IntOp::Arith(op), l, r, span) {
             return v;
         }
+        self.float_with_int(b, l, r)?;
         let mut vs = [l, r];
         self.coerce(&mut vs, span)?;
         self.push(Op::Binary(op), &vs, span)
+    }
+
+    /// Arithmetic of a float and an integer (`x.sum() / x.len()`), which
+    /// Rust refuses too: an error at the operator naming the conversion.
+    fn float_with_int(&mut self, b: &syn::ExprBinary, l: Var, r: Var) -> Option<()> {
+        let int = |d: DType| matches!(d, DType::I32 | DType::I64);
+        let (dl, dr) = (self.f.dtype(l), self.f.dtype(r));
+        let (int_side, int_ty) = match (int(dl), int(dr)) {
+            (true, false) if dr.is_float() => (&b.left, self.f.ty(l).clone()),
+            (false, true) if dl.is_float() => (&b.right, self.f.ty(r).clone()),
+            _ => return Some(()),
+        };
+        // An integer array is a label or index array: the op's own error.
+        if !int_ty.shape.is_scalar() {
+            return Some(());
+        }
+        let shown = int_side.to_token_stream().to_string();
+        let op = b.op.to_token_stream().to_string();
+        self.errors.spanned(
+            &b.op,
+            format!(
+                "`{op}` of a float and an integer ({int_ty}): convert the integer, `({shown}) as {}`",
+                self.dtype
+            ),
+        );
+        None
     }
 
     /// An error at `at` unless `x` is a bool (a comparison, a bool value).
