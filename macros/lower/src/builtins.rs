@@ -69,6 +69,15 @@ const GENUINE: &[(&str, &str)] = &[
     ("checkpoint_every", "::oxla::checkpoint_every"),
 ];
 
+/// Every built-in function name (for suggestions).
+pub(crate) fn builtin_names() -> Vec<&'static str> {
+    BUILTINS
+        .iter()
+        .copied()
+        .chain(GENUINE.iter().map(|(n, _)| *n))
+        .collect()
+}
+
 /// Is `name` a built-in function name (called bare, it is lowered as the op)?
 pub(crate) fn is_builtin_name(name: &str) -> bool {
     BUILTINS.contains(&name) || GENUINE.iter().any(|(n, _)| *n == name)

@@ -33,9 +33,21 @@ struct FileFn {
     inner: Vec<String>,
 }
 
+/// What a file defines and imports, as far as a bare call's meaning goes.
+#[derive(Default)]
+struct FileInfo {
+    fns: Vec<FileFn>,
+    /// Every identifier a `use` of the file names, and every item name it
+    /// defines (`fn`, `struct`, `const`, … anywhere in it).
+    imported: std::collections::HashSet<String>,
+    /// Whether the file may bring names the scan cannot see: a glob
+    /// `use …::*`, a `macro_rules!`, an `include!`.
+    opaque: bool,
+}
+
 thread_local! {
-    /// The functions of each file seen, by the text's hash.
-    static FILES: std::cell::RefCell<HashMap<u64, Rc<Vec<FileFn>>>> = Default::default();
+    /// Each file seen, by the text's hash.
+    static FILES: std::cell::RefCell<HashMap<u64, Rc<FileInfo>>> = Default::default();
 }
 
 /// For the unknown calls of `caller`: `None` to resolve them through their
@@ -55,7 +67,8 @@ pub(crate) fn diagnose(
         return None;
     }
     let at = (opts.source?)(caller.sig.ident.span())?;
-    let fns = file_fns(&at.text);
+    let info = file_info(&at.text);
+    let fns = &info.fns;
     let name = crate::lower::ident_name(&caller.sig.ident);
     let mut mine = fns.iter().filter(|f| f.names[0] == name);
     let (me, None) = (mine.next()?, mine.next()) else {
@@ -77,6 +90,18 @@ pub(crate) fn diagnose(
             continue;
         }
         let Some(def) = defined_by(&callee) else {
+            // Nowhere in the file, not imported, nothing opaque: the name
+            // means nothing here.
+            let anywhere = fns
+                .iter()
+                .any(|f| f.names.contains(&callee) || f.inner.contains(&callee));
+            // A type (`Params`, a struct resolved through its macro) or a
+            // tuple struct is no function call.
+            let lowercase = callee.starts_with(|c: char| c.is_lowercase() || c == '_');
+            if lowercase && !anywhere && !info.opaque && !info.imported.contains(&callee) {
+                errors.spanned(id, unknown_function(&callee));
+                stop = true;
+            }
             continue;
         };
         if !def.oxla {
@@ -144,18 +169,107 @@ fn cycle_back<'a>(
 }
 
 /// The functions of the file `text` (parsed once per file).
-fn file_fns(text: &str) -> Rc<Vec<FileFn>> {
+fn file_info(text: &str) -> Rc<FileInfo> {
     let key = crate::helpers::fnv1a(text);
     if let Some(f) = FILES.with(|m| m.borrow().get(&key).cloned()) {
         return f;
     }
-    let mut parsed = Vec::new();
-    if let Ok(tokens) = text.parse::<TokenStream>() {
-        collect(tokens, &mut Vec::new(), &mut parsed);
+    let mut info = FileInfo::default();
+    match text.parse::<TokenStream>() {
+        Ok(tokens) => {
+            collect(tokens.clone(), &mut Vec::new(), &mut info.fns);
+            imports(tokens, &mut info);
+        }
+        Err(_) => info.opaque = true,
     }
-    let out = Rc::new(parsed);
+    let out = Rc::new(info);
     FILES.with(|m| m.borrow_mut().insert(key, out.clone()));
     out
+}
+
+/// The identifiers the file's `use` items name, and whether it has a glob
+/// import or a macro that may define items; scanned without recursion.
+fn imports(tokens: TokenStream, info: &mut FileInfo) {
+    let mut pending = vec![tokens];
+    while let Some(ts) = pending.pop() {
+        let tokens: Vec<TokenTree> = ts.into_iter().collect();
+        let mut in_use = false;
+        for (k, t) in tokens.iter().enumerate() {
+            // An item's name: defined here.
+            if let (TokenTree::Ident(kw), Some(TokenTree::Ident(name))) = (t, tokens.get(k + 1)) {
+                let item = [
+                    "fn", "struct", "enum", "union", "type", "trait", "const", "static", "mod",
+                ];
+                if item.iter().any(|w| kw == w) {
+                    info.imported.insert(crate::lower::ident_name(name));
+                }
+            }
+            match t {
+                TokenTree::Ident(id) if id == "use" => in_use = true,
+                TokenTree::Ident(id) if id == "macro_rules" || id == "include" => {
+                    info.opaque = true;
+                }
+                TokenTree::Ident(id) if in_use => {
+                    info.imported.insert(crate::lower::ident_name(id));
+                }
+                TokenTree::Punct(p) if p.as_char() == ';' => in_use = false,
+                TokenTree::Punct(p) if in_use && p.as_char() == '*' => info.opaque = true,
+                TokenTree::Group(g) if in_use => {
+                    // `use a::{b, c::*}`: its names, in place.
+                    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                    let mut stack = vec![inner];
+                    while let Some(ts) = stack.pop() {
+                        for t in ts {
+                            match t {
+                                TokenTree::Ident(id) => {
+                                    info.imported.insert(crate::lower::ident_name(&id));
+                                }
+                                TokenTree::Punct(p) if p.as_char() == '*' => info.opaque = true,
+                                TokenTree::Group(g) => stack.push(g.stream().into_iter().collect()),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                TokenTree::Group(g) => pending.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The error for a bare call of a name the file neither defines nor
+/// imports, with the nearest names oxla knows.
+fn unknown_function(name: &str) -> String {
+    let known = crate::builtins::builtin_names();
+    let mut near: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, k)| *d <= 2.max(name.len() / 3) || k.contains(name) || name.contains(*k))
+        .collect();
+    near.sort();
+    let near: Vec<String> = near.iter().take(3).map(|(_, k)| format!("`{k}`")).collect();
+    let hint = match near.is_empty() {
+        true => String::new(),
+        false => format!(" (nearest: {})", near.join(", ")),
+    };
+    format!("`{name}` is not an oxla function{hint}, and no function of that name is defined or imported here: an annotated function calls oxla's vocabulary, functions marked `#[oxla::func]`, and the functions oxla attributes generate")
+}
+
+/// Levenshtein's distance, for suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// The functions of one module's items, read from tokens rather than
