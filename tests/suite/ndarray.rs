@@ -660,3 +660,22 @@ fn negative_axes_count_from_the_end() {
         oxla::ndarray::stack(Axis(2), &[x.view(), x.view()]).unwrap()
     );
 }
+
+/// Rust's iterator reductions on arrays: `x.iter().sum::<f64>()` and
+/// `.product()` are the array's.
+#[grad(iter_sums_grad)]
+fn iter_sums(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() + x.iter().product::<f64>()
+}
+
+#[test]
+fn iterator_sums_are_array_sums() {
+    let x = [0.5, -2.0, 3.0];
+    assert_eq!(
+        iter_sums(&x),
+        x.iter().sum::<f64>() + x.iter().product::<f64>()
+    );
+    let g = iter_sums_grad(&x);
+    let want = [1.0 + (-2.0 * 3.0), 1.0 + 0.5 * 3.0, 1.0 + 0.5 * -2.0];
+    assert_close(&g, &want, 1e-15, "d iter_sums");
+}

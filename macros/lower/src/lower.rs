@@ -1321,6 +1321,24 @@ impl Lowerer<'_> {
 
     fn lower_method(&mut self, m: &syn::ExprMethodCall) -> Option<Var> {
         let name = m.method.to_string();
+        // Rust's iterator reductions: `x.iter().sum::<f64>()` is `x.sum()`.
+        if matches!(name.as_str(), "sum" | "product") && m.args.is_empty() {
+            if let Expr::MethodCall(inner) = strip_parens(&m.receiver) {
+                if inner.method == "iter" && inner.args.is_empty() {
+                    let mut whole = m.clone();
+                    whole.receiver = inner.receiver.clone();
+                    whole.turbofish = None;
+                    return self.lower_method(&whole);
+                }
+            }
+        }
+        if name == "fold" {
+            self.errors.spanned(
+                &m.method,
+                "`fold` is not supported: reductions are `sum(x)`, `x.product()`, `max(x)`, `min(x)` (a fold with `f64::max` is `max(x)`), or a `for` loop over the array",
+            );
+            return None;
+        }
         if let Some(t) = &m.turbofish {
             self.errors
                 .spanned(t, "type arguments are not supported on methods");
