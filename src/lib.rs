@@ -280,7 +280,8 @@
 //! Loops run over integer parameters and sizes (`for i in 0..n`), with
 //! `break`, `continue` and `return` as statements. Index arrays of one shape
 //! index together (`x[[idx_a, idx_b]]`, numpy's `x[idx_a, idx_b]`). Not yet:
-//! casts between integer types, slice bounds known only at run time.
+//! casts between integer types, slice bounds known only at run time (other
+//! than a window `s![k..k + w]` of literal width).
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

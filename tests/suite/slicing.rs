@@ -379,3 +379,73 @@ fn run_time_indices_in_s_macro() {
     });
     assert!(msg.contains("`o`"), "{msg}");
 }
+
+/// Windows at a run-time start, `s![k..k + w]` (`lax.dynamic_slice`): a
+/// 1-D convolution over taps as JAX writes it, with its gradients, and a
+/// start past the end clamped so the window fits, as JAX clamps it.
+#[grad(conv_energy_grad, wrt = (x, w))]
+fn conv_energy(x: ArrayView1<f64>, w: ArrayView1<f64>) -> f64 {
+    let mut s = 0.0;
+    for t in 0..x.len() - 2 {
+        let y = (x.slice(s![t..t + 3]) * w).sum();
+        s += y * y;
+    }
+    s
+}
+
+#[jit]
+fn window_at(m: ArrayView2<f64>, k: usize) -> (Array2<f64>, Array1<f64>) {
+    (m.slice(s![k..k + 2, ..]), m.slice(s![0, k..k + 2]))
+}
+
+#[test]
+fn windows_at_run_time_starts() {
+    let mut rng = StdRng::seed_from_u64(23);
+    for n in [3usize, 4, 9] {
+        let x = random1(&mut rng, n);
+        let w = random1(&mut rng, 3);
+        let reference = |x: &[f64], w: &[f64]| {
+            (0..n - 2)
+                .map(|t| {
+                    let y: f64 = (0..3).map(|j| x[t + j] * w[j]).sum();
+                    y * y
+                })
+                .sum::<f64>()
+        };
+        let xs = x.as_slice().unwrap();
+        let ws = w.as_slice().unwrap();
+        assert_close(
+            &[conv_energy(x.view(), w.view())],
+            &[reference(xs, ws)],
+            1e-14,
+            "conv",
+        );
+        let (gx, gw) = conv_energy_grad(&x, &w);
+        assert_close(
+            gx.as_slice().unwrap(),
+            &fd_grad(xs, |p| reference(p, ws)),
+            1e-7,
+            "d/dx",
+        );
+        assert_close(
+            gw.as_slice().unwrap(),
+            &fd_grad(ws, |p| reference(xs, p)),
+            1e-7,
+            "d/dw",
+        );
+    }
+    let m = Array2::from_shape_fn((4, 5), |(i, j)| (10 * i + j) as f64);
+    for k in [0usize, 1, 2, 3, 9] {
+        let (rows, row) = window_at(m.view(), k);
+        let r = k.min(2);
+        let c = k.min(3);
+        assert_eq!(rows, m.slice(s![r..r + 2, ..]), "rows at {k}");
+        assert_eq!(row, m.slice(s![0, c..c + 2]), "row at {k}");
+    }
+    // A window longer than its axis is an error at the call.
+    let narrow = Array2::<f64>::zeros((1, 5));
+    let msg = crate::panic_message(|| {
+        window_at(narrow.view(), 0);
+    });
+    assert!(msg.contains("out of range"), "{msg}");
+}

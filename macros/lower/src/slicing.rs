@@ -30,6 +30,9 @@ enum Item {
     Index(i64),
     /// An index known at run time (`s![.., o]`): a gather along its axis.
     RunTime(Box<Expr>),
+    /// `k..k + w` with `k` known at run time and `w` a literal
+    /// (`lax.dynamic_slice`): a window of `w`, gathered.
+    Window(Box<Expr>, u64),
     NewAxis,
 }
 
@@ -65,6 +68,30 @@ fn start_bound(v: i64) -> Bound {
     } else {
         Bound::Start(v as u64)
     }
+}
+
+/// `k..k + w` (or `k..w + k`, `k..=k + w - 1` is not taken) with a
+/// literal `w`: the window's start and length.
+fn window(r: &syn::ExprRange) -> Option<Item> {
+    let start = r.start.as_deref()?;
+    let Expr::Binary(b) = strip(r.end.as_deref()?) else {
+        return None;
+    };
+    if !matches!(b.op, syn::BinOp::Add(_)) || !matches!(r.limits, syn::RangeLimits::HalfOpen(_)) {
+        return None;
+    }
+    let same = |e: &Expr| {
+        quote::ToTokens::to_token_stream(strip(e)).to_string()
+            == quote::ToTokens::to_token_stream(strip(start)).to_string()
+    };
+    let w = match (int_lit(&b.left), int_lit(&b.right)) {
+        (None, Some(w)) if same(&b.left) => w,
+        (Some(w), None) if same(&b.right) => w,
+        _ => return None,
+    };
+    u64::try_from(w)
+        .ok()
+        .map(|w| Item::Window(Box::new(start.clone()), w))
 }
 
 /// A range `a..b` / `a..=b` as bounds; `None` when not literal.
@@ -221,7 +248,9 @@ impl Lowerer<'_> {
                 return Some(None);
             };
             let item = match strip(e) {
-                Expr::Range(r) => range_bounds(r).map(|(a, b)| Item::Range(a, b, step_v)),
+                Expr::Range(r) => range_bounds(r)
+                    .map(|(a, b)| Item::Range(a, b, step_v))
+                    .or_else(|| (step_v == 1).then(|| window(r)).flatten()),
                 e if is_path(e, "NewAxis") && step.is_none() => Some(Item::NewAxis),
                 e if step.is_none() => Some(match int_lit(e) {
                     Some(k) => Item::Index(k),
@@ -260,6 +289,8 @@ impl Lowerer<'_> {
         let mut index_axes: Vec<usize> = Vec::new(); // axes an index removes
                                                      // Run-time indices: the result axis each keeps until it is gathered.
         let mut run_time: Vec<(usize, &Expr)> = Vec::new();
+        // Windows at a run-time start: the axis, the start, the length.
+        let mut windows: Vec<(usize, &Expr, u64)> = Vec::new();
         let mut axis = 0;
         for item in items {
             match item {
@@ -272,6 +303,12 @@ impl Lowerer<'_> {
                 Item::RunTime(e) => {
                     bounds.push((Bound::Start(0), Bound::End(0), 1));
                     run_time.push((result.len(), e));
+                    result.push(Some(axis));
+                    axis += 1;
+                }
+                Item::Window(e, w) => {
+                    bounds.push((Bound::Start(0), Bound::End(0), 1));
+                    windows.push((result.len(), e, *w));
                     result.push(Some(axis));
                     axis += 1;
                 }
@@ -341,6 +378,12 @@ impl Lowerer<'_> {
             true => sliced,
             false => self.push(Op::Reshape { shape: Shape(out) }, &[sliced], span)?,
         };
+        // Each window is a gather of `w` positions from its start, clamped
+        // so the window fits (`lax.dynamic_slice`'s rule); the axis keeps
+        // its place.
+        for (at, e, w) in windows {
+            x = self.dynamic_window(x, at, e, w, span)?;
+        }
         // Each run-time index picks along the axis it kept, the last first
         // so the others' positions hold (`x[i]`'s gather, checked alike).
         for (at, e) in run_time.into_iter().rev() {
@@ -356,6 +399,90 @@ impl Lowerer<'_> {
             x = self.take("s![..]", x, idx, at, [e, e, e], span)?;
         }
         Some(x)
+    }
+
+    /// `x`'s axis `axis` cut to the `w` positions from `start` (an integer
+    /// scalar known at run time), the start clamped into `0..=n − w` as
+    /// `lax.dynamic_slice` clamps it; a window longer than the axis is an
+    /// error at the call (its size is checked like a slice's).
+    fn dynamic_window(
+        &mut self,
+        x: Var,
+        axis: usize,
+        start: &Expr,
+        w: u64,
+        span: Span,
+    ) -> Option<Var> {
+        let k = self.lower_expr(start)?;
+        let kt = self.f.ty(k).clone();
+        if !matches!(kt.dtype, DType::I32 | DType::I64) || !kt.shape.is_scalar() {
+            self.errors.spanned(
+                start,
+                format!("a window's start in `s![k..k + w]` is an integer scalar, got {kt}"),
+            );
+            return None;
+        }
+        let n = self.f.shape(x).0[axis].clone();
+        // The window must fit: `w ≤ n`, checked at the call by the length
+        // of the slice `n − w` (a derived size) when `n` is not static.
+        let rest = match &n {
+            Dim::Const(len) if *len < w => {
+                self.errors.at(
+                    span,
+                    format!("a window of {w} does not fit an axis of size {len}"),
+                );
+                return None;
+            }
+            _ => {
+                oxla_core::shape::derived::slice_len(&n, Bound::Start(0), Bound::End(w), 1).ok()?
+            }
+        };
+        let f64_ = DType::F64;
+        let kf = self.push(Op::Convert { dtype: f64_ }, &[k], span)?;
+        let hi = self.push(
+            Op::DimSize {
+                dim: rest,
+                dtype: f64_,
+            },
+            &[],
+            span,
+        )?;
+        let zero = self.f.literal(0.0, f64_);
+        let kf = self.push(
+            Op::Binary(oxla_core::ops::elementwise::BinaryOp::Max),
+            &[kf, zero],
+            span,
+        )?;
+        let kf = self.push(
+            Op::Binary(oxla_core::ops::elementwise::BinaryOp::Min),
+            &[kf, hi],
+            span,
+        )?;
+        let positions = Shape(vec![Dim::Const(w)]);
+        let iota = self.push(
+            Op::Iota {
+                shape: positions.clone(),
+                axis: 0,
+                dtype: f64_,
+            },
+            &[],
+            span,
+        )?;
+        let kb = self.push(
+            Op::Broadcast {
+                shape: positions,
+                dims: vec![],
+            },
+            &[kf],
+            span,
+        )?;
+        let at = self.push(
+            Op::Binary(oxla_core::ops::elementwise::BinaryOp::Add),
+            &[iota, kb],
+            span,
+        )?;
+        let idx = self.push(Op::Convert { dtype: DType::I64 }, &[at], span)?;
+        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
     }
 
     /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])` /
