@@ -538,7 +538,8 @@ fn callable_macro(
 /// an expansion generates (`names`: the annotated function and each named
 /// attribute's), each answering with the whole item, `attr` (the attribute
 /// being expanded, as `#[oxla::grad(…)]`) put back on it, the helpers it
-/// calls, and which function of the expansion it is. Nothing inside an
+/// calls, and which function of the expansion it is; `site` is where the
+/// function is written (`CodegenOptions::enclosing`). Nothing inside an
 /// `impl` or `trait` block, where no macro can be defined (associated
 /// functions are called through a type path, which never names a helper),
 /// nor where the block is not known.
@@ -549,12 +550,12 @@ pub(crate) fn callable_macros(
     item: &syn::ItemFn,
     names: &[syn::Ident],
     opts: &crate::CodegenOptions,
+    site: Option<crate::site::Enclosing>,
 ) -> TokenStream {
     if !opts.export_callables {
         return TokenStream::new();
     }
-    let at = opts.enclosing(item.sig.ident.span());
-    let Some(at) = at.filter(|a| a.allows_items()) else {
+    let Some(at) = site.filter(|a| a.allows_items()) else {
         return TokenStream::new();
     };
     let whole = quote!(#attr #item_tokens);

@@ -158,12 +158,15 @@ pub(crate) fn expand_with(
             _ => None,
         }
     };
-    let in_trait_impl = name.clone().filter(|name| {
-        opts.source.is_some() && opts.enclosing(name.span()) == Some(site::Enclosing::TraitImpl)
-    });
+    // Where the function is written (one scan of its file), for the trait
+    // impl case and for its callable macros.
+    let site = name.as_ref().and_then(|n| opts.enclosing(n.span()));
+    let in_trait_impl = name
+        .clone()
+        .filter(|_| site == Some(site::Enclosing::TraitImpl));
     let at = name.map_or_else(Span::call_site, |n| n.span());
     let out = site::with_caller(opts.source, at, || {
-        expand_items(which, args, item, helper_tokens, helpers, opts)
+        expand_items(which, args, item, helper_tokens, helpers, opts, site)
     });
     match in_trait_impl {
         Some(name) => trait_impl::only_the_method(out, &name),
@@ -178,6 +181,7 @@ fn expand_items(
     helper_tokens: &TokenStream,
     helpers: &HelperTable,
     opts: &CodegenOptions,
+    site: Option<site::Enclosing>,
 ) -> TokenStream {
     if is_stacked_marker(&args) {
         return TokenStream::new();
@@ -257,7 +261,7 @@ fn expand_items(
                     .filter_map(|a| a.name.clone()),
             )
             .collect();
-        helpers::callable_macros(attr, &item_tokens, helper_tokens, &item, &names, opts)
+        helpers::callable_macros(attr, &item_tokens, helper_tokens, &item, &names, opts, site)
     };
     // A function generic over its float type: one instance per type.
     if generic::is_generic(&item) {

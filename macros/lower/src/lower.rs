@@ -1142,53 +1142,44 @@ impl Lowerer<'_> {
     /// `a.rem_euclid(c)` / `a.div_euclid(c)` on integer scalars, as Rust
     /// computes them: the remainder in `0..|c|` and the quotient that goes
     /// with it (numpy's `mod` and `floor_divide` for a positive divisor).
-    /// `Some` when the receiver is an integer scalar.
-    fn int_euclid(&mut self, m: &syn::ExprMethodCall, rem: bool) -> Option<Option<Var>> {
-        let a = self.lower_expr(&m.receiver)?;
+    /// `a` an integer scalar and `c` its divisor (lowered).
+    fn int_euclid(&mut self, m: &syn::ExprMethodCall, a: Var, c: Var, rem: bool) -> Option<Var> {
         let int = |lw: &Self, v: Var| {
             lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
         };
-        if !int(self, a) {
-            return None;
-        }
         let span = m.span();
         let dtype = self.f.dtype(a);
-        let c = self.lower_expr(&m.args[0]);
-        Some((|| {
-            let c = c?;
-            if !int(self, c) && !matches!(strip_parens(&m.args[0]), Expr::Lit(_)) {
-                self.errors.spanned(
-                    &m.args[0],
-                    format!(
-                        "`{}` of an integer takes an integer, got {}",
-                        m.method,
-                        self.f.ty(c)
-                    ),
-                );
-                return None;
-            }
-            let wide = |lw: &mut Self, v: Var| match lw.f.dtype(v) {
-                DType::F64 => Some(v),
-                _ => lw.push(Op::Convert { dtype: DType::F64 }, &[v], span),
-            };
-            let (a, c) = (wide(self, a)?, wide(self, c)?);
-            let r = self.int_quotient(IntOp::Rem, a, c, span)?;
+        if !int(self, c) && !matches!(strip_parens(&m.args[0]), Expr::Lit(_)) {
+            self.errors.spanned(
+                &m.args[0],
+                format!(
+                    "`{}` of an integer takes an integer, got {}",
+                    m.method,
+                    self.f.ty(c)
+                ),
+            );
+            return None;
+        }
+        let wide = |lw: &mut Self, v: Var| match lw.f.dtype(v) {
+            DType::F64 => Some(v),
+            _ => lw.push(Op::Convert { dtype: DType::F64 }, &[v], span),
+        };
+        let (a, c) = (wide(self, a)?, wide(self, c)?);
+        let r = self.int_quotient(IntOp::Rem, a, c, span)?;
+        // A negative remainder moves up by |c|, its quotient by −sign(c).
+        let zero = self.f.literal(0.0, DType::F64);
+        let negative = self.push(Op::Cmp(CmpOp::Lt), &[r, zero], span)?;
+        let sign = self.push(Op::Unary(UnaryOp::Sign), &[c], span)?;
+        let v = if rem {
+            let size = self.push(Op::Binary(BinaryOp::Mul), &[sign, c], span)?;
+            let up = self.push(Op::Binary(BinaryOp::Add), &[r, size], span)?;
+            self.push(Op::Select, &[negative, up, r], span)?
+        } else {
             let q = self.int_quotient(IntOp::Arith(BinaryOp::Div), a, c, span)?;
-            // A negative remainder moves up by |c|, its quotient by −sign(c).
-            let zero = self.f.literal(0.0, DType::F64);
-            let negative = self.push(Op::Cmp(CmpOp::Lt), &[r, zero], span)?;
-            let v = if rem {
-                let size = self.push(Op::Unary(UnaryOp::Sign), &[c], span)?;
-                let size = self.push(Op::Binary(BinaryOp::Mul), &[size, c], span)?;
-                let up = self.push(Op::Binary(BinaryOp::Add), &[r, size], span)?;
-                self.push(Op::Select, &[negative, up, r], span)?
-            } else {
-                let sign = self.push(Op::Unary(UnaryOp::Sign), &[c], span)?;
-                let down = self.push(Op::Binary(BinaryOp::Sub), &[q, sign], span)?;
-                self.push(Op::Select, &[negative, down, q], span)?
-            };
-            self.push(Op::Convert { dtype }, &[v], span)
-        })())
+            let down = self.push(Op::Binary(BinaryOp::Sub), &[q, sign], span)?;
+            self.push(Op::Select, &[negative, down, q], span)?
+        };
+        self.push(Op::Convert { dtype }, &[v], span)
     }
 
     /// `[a, b, c]` (`jnp.array([a, b, c])`): its elements, scalars or
@@ -1205,25 +1196,14 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let mut elems = elems.into_iter().collect::<Option<Vec<Var>>>()?;
-        self.coerce(&mut elems, span)?;
-        let first = self.f.ty(elems[0]).clone();
-        if let Some((k, t)) = elems
-            .iter()
-            .map(|v| self.f.ty(*v).clone())
-            .enumerate()
-            .find(|(_, t)| t.shape.rank() != first.shape.rank())
-        {
-            self.errors.spanned(
-                &a.elems[k],
-                format!("the elements of an array literal have one shape: the first is {first}, this one {t}"),
-            );
-            return None;
-        }
+        let elems = elems.into_iter().collect::<Option<Vec<Var>>>()?;
+        // One dtype and one shape, as Rust (and numpy) ask: the sizes are
+        // unified, never broadcast.
         for (k, v) in elems.iter().enumerate().skip(1) {
-            let t = self.f.ty(*v).clone();
-            let first = self.f.ty(elems[0]).clone();
-            let same = (0..t.shape.rank()).all(|i| self.unify(&first.shape.0[i], &t.shape.0[i]));
+            let (first, t) = (self.f.ty(elems[0]).clone(), self.f.ty(*v).clone());
+            let same = t.dtype == first.dtype
+                && t.shape.rank() == first.shape.rank()
+                && (0..t.shape.rank()).all(|i| self.unify(&first.shape.0[i], &t.shape.0[i]));
             if !same {
                 self.errors.spanned(
                     &a.elems[k],
@@ -1371,17 +1351,29 @@ impl Lowerer<'_> {
             return self.lower_mapv(m);
         }
         if matches!(name.as_str(), "rem_euclid" | "div_euclid") && m.args.len() == 1 {
-            if let Some(v) = self.int_euclid(m, name == "rem_euclid") {
-                return v;
+            // Both operands lowered once, then the integer or float form.
+            let a = self.lower_expr(&m.receiver);
+            let c = self.lower_expr(&m.args[0]);
+            let (a, c) = (a?, c?);
+            let int_scalar =
+                self.f.shape(a).is_scalar() && matches!(self.f.dtype(a), DType::I32 | DType::I64);
+            if int_scalar {
+                return self.int_euclid(m, a, c, name == "rem_euclid");
             }
-            if name == "rem_euclid" {
-                let a = self.lower_expr(&m.receiver);
-                let b = self.lower_expr(&m.args[0]);
-                let span = self.method_span(m);
-                let mut vs = [a?, b?];
-                self.coerce(&mut vs, span)?;
-                return self.float_rem_euclid(vs[0], vs[1], span);
+            if name == "div_euclid" {
+                self.errors.spanned(
+                    &m.method,
+                    format!(
+                        "`div_euclid` is supported on integer scalars, got {}",
+                        self.f.ty(a)
+                    ),
+                );
+                return None;
             }
+            let span = self.method_span(m);
+            let mut vs = [a, c];
+            self.coerce(&mut vs, span)?;
+            return self.float_rem_euclid(vs[0], vs[1], span);
         }
         if let Some(v) = self.lower_array_method(m) {
             return v;

@@ -213,7 +213,11 @@ impl Lowerer<'_> {
             return None;
         }
         let ddof = self.lower_expr(ddof)?;
-        let mean = self.reduce(Reduction::Mean, x, axes.clone(), span)?;
+        let count = self.count_of(x, &axes, span)?;
+        let total = self.reduce(Reduction::Sum, x, axes.clone(), span)?;
+        let mut vs = [total, count];
+        self.broadcast_all(&mut vs, span)?;
+        let mean = self.push(Op::Binary(BinaryOp::Div), &vs, span)?;
         let kept: Vec<usize> = (0..rank).filter(|a| !axes.contains(a)).collect();
         let mean = self.push(
             Op::Broadcast {
@@ -225,7 +229,6 @@ impl Lowerer<'_> {
         )?;
         let d = self.push(Op::Binary(BinaryOp::Sub), &[x, mean], span)?;
         let d2 = self.push(Op::Binary(BinaryOp::Mul), &[d, d], span)?;
-        let count = self.count_of(x, &axes, span)?;
         let ss = self.reduce(Reduction::Sum, d2, axes, span)?;
         let mut vs = [count, ddof];
         self.coerce(&mut vs, span)?;
