@@ -1,7 +1,6 @@
 //! The reference interpreter: evaluates any IR function on host tensors.
 
 use crate::ir::Function;
-use crate::ops::Op;
 use crate::shape::{derived, Dim};
 use crate::tensor::Tensor;
 use std::collections::BTreeMap;
@@ -63,15 +62,12 @@ pub fn eval(f: &Function, args: &[Tensor]) -> Result<Vec<Tensor>, String> {
             .iter()
             .map(|v| vals[v.index()].as_ref().expect("verified IR"))
             .collect();
-        let results = match &e.op {
-            Op::Loop(l) => l.eval(&ins)?,
-            Op::LoopReverse(l) => l.eval(&ins)?,
-            Op::Cond(c) => c.eval(&ins)?,
-            op => {
-                let shape = f.ty(e.out()).shape.concrete(&env)?;
-                vec![op.eval(&ins, &shape, &env)]
-            }
-        };
+        let shapes = e
+            .outs
+            .iter()
+            .map(|o| f.ty(*o).shape.concrete(&env))
+            .collect::<Result<Vec<_>, _>>()?;
+        let results = e.op.eval(&ins, &shapes, &env)?;
         for (o, t) in e.outs.iter().zip(results) {
             vals[o.index()] = Some(t);
         }

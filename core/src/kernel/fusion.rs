@@ -26,7 +26,7 @@ use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scan, Scatter, St
 use crate::exec::{BufferInfo, Launch, LoopStep, Nested, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
-use crate::ops::{DotDims, Op};
+use crate::ops::{DotDims, FusionKind, Op};
 use crate::shape::{Dim, Shape, Size};
 use crate::transforms::simplify;
 use crate::verify::verify;
@@ -55,7 +55,8 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     let mut launches = Vec::new();
     let mut loops = Vec::new();
     for e in &f.eqns {
-        if e.op.is_control() {
+        let kind = e.op.fusion_kind();
+        if kind == FusionKind::Control {
             let args = e.ins.iter().map(|v| buffer_of[v]).collect();
             let outs = e
                 .outs
@@ -84,7 +85,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
             param: None,
         });
         buffer_of.insert(e.out(), out_buffer);
-        if e.op.fusion_kind() == crate::ops::FusionKind::Assemble {
+        if kind == FusionKind::Assemble {
             for (kernel, inputs) in assemble(&f, &defs, &materialized, e) {
                 let mut args: Vec<usize> = inputs.iter().map(|v| buffer_of[v]).collect();
                 args.push(out_buffer);
@@ -94,27 +95,43 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         }
         let mut b = KernelBuilder::new(&f, &defs, &materialized);
         let out_arg_dtype = f.dtype(e.out());
-        let value = match &e.op {
-            Op::ReduceSum { axes } => b.reduction(e.ins[0], axes, Reduce::Sum),
-            Op::ReduceMax { axes } => b.reduction(e.ins[0], axes, Reduce::Max),
-            Op::ReduceMin { axes } => b.reduction(e.ins[0], axes, Reduce::Min),
-            Op::ReduceProd { axes } => b.reduction(e.ins[0], axes, Reduce::Prod),
-            Op::LinearScan { axis, reverse } => b.linear_scan(e, *axis, *reverse),
-            Op::Dot => {
+        let value = match (kind, &e.op) {
+            (FusionKind::Reduction, Op::ReduceSum { axes }) => {
+                b.reduction(e.ins[0], axes, Reduce::Sum)
+            }
+            (FusionKind::Reduction, Op::ReduceMax { axes }) => {
+                b.reduction(e.ins[0], axes, Reduce::Max)
+            }
+            (FusionKind::Reduction, Op::ReduceMin { axes }) => {
+                b.reduction(e.ins[0], axes, Reduce::Min)
+            }
+            (FusionKind::Reduction, Op::ReduceProd { axes }) => {
+                b.reduction(e.ins[0], axes, Reduce::Prod)
+            }
+            (FusionKind::Reduction, Op::Dot) => {
                 b.domain = vec![Size::of(&f.shape(e.ins[0]).0[0])];
                 b.reduce_dims = 1;
                 let l = b.value(e.ins[0], &[0]);
                 let r = b.value(e.ins[1], &[0]);
                 b.inst(f.dtype(e.out()), InstKind::Binary(BinaryOp::Mul, l, r))
             }
-            Op::DotGeneral(d) => b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out())),
+            (FusionKind::Reduction, Op::DotGeneral(d)) => {
+                b.dot_general(e.ins[0], e.ins[1], d, f.dtype(e.out()))
+            }
+            (FusionKind::Reduction, op) => unreachable!("internal error: no reduction for {op}"),
+            (FusionKind::Scan, Op::LinearScan { axis, reverse }) => {
+                b.linear_scan(e, *axis, *reverse)
+            }
+            (FusionKind::Scan, op) => unreachable!("internal error: no scan kernel for {op}"),
             // An integer literal in a buffer of its own (a loop's bound):
             // the constant in f64, converted by the store.
-            Op::Literal { value, .. } if is_int(out_arg_dtype) => {
+            (_, Op::Literal { value, .. }) if is_int(out_arg_dtype) => {
                 b.domain = f.shape(e.out()).0.iter().map(Size::of).collect();
                 let v = out_arg_dtype.round(*value);
                 b.inst(crate::dtype::DType::F64, InstKind::Const(v))
             }
+            // Elementwise, broadcast, layout and indexed values: the
+            // expression below the value, over the value's own domain.
             _ => {
                 let shape = f.shape(e.out());
                 b.domain = shape.0.iter().map(Size::of).collect();
@@ -391,42 +408,44 @@ fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
         m[v.index()] = true;
     }
     for e in &f.eqns {
-        match &e.op {
-            // A loop step reads its operands' buffers and writes its results'.
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
+        match (e.op.fusion_kind(), &e.op) {
+            // A host step reads its operands' buffers and writes its results'.
+            (FusionKind::Control, _) => {
                 for v in e.ins.iter().chain(&e.outs) {
                     m[v.index()] = true;
                 }
             }
-            Op::ReduceSum { .. }
-            | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. }
-            | Op::ReduceProd { .. }
-            | Op::LinearScan { .. }
-            | Op::Dot
-            | Op::DotGeneral(_) => m[e.out().index()] = true,
-            Op::Reshape { shape } if unit_remap(f.shape(e.ins[0]), shape).is_none() => {
-                m[e.ins[0].index()] = true
+            // Ends a fused group: the result is written to memory.
+            (FusionKind::Reduction | FusionKind::Scan, _) => m[e.out().index()] = true,
+            // Assembled in memory by kernels that each store a region: a
+            // scatter-add is a zero fill and a kernel that adds into its
+            // result, at positions read from the index buffer.
+            (FusionKind::Assemble, op) => {
+                m[e.out().index()] = true;
+                if let Op::ScatterAdd { .. } = op {
+                    m[index_base(f, defs, e.ins[1]).index()] = true;
+                }
             }
-            // A slice is a load of its operand's buffer at an offset.
-            Op::Slice { .. } => m[e.ins[0].index()] = true,
-            Op::Pad { .. } | Op::Concatenate { .. } => m[e.out().index()] = true,
             // A gather loads its operand's buffer at positions read from
-            // the index buffer; a scatter-add is a zero fill and a kernel
-            // that adds into its result.
-            Op::Gather { .. } => {
+            // the index buffer.
+            (FusionKind::Indexed, _) => {
                 m[e.ins[0].index()] = true;
                 m[index_base(f, defs, e.ins[1]).index()] = true;
             }
-            Op::ScatterAdd { .. } => {
-                m[e.out().index()] = true;
-                m[index_base(f, defs, e.ins[1]).index()] = true;
+            (FusionKind::Layout, Op::Reshape { shape })
+                if unit_remap(f.shape(e.ins[0]), shape).is_none() =>
+            {
+                m[e.ins[0].index()] = true
             }
+            // A slice is a load of its operand's buffer at an offset.
+            (FusionKind::Layout, Op::Slice { .. }) => m[e.ins[0].index()] = true,
             // A conversion to an integer is always a store's conversion (the
             // one place a kernel makes an integer); a consumer loads the
             // integer buffer, widened, as it loads an integer parameter.
-            Op::Convert { dtype } if is_int(*dtype) => m[e.out().index()] = true,
-            _ => {}
+            (FusionKind::Elementwise, Op::Convert { dtype }) if is_int(*dtype) => {
+                m[e.out().index()] = true
+            }
+            (FusionKind::Elementwise | FusionKind::Broadcast | FusionKind::Layout, _) => {}
         }
     }
     for e in &f.eqns {
@@ -514,7 +533,7 @@ fn check_kernel_types(
 ) -> Result<(), String> {
     let int = is_int;
     for e in &f.eqns {
-        if e.op.is_control() {
+        if e.op.fusion_kind() == FusionKind::Control {
             // Run on the host; its bodies are checked as they are fused.
             continue;
         }
@@ -725,8 +744,26 @@ impl<'a> KernelBuilder<'a> {
         let Some(e) = self.defs[v.index()].map(|i| &self.f.eqns[i]) else {
             return self.load(v, cmap);
         };
+        let id = match e.op.fusion_kind() {
+            // Written to memory by kernels of their own, or by a host step.
+            FusionKind::Reduction
+            | FusionKind::Scan
+            | FusionKind::Assemble
+            | FusionKind::Control => self.load(v, cmap),
+            FusionKind::Elementwise
+            | FusionKind::Broadcast
+            | FusionKind::Layout
+            | FusionKind::Indexed => self.expression(e, v, cmap),
+        };
+        self.memo.insert(key, id);
+        id
+    }
+
+    /// The kernel instructions computing `v`, defined by `e` (an op fusion
+    /// computes inside kernels), at the coordinates `cmap`.
+    fn expression(&mut self, e: &crate::ir::Eqn, v: Var, cmap: &[usize]) -> ValueId {
         let dtype = self.f.dtype(v);
-        let id = match &e.op {
+        match &e.op {
             // A literal holds its value rounded to its own type (as in `interp`).
             Op::Literal { value, .. } => self.inst(dtype, InstKind::Const(dtype.round(*value))),
             Op::Broadcast { dims, .. } => {
@@ -843,22 +880,8 @@ impl<'a> KernelBuilder<'a> {
                     },
                 )
             }
-            Op::ReduceSum { .. }
-            | Op::ReduceMax { .. }
-            | Op::ReduceMin { .. }
-            | Op::ReduceProd { .. }
-            | Op::LinearScan { .. }
-            | Op::Dot
-            | Op::DotGeneral(_)
-            | Op::Pad { .. }
-            | Op::Concatenate { .. }
-            | Op::ScatterAdd { .. } => self.load(v, cmap),
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
-                unreachable!("internal error: a host step's results are materialized")
-            }
-        };
-        self.memo.insert(key, id);
-        id
+            op => unreachable!("internal error: {op} is not computed inside a kernel"),
+        }
     }
 
     /// Load materialized `v` at the iteration point (its own strides).

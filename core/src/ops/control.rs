@@ -955,25 +955,80 @@ pub(crate) fn inline(g: &mut Function, f: &Function, args: &[Var]) -> Vec<Var> {
         .collect()
 }
 
-/// For the tangent loop `l` applied to `ins`: the operands of its primal
+/// For the tangent loop `l`: the positions of the operands of its primal
 /// loop (which its transpose `transpose_reverse` takes, before the
-/// cotangents), and its tangent operands, in the order of that transpose's
-/// results.
-pub fn reverse_operands(l: &Loop, ins: &[Var]) -> (Vec<Var>, Vec<Var>) {
+/// cotangents), and of its tangent operands, in the order of that
+/// transpose's results.
+fn reverse_positions(l: &Loop) -> (Vec<usize>, Vec<usize>) {
     let t = l.tangent_of.as_ref().expect("a tangent loop");
     let (nb, pk, pc) = (l.n_bounds(), t.primal.n_consts, t.primal.n_carries());
     let nk = l.n_consts;
-    let primal: Vec<Var> = ins[..nb + pk]
-        .iter()
-        .chain(&ins[nb + nk..nb + nk + pc])
-        .copied()
-        .collect();
-    let tangents: Vec<Var> = ins[nb + pk..nb + nk]
-        .iter()
-        .chain(&ins[nb + nk + pc..])
-        .copied()
+    let primal = (0..nb + pk).chain(nb + nk..nb + nk + pc).collect();
+    let tangents = (nb + pk..nb + nk)
+        .chain(nb + nk + pc..l.n_operands())
         .collect();
     (primal, tangents)
+}
+
+/// Transpose rule of a tangent loop (`known`, `cts`: as `Op::transpose`
+/// takes them): its reverse sweep, for the tangent carries and constants a
+/// cotangent reaches only. The others' cotangents are symbolic zeros
+/// (`Loop::cotangent_reach`).
+pub(crate) fn loop_transpose(
+    g: &mut Function,
+    l: &Loop,
+    known: &[Option<Var>],
+    cts: &[Option<Var>],
+) -> Vec<Option<Var>> {
+    let t = l
+        .tangent_of
+        .as_ref()
+        .expect("internal error: a linear loop is a tangent loop");
+    let live: Vec<bool> = cts.iter().map(Option::is_some).collect();
+    let (const_on, carry_on) = l.cotangent_reach(&live);
+    let consts: Vec<usize> = (0..t.consts.len())
+        .filter(|q| const_on[*q])
+        .map(|q| t.consts[q])
+        .collect();
+    let carries: Vec<usize> = (0..t.carries.len())
+        .filter(|q| carry_on[*q])
+        .map(|q| t.carries[q])
+        .collect();
+    // The cotangent of each kept tangent carry after the loop (zero for one
+    // reached only through the body).
+    let pc = t.primal.n_carries();
+    let seeds: Vec<Var> = (0..t.carries.len())
+        .filter(|q| carry_on[*q])
+        .map(|q| {
+            let r = l.results.iter().position(|r| *r == pc + q);
+            match r.and_then(|r| cts[r]) {
+                Some(c) => c,
+                None => {
+                    let ty = l.carry_type(pc + q);
+                    g.full(0.0, ty.dtype, &ty.shape)
+                }
+            }
+        })
+        .collect();
+    let (primal_at, tangent_at) = reverse_positions(l);
+    let mut ins: Vec<Var> = primal_at
+        .iter()
+        .map(|k| known[*k].expect("internal error: a loop's primal operand"))
+        .collect();
+    ins.extend(seeds);
+    let sweep = reverse_sweep(&t.primal, &consts, &carries);
+    let back = g
+        .push_all(Op::LoopReverse(Box::new(sweep)), &ins)
+        .expect("internal error: transposing a loop");
+    let mut out = vec![None; known.len()];
+    let reached = tangent_at
+        .iter()
+        .zip(const_on.iter().chain(&carry_on))
+        .filter(|(_, on)| **on);
+    for ((k, _), c) in reached.zip(back) {
+        out[*k] = Some(c);
+    }
+    out
 }
 
 // ---- JVP ----
@@ -1704,6 +1759,45 @@ pub fn cond_jvp(
         .map(|k| floats.iter().position(|f| *f == k).map(|p| tangents[p]))
         .collect();
     (primal, ts)
+}
+
+/// Transpose rule of a tangent cond (`known`, `cts`: as `Op::transpose`
+/// takes them): the cond of the branches' transposes, on the same predicate
+/// and primal constants, for the results that have a cotangent only (the
+/// others' are symbolic zeros, not zeros a branch would multiply by its
+/// local derivatives). A constant whose cotangent is the constant 0 in both
+/// transposed branches gets none. As JAX's `_cond_transpose`, a constant
+/// read by one branch only gets a zero from the other (a materialized zero:
+/// which branch runs is known at run time only).
+pub(crate) fn cond_transpose(
+    g: &mut Function,
+    c: &Cond,
+    known: &[Option<Var>],
+    cts: &[Option<Var>],
+) -> Vec<Option<Var>> {
+    let live: Vec<usize> = (0..cts.len()).filter(|k| cts[*k].is_some()).collect();
+    let n_primal = 1 + c.n_consts() - c.n_linear;
+    let mut ins: Vec<Var> = known[..n_primal]
+        .iter()
+        .map(|v| v.expect("internal error: a cond's primal operand"))
+        .collect();
+    ins.extend(cts.iter().flatten());
+    let tr = if live.len() < cts.len() {
+        c.with_results(&live).transposed()
+    } else {
+        c.transposed()
+    };
+    let [zt, ze] = tr.branches().map(crate::transforms::zeros::zero_results);
+    let back = g
+        .push_all(Op::Cond(Box::new(tr)), &ins)
+        .expect("internal error: transposing a cond");
+    let mut out = vec![None; n_primal];
+    out.extend(
+        back.into_iter()
+            .enumerate()
+            .map(|(q, v)| (!(zt[q] && ze[q])).then_some(v)),
+    );
+    out
 }
 
 /// Batching rule of a cond: every result batched.

@@ -160,7 +160,8 @@ pub enum FusionKind {
     Indexed,
     /// Ends a fused group: a scan kernel carries its state along one axis.
     Scan,
-    /// A loop: its body is a program of its own, run once per step.
+    /// A loop or a cond: its body or branches are programs of their own,
+    /// which the host runs as a step of the program.
     Control,
 }
 
@@ -195,24 +196,8 @@ impl Op {
         }
     }
 
-    /// Shape and dtype rule for every result.
+    /// Shape and dtype rule: the type of every result.
     pub fn infer_all(&self, ins: &[&Type]) -> Result<Vec<Type>, String> {
-        match self {
-            Op::Loop(l) => l.infer(ins),
-            Op::LoopReverse(l) => l.infer(ins),
-            Op::Cond(c) => c.infer(ins),
-            _ => Ok(vec![self.infer(ins)?]),
-        }
-    }
-
-    /// Whether the op has its own rules in every transform (`control`),
-    /// instead of the single-result rules below.
-    pub fn is_control(&self) -> bool {
-        matches!(self, Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_))
-    }
-
-    /// Shape and dtype rule.
-    pub fn infer(&self, ins: &[&Type]) -> Result<Type, String> {
         if ins.len() != self.arity() {
             return Err(format!(
                 "{self} takes {} operands, got {}",
@@ -220,16 +205,16 @@ impl Op {
                 ins.len()
             ));
         }
+        let one = |t: Result<Type, String>| t.map(|t| vec![t]);
         match self {
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => match self.infer_all(ins)?[..] {
-                [ref t] => Ok(t.clone()),
-                ref ts => Err(format!("{self} has {} results", ts.len())),
-            },
+            Op::Loop(l) => l.infer(ins),
+            Op::LoopReverse(l) => l.infer(ins),
+            Op::Cond(c) => c.infer(ins),
             Op::Unary(_) => {
                 if !ins[0].dtype.is_float() {
                     return Err(format!("{self} needs a float operand, got {}", ins[0]));
                 }
-                Ok(ins[0].clone())
+                one(Ok(ins[0].clone()))
             }
             Op::Binary(_) | Op::Cmp(_) => {
                 if ins[0] != ins[1] || !ins[0].dtype.is_float() {
@@ -243,7 +228,7 @@ impl Op {
                 } else {
                     ins[0].dtype
                 };
-                Ok(Type::new(dtype, ins[0].shape.clone()))
+                one(Ok(Type::new(dtype, ins[0].shape.clone())))
             }
             Op::Select => {
                 if ins[0].dtype != DType::Bool || ins[0].shape != ins[1].shape || ins[1] != ins[2] {
@@ -252,41 +237,41 @@ impl Op {
                         ins[0], ins[1], ins[2]
                     ));
                 }
-                Ok(ins[1].clone())
+                one(Ok(ins[1].clone()))
             }
-            Op::Literal { dtype, .. } => structural::literal_infer(*dtype),
-            Op::Broadcast { shape, dims } => structural::broadcast_infer(ins[0], shape, dims),
-            Op::ReduceSum { axes } => structural::reduce_sum_infer(ins[0], axes),
-            Op::Dot => structural::dot_infer(ins[0], ins[1]),
-            Op::ReduceMax { axes } => reduce::reduce_infer("reduce_max", ins[0], axes),
-            Op::ReduceMin { axes } => reduce::reduce_infer("reduce_min", ins[0], axes),
-            Op::ReduceProd { axes } => reduce::reduce_infer("reduce_prod", ins[0], axes),
-            Op::LinearScan { axis, .. } => scan::linear_scan_infer(ins[0], ins[1], *axis),
-            Op::Transpose { perm } => layout::transpose_infer(ins[0], perm),
-            Op::Reshape { shape } => layout::reshape_infer(ins[0], shape),
-            Op::DotGeneral(d) => dot_general::dot_general_infer(ins[0], ins[1], d),
-            Op::StopGradient => Ok(ins[0].clone()),
-            Op::Convert { dtype } => convert::convert_infer(ins[0], *dtype),
+            Op::Literal { dtype, .. } => one(structural::literal_infer(*dtype)),
+            Op::Broadcast { shape, dims } => one(structural::broadcast_infer(ins[0], shape, dims)),
+            Op::ReduceSum { axes } => one(structural::reduce_sum_infer(ins[0], axes)),
+            Op::Dot => one(structural::dot_infer(ins[0], ins[1])),
+            Op::ReduceMax { axes } => one(reduce::reduce_infer("reduce_max", ins[0], axes)),
+            Op::ReduceMin { axes } => one(reduce::reduce_infer("reduce_min", ins[0], axes)),
+            Op::ReduceProd { axes } => one(reduce::reduce_infer("reduce_prod", ins[0], axes)),
+            Op::LinearScan { axis, .. } => one(scan::linear_scan_infer(ins[0], ins[1], *axis)),
+            Op::Transpose { perm } => one(layout::transpose_infer(ins[0], perm)),
+            Op::Reshape { shape } => one(layout::reshape_infer(ins[0], shape)),
+            Op::DotGeneral(d) => one(dot_general::dot_general_infer(ins[0], ins[1], d)),
+            Op::StopGradient => one(Ok(ins[0].clone())),
+            Op::Convert { dtype } => one(convert::convert_infer(ins[0], *dtype)),
             Op::Slice {
                 shape,
                 starts,
                 steps,
-            } => slicing::slice_infer(ins[0], shape, starts, steps),
+            } => one(slicing::slice_infer(ins[0], shape, starts, steps)),
             Op::Pad {
                 shape,
                 starts,
                 steps,
-            } => slicing::pad_infer(ins[0], shape, starts, steps),
-            Op::Concatenate { axis, .. } => slicing::concatenate_infer(ins, *axis),
-            Op::Gather { axis, batch } => gather::gather_infer(ins[0], ins[1], *axis, *batch),
-            Op::ScatterAdd { axis, batch, shape } => {
-                gather::scatter_add_infer(ins[0], ins[1], *axis, *batch, shape)
-            }
+            } => one(slicing::pad_infer(ins[0], shape, starts, steps)),
+            Op::Concatenate { axis, .. } => one(slicing::concatenate_infer(ins, *axis)),
+            Op::Gather { axis, batch } => one(gather::gather_infer(ins[0], ins[1], *axis, *batch)),
+            Op::ScatterAdd { axis, batch, shape } => one(gather::scatter_add_infer(
+                ins[0], ins[1], *axis, *batch, shape,
+            )),
             Op::DimSize { dtype, .. } => {
                 if !dtype.is_float() {
                     return Err(format!("dim_size needs a float type, got {dtype}"));
                 }
-                Ok(Type::scalar(*dtype))
+                one(Ok(Type::scalar(*dtype)))
             }
             Op::Iota { shape, axis, dtype } => {
                 if !dtype.is_float() || *axis >= shape.rank() {
@@ -294,133 +279,249 @@ impl Op {
                         "iota needs a float type and an axis below the rank of {shape}, got {dtype} and {axis}"
                     ));
                 }
-                Ok(Type::new(*dtype, shape.clone()))
+                one(Ok(Type::new(*dtype, shape.clone())))
             }
         }
     }
 
-    /// Reference evaluation; `out_shape` is the result's concrete shape and
-    /// `env` binds the dimension symbols.
+    /// Whether the op's operands include functions (a loop's body, a
+    /// cond's branches): fusion makes it a host step of the program.
+    pub fn is_control(&self) -> bool {
+        self.fusion_kind() == FusionKind::Control
+    }
+
+    /// Reference evaluation of every result; `out_shapes` are the results'
+    /// concrete shapes and `env` binds the dimension symbols. A loop's error
+    /// (its tape over the limit) is the only failure.
     pub fn eval(
         &self,
         ins: &[&Tensor],
-        out_shape: &[usize],
+        out_shapes: &[Vec<usize>],
         env: &BTreeMap<String, u64>,
-    ) -> Tensor {
+    ) -> Result<Vec<Tensor>, String> {
         let map = |x: &Tensor, dtype: DType, g: &dyn Fn(usize) -> f64| Tensor {
             dtype,
             shape: x.shape.clone(),
             data: (0..x.numel()).map(|i| dtype.round(g(i))).collect(),
         };
+        let out_shape = || &out_shapes[0][..];
+        let one = |t: Tensor| Ok(vec![t]);
         match self {
-            Op::Unary(op) => map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i])),
-            Op::Binary(op) => map(ins[0], ins[0].dtype, &|i| {
+            Op::Unary(op) => one(map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i]))),
+            Op::Binary(op) => one(map(ins[0], ins[0].dtype, &|i| {
                 op.eval(ins[0].data[i], ins[1].data[i])
-            }),
-            Op::Cmp(op) => map(ins[0], DType::Bool, &|i| {
+            })),
+            Op::Cmp(op) => one(map(ins[0], DType::Bool, &|i| {
                 op.eval(ins[0].data[i], ins[1].data[i]) as u8 as f64
-            }),
-            Op::Select => map(ins[1], ins[1].dtype, &|i| {
+            })),
+            Op::Select => one(map(ins[1], ins[1].dtype, &|i| {
                 if ins[0].data[i] != 0.0 {
                     ins[1].data[i]
                 } else {
                     ins[2].data[i]
                 }
-            }),
-            Op::Literal { value, dtype } => structural::literal_eval(*value, *dtype),
-            Op::Broadcast { dims, .. } => structural::broadcast_eval(ins[0], out_shape, dims),
-            Op::ReduceSum { axes } => structural::reduce_sum_eval(ins[0], axes),
-            Op::Dot => structural::dot_eval(ins[0], ins[1]),
-            Op::StopGradient => ins[0].clone(),
-            Op::Convert { dtype } => convert::convert_eval(ins[0], *dtype),
+            })),
+            Op::Literal { value, dtype } => one(structural::literal_eval(*value, *dtype)),
+            Op::Broadcast { dims, .. } => {
+                one(structural::broadcast_eval(ins[0], out_shape(), dims))
+            }
+            Op::ReduceSum { axes } => one(structural::reduce_sum_eval(ins[0], axes)),
+            Op::Dot => one(structural::dot_eval(ins[0], ins[1])),
+            Op::StopGradient => one(ins[0].clone()),
+            Op::Convert { dtype } => one(convert::convert_eval(ins[0], *dtype)),
             Op::DimSize { dim, dtype } => {
                 let n = crate::shape::derived::eval(dim, &|s| env.get(s).copied())
                     .expect("dim_size of a bound symbol");
-                Tensor::scalar(*dtype, n as f64)
+                one(Tensor::scalar(*dtype, n as f64))
             }
             Op::Iota { axis, dtype, .. } => {
-                let n: usize = out_shape.iter().product();
+                let shape = out_shape();
+                let n: usize = shape.iter().product();
                 let data = (0..n)
-                    .map(|i| crate::tensor::unravel(i, out_shape)[*axis] as f64)
+                    .map(|i| crate::tensor::unravel(i, shape)[*axis] as f64)
                     .collect();
-                Tensor::new(*dtype, out_shape.to_vec(), data)
+                one(Tensor::new(*dtype, shape.to_vec(), data))
             }
-            Op::ReduceMax { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Max),
-            Op::ReduceMin { axes } => reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Min),
-            Op::ReduceProd { axes } => scan::reduce_prod_eval(ins[0], axes),
+            Op::ReduceMax { axes } => one(reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Max)),
+            Op::ReduceMin { axes } => one(reduce::reduce_choose_eval(ins[0], axes, BinaryOp::Min)),
+            Op::ReduceProd { axes } => one(scan::reduce_prod_eval(ins[0], axes)),
             Op::LinearScan { axis, reverse } => {
-                scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse)
+                one(scan::linear_scan_eval(ins[0], ins[1], *axis, *reverse))
             }
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
-                panic!("internal error: {self} is evaluated by `control`")
-            }
-            Op::Transpose { perm } => layout::transpose_eval(ins[0], perm),
-            Op::Reshape { .. } => layout::reshape_eval(ins[0], out_shape),
-            Op::DotGeneral(d) => dot_general::dot_general_eval(ins[0], ins[1], d),
+            Op::Loop(l) => l.eval(ins),
+            Op::LoopReverse(l) => l.eval(ins),
+            Op::Cond(c) => c.eval(ins),
+            Op::Transpose { perm } => one(layout::transpose_eval(ins[0], perm)),
+            Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
+            Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
             Op::Slice { starts, steps, .. } => {
-                slicing::slice_eval(ins[0], out_shape, starts, steps, env)
+                one(slicing::slice_eval(ins[0], out_shape(), starts, steps, env))
             }
             Op::Pad { starts, steps, .. } => {
-                slicing::pad_eval(ins[0], out_shape, starts, steps, env)
+                one(slicing::pad_eval(ins[0], out_shape(), starts, steps, env))
             }
-            Op::Concatenate { axis, .. } => slicing::concatenate_eval(ins, *axis, out_shape),
-            Op::Gather { axis, batch } => {
-                gather::gather_eval(ins[0], ins[1], *axis, *batch, out_shape)
-            }
-            Op::ScatterAdd { axis, batch, .. } => {
-                gather::scatter_add_eval(ins[0], ins[1], *axis, *batch, out_shape)
-            }
+            Op::Concatenate { axis, .. } => one(slicing::concatenate_eval(ins, *axis, out_shape())),
+            Op::Gather { axis, batch } => one(gather::gather_eval(
+                ins[0],
+                ins[1],
+                *axis,
+                *batch,
+                out_shape(),
+            )),
+            Op::ScatterAdd { axis, batch, .. } => one(gather::scatter_add_eval(
+                ins[0],
+                ins[1],
+                *axis,
+                *batch,
+                out_shape(),
+            )),
         }
     }
 
-    /// Tangent of the result given the operands' tangents (`None` = zero).
-    pub fn jvp(&self, f: &mut Function, ins: &[Var], out: Var, t: &[Option<Var>]) -> Option<Var> {
-        match self {
-            Op::Unary(op) => t[0].and_then(|t| op.jvp(f, ins[0], out, t)),
-            Op::Binary(op) => op.jvp(f, ins[0], ins[1], out, t[0], t[1]),
-            Op::Cmp(_) | Op::Literal { .. } => None,
-            Op::Select => {
+    /// JVP rule: the primal results and their tangents (`None`: a symbolic
+    /// zero), given the operands' tangents `t` (`None`: zero). A single-result
+    /// op gives its tangent as a function of its primal result, which is
+    /// pushed first; a control op builds both itself.
+    pub fn jvp(
+        &self,
+        f: &mut Function,
+        ins: &[Var],
+        t: &[Option<Var>],
+    ) -> (Vec<Var>, Vec<Option<Var>>) {
+        let tangent: TangentRule = match self {
+            Op::Loop(l) => return control::loop_jvp(f, l, ins, t),
+            Op::LoopReverse(l) => return control::reverse_jvp(f, l, ins, t),
+            Op::Cond(c) => return control::cond_jvp(f, c, ins, t),
+            Op::Unary(op) => rule(move |f, out| t[0].and_then(|t| op.jvp(f, ins[0], out, t))),
+            Op::Binary(op) => rule(move |f, out| op.jvp(f, ins[0], ins[1], out, t[0], t[1])),
+            Op::Cmp(_)
+            | Op::Literal { .. }
+            | Op::StopGradient
+            | Op::DimSize { .. }
+            | Op::Iota { .. } => rule(|_, _| None),
+            Op::Select => rule(move |f, _| {
                 if t[1].is_none() && t[2].is_none() {
                     return None;
                 }
                 let a = t[1].unwrap_or_else(|| f.zeros_like(ins[1]));
                 let b = t[2].unwrap_or_else(|| f.zeros_like(ins[2]));
                 Some(f.select(ins[0], a, b))
+            }),
+            Op::Broadcast { dims, .. } => {
+                rule(move |f, out| t[0].map(|t| structural::broadcast_jvp(f, out, dims, t)))
             }
-            Op::Broadcast { dims, .. } => t[0].map(|t| structural::broadcast_jvp(f, out, dims, t)),
-            Op::ReduceSum { axes } => t[0].map(|t| f.reduce_sum(t, axes.clone())),
-            Op::Dot => structural::dot_jvp(f, ins[0], ins[1], t[0], t[1]),
-            Op::StopGradient | Op::DimSize { .. } | Op::Iota { .. } => None,
-            Op::Convert { dtype } => t[0].and_then(|t| convert::convert_jvp(f, ins[0], *dtype, t)),
+            Op::ReduceSum { axes } => rule(move |f, _| t[0].map(|t| f.reduce_sum(t, axes.clone()))),
+            Op::Dot => rule(move |f, _| structural::dot_jvp(f, ins[0], ins[1], t[0], t[1])),
+            Op::Convert { dtype } => {
+                rule(move |f, _| t[0].and_then(|t| convert::convert_jvp(f, ins[0], *dtype, t)))
+            }
             Op::ReduceMax { axes } | Op::ReduceMin { axes } => {
-                t[0].map(|t| reduce::reduce_choose_jvp(f, ins[0], out, axes, t))
+                rule(move |f, out| t[0].map(|t| reduce::reduce_choose_jvp(f, ins[0], out, axes, t)))
             }
-            Op::Transpose { perm } => t[0].map(|t| layout::transpose(f, t, perm.clone())),
-            Op::Reshape { shape } => t[0].map(|t| layout::reshape(f, t, shape.clone())),
-            Op::DotGeneral(d) => dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]),
+            Op::Transpose { perm } => {
+                rule(move |f, _| t[0].map(|t| layout::transpose(f, t, perm.clone())))
+            }
+            Op::Reshape { shape } => {
+                rule(move |f, _| t[0].map(|t| layout::reshape(f, t, shape.clone())))
+            }
+            Op::DotGeneral(d) => {
+                rule(move |f, _| dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]))
+            }
             Op::Slice {
                 shape,
                 starts,
                 steps,
-            } => t[0].map(|t| slicing::slice(f, t, shape.clone(), starts.clone(), steps.clone())),
+            } => rule(move |f, _| {
+                t[0].map(|t| slicing::slice(f, t, shape.clone(), starts.clone(), steps.clone()))
+            }),
             Op::Pad {
                 shape,
                 starts,
                 steps,
-            } => t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone())),
-            Op::Concatenate { axis, .. } => slicing::concatenate_jvp(f, ins, *axis, t),
+            } => rule(move |f, _| {
+                t[0].map(|t| slicing::pad(f, t, shape.clone(), starts.clone(), steps.clone()))
+            }),
+            Op::Concatenate { axis, .. } => {
+                rule(move |f, _| slicing::concatenate_jvp(f, ins, *axis, t))
+            }
             // Linear in the float operand, with the same indices.
-            Op::Gather { axis, batch } => t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch)),
-            Op::ScatterAdd { axis, batch, shape } => {
+            Op::Gather { axis, batch } => {
+                rule(move |f, _| t[0].map(|t| gather::gather(f, t, ins[1], *axis, *batch)))
+            }
+            Op::ScatterAdd { axis, batch, shape } => rule(move |f, _| {
                 t[0].map(|t| gather::scatter_add(f, t, ins[1], *axis, *batch, shape.clone()))
+            }),
+            Op::ReduceProd { axes } => {
+                rule(move |f, _| t[0].map(|t| scan::reduce_prod_jvp(f, ins[0], axes, t)))
             }
-            Op::ReduceProd { axes } => t[0].map(|t| scan::reduce_prod_jvp(f, ins[0], axes, t)),
             Op::LinearScan { axis, reverse } => {
-                scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t)
+                rule(move |f, out| scan::linear_scan_jvp(f, ins, out, *axis, *reverse, t))
             }
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
-                panic!("internal error: the JVP of {self} is in `control`")
+        };
+        let out = f
+            .push(self.clone(), ins)
+            .unwrap_or_else(|e| panic!("internal error: the primal of {self}'s JVP: {e}"));
+        let t = tangent(f, out);
+        (vec![out], vec![t])
+    }
+
+    /// Which results may get a nonzero tangent when the operands with
+    /// `ins[k]` have one (`transforms::zeros`): not through a comparison,
+    /// `stop_gradient`, a constant, a rounding or sign op, a select's
+    /// predicate or a gather's indices; a cond's per result from its
+    /// branches; a loop's by a fixpoint over its carries.
+    pub fn tangent_reach(&self, ins: &[bool]) -> Vec<bool> {
+        use crate::transforms::zeros::{loop_tangent_reach, tangent_reach};
+        let one = |on: bool| vec![on];
+        match self {
+            Op::Cond(c) => {
+                let [a, b] = c.branches().map(|br| tangent_reach(br, &ins[1..]));
+                a.iter().zip(&b).map(|(x, y)| *x || *y).collect()
             }
+            Op::Loop(l) => {
+                let (_, carries) = loop_tangent_reach(l, ins);
+                l.results.iter().map(|r| carries[*r]).collect()
+            }
+            Op::LoopReverse(l) => vec![true; l.results.len()],
+            Op::Cmp(_)
+            | Op::Literal { .. }
+            | Op::DimSize { .. }
+            | Op::Iota { .. }
+            | Op::StopGradient
+            | Op::Unary(UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum) => one(false),
+            Op::Select => one(ins[1] || ins[2]),
+            Op::Gather { .. } | Op::ScatterAdd { .. } => one(ins[0]),
+            _ => one(ins.iter().any(|x| *x)),
+        }
+    }
+
+    /// Which operands a cotangent on the results with `outs[k]` reaches
+    /// (`transforms::zeros`): a cond's, what its branches read for those
+    /// results (not its predicate); a loop's, what its body reads for the
+    /// carries a cotangent reaches at any step (never its bounds); any other
+    /// op's, all of them (only the linear ones' answers mean anything).
+    pub fn cotangent_reach(&self, outs: &[bool]) -> Vec<bool> {
+        use crate::transforms::zeros::{cotangent_reach, loop_cotangent_reach};
+        match self {
+            Op::Cond(c) => {
+                let [a, b] = c.branches().map(|br| cotangent_reach(br, outs));
+                std::iter::once(false)
+                    .chain(a.iter().zip(&b).map(|(x, y)| *x || *y))
+                    .collect()
+            }
+            Op::Loop(l) => {
+                let mut results = vec![false; l.n_carries()];
+                for (k, on) in l.results.iter().zip(outs) {
+                    results[*k] |= *on;
+                }
+                let (consts, carries) = loop_cotangent_reach(l, &results);
+                vec![false; l.n_bounds()]
+                    .into_iter()
+                    .chain(consts)
+                    .chain(carries)
+                    .collect()
+            }
+            _ => vec![true; self.arity()],
         }
     }
 
@@ -459,90 +560,116 @@ impl Op {
         }
     }
 
-    /// Cotangents of the linear operands given the result's cotangent `ct`.
-    /// `known[i]` is `Some(value)` for operands that are constants of the
-    /// linear map and `None` for linear ones; `types[i]` is each operand's type.
+    /// Transpose rule: the cotangents of the linear operands (`None`: a
+    /// symbolic zero) given each result's cotangent `cts` (`None`: zero; not
+    /// all of them). `known[i]` is `Some(value)` for operands that are
+    /// constants of the linear map and `None` for linear ones; `types[i]` is
+    /// each operand's type.
     pub fn transpose(
         &self,
         f: &mut Function,
         known: &[Option<Var>],
         types: &[Type],
-        ct: Var,
+        cts: &[Option<Var>],
     ) -> Vec<Option<Var>> {
+        if let Op::LoopReverse(_) = self {
+            panic!("reverse mode through the reverse sweep of a loop is not supported: take the derivative of a gradient in forward mode (jvp of grad, as `hessian` does)");
+        }
+        for (k, v) in known.iter().enumerate() {
+            assert!(
+                v.is_some() || self.is_linear_in(k),
+                "internal error: `{self}` is not linear in operand {k}"
+            );
+        }
+        // A single result's cotangent (it has one: not all are zero).
+        let ct = || cts[0].expect("internal error: a transpose without cotangents");
         match self {
-            Op::Unary(UnaryOp::Neg) => vec![Some(f.neg(ct))],
-            Op::Binary(op) => op.transpose(f, [known[0], known[1]], ct).to_vec(),
+            Op::Unary(UnaryOp::Neg) => vec![Some(f.neg(ct()))],
+            Op::Binary(op) => op.transpose(f, [known[0], known[1]], ct()).to_vec(),
             Op::Select => {
                 let p = known[0].expect("internal error: select predicate must be known");
-                let zero = f.zeros_like(ct);
-                let a = known[1].is_none().then(|| f.select(p, ct, zero));
-                let b = known[2].is_none().then(|| f.select(p, zero, ct));
+                let zero = f.zeros_like(ct());
+                let a = known[1].is_none().then(|| f.select(p, ct(), zero));
+                let b = known[2].is_none().then(|| f.select(p, zero, ct()));
                 vec![None, a, b]
             }
             Op::Broadcast { dims, shape } => vec![Some(structural::broadcast_transpose(
                 f,
                 shape.rank(),
                 dims,
-                ct,
+                ct(),
             ))],
             Op::ReduceSum { axes } => vec![Some(structural::reduce_sum_transpose(
-                f, &types[0], axes, ct,
+                f,
+                &types[0],
+                axes,
+                ct(),
             ))],
             Op::Dot => match (known[0], known[1]) {
-                (None, Some(b)) => vec![Some(structural::dot_transpose(f, b, ct)), None],
-                (Some(a), None) => vec![None, Some(structural::dot_transpose(f, a, ct))],
+                (None, Some(b)) => vec![Some(structural::dot_transpose(f, b, ct())), None],
+                (Some(a), None) => vec![None, Some(structural::dot_transpose(f, a, ct()))],
                 _ => panic!("internal error: dot transposed with both or neither operand linear"),
             },
-            Op::Transpose { perm } => vec![Some(layout::transpose_transpose(f, perm, ct))],
-            Op::Reshape { .. } => vec![Some(layout::reshape(f, ct, types[0].shape.clone()))],
-            Op::Convert { .. } => vec![Some(convert::convert_transpose(f, &types[0], ct))],
+            Op::Transpose { perm } => vec![Some(layout::transpose_transpose(f, perm, ct()))],
+            Op::Reshape { .. } => vec![Some(layout::reshape(f, ct(), types[0].shape.clone()))],
+            Op::Convert { .. } => vec![Some(convert::convert_transpose(f, &types[0], ct()))],
             Op::Slice { starts, steps, .. } => vec![Some(slicing::pad(
                 f,
-                ct,
+                ct(),
                 types[0].shape.clone(),
                 starts.clone(),
                 steps.clone(),
             ))],
             Op::Pad { starts, steps, .. } => vec![Some(slicing::slice(
                 f,
-                ct,
+                ct(),
                 types[0].shape.clone(),
                 starts.clone(),
                 steps.clone(),
             ))],
             Op::Concatenate { axis, .. } => {
-                slicing::concatenate_transpose(f, known, types, *axis, ct)
+                slicing::concatenate_transpose(f, known, types, *axis, ct())
             }
             Op::Gather { axis, batch } => {
                 let idx = known[1].expect("internal error: gather indices must be known");
                 let shape = types[0].shape.clone();
                 vec![
-                    Some(gather::scatter_add(f, ct, idx, *axis, *batch, shape)),
+                    Some(gather::scatter_add(f, ct(), idx, *axis, *batch, shape)),
                     None,
                 ]
             }
             Op::ScatterAdd { axis, batch, .. } => {
                 let idx = known[1].expect("internal error: scatter_add indices must be known");
-                vec![Some(gather::gather(f, ct, idx, *axis, *batch)), None]
+                vec![Some(gather::gather(f, ct(), idx, *axis, *batch)), None]
             }
             Op::LinearScan { axis, reverse } => {
                 let a = known[0].expect("internal error: linear_scan's `a` must be known");
                 vec![
                     None,
-                    Some(scan::linear_scan_transpose(f, a, ct, *axis, *reverse)),
+                    Some(scan::linear_scan_transpose(f, a, ct(), *axis, *reverse)),
                 ]
             }
             Op::DotGeneral(d) => match (known[0], known[1]) {
                 (None, Some(b)) => vec![
                     Some(dot_general::dot_general_transpose(
-                        f, d, true, &types[0], b, ct,
+                        f,
+                        d,
+                        true,
+                        &types[0],
+                        b,
+                        ct(),
                     )),
                     None,
                 ],
                 (Some(a), None) => vec![
                     None,
                     Some(dot_general::dot_general_transpose(
-                        f, d, false, &types[1], a, ct,
+                        f,
+                        d,
+                        false,
+                        &types[1],
+                        a,
+                        ct(),
                     )),
                 ],
                 _ => panic!(
@@ -561,15 +688,16 @@ impl Op {
             | Op::LoopReverse(_) => {
                 panic!("internal error: {self} is not linear")
             }
-            Op::Loop(_) | Op::Cond(_) => {
-                panic!("internal error: {self} is transposed by `control`")
-            }
+            Op::Loop(l) => control::loop_transpose(f, l, known, cts),
+            Op::Cond(c) => control::cond_transpose(f, c, known, cts),
         }
     }
 
-    /// The op applied to operands of which `batched[i]` carry a leading batch
-    /// axis of size `size`; the result carries it too.
-    pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Var {
+    /// Batching rule: the op applied to operands of which `batched[i]` carry
+    /// a leading batch axis of size `size` (at least one does); every result
+    /// carries it too.
+    pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Vec<Var> {
+        let one = |v: Var| vec![v];
         match self {
             Op::Unary(_)
             | Op::Binary(_)
@@ -582,65 +710,69 @@ impl Op {
                     .zip(batched)
                     .map(|(v, b)| if *b { *v } else { f.broadcast_batch(*v, size) })
                     .collect();
-                f.push(self.clone(), &ins)
-                    .expect("internal error: batching an elementwise op")
+                one(f
+                    .push(self.clone(), &ins)
+                    .expect("internal error: batching an elementwise op"))
             }
             Op::Literal { .. } | Op::DimSize { .. } | Op::Iota { .. } => {
                 panic!("internal error: {self} has no operand to batch")
             }
-            Op::ReduceMax { axes } => f
+            Op::ReduceMax { axes } => one(f
                 .push(
                     Op::ReduceMax {
                         axes: reduce::shift_axes(axes),
                     },
                     ins,
                 )
-                .expect("internal error: batching reduce_max"),
-            Op::ReduceMin { axes } => f
+                .expect("internal error: batching reduce_max")),
+            Op::ReduceMin { axes } => one(f
                 .push(
                     Op::ReduceMin {
                         axes: reduce::shift_axes(axes),
                     },
                     ins,
                 )
-                .expect("internal error: batching reduce_min"),
-            Op::ReduceProd { axes } => scan::reduce_prod(f, ins[0], reduce::shift_axes(axes)),
-            Op::LinearScan { axis, reverse } => {
-                scan::linear_scan_batch(f, ins, batched, *axis, *reverse, size)
-            }
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => {
-                panic!("internal error: {self} is batched by `control`")
-            }
-            Op::Transpose { perm } => layout::transpose_batch(f, ins[0], perm),
-            Op::Reshape { shape } => layout::reshape_batch(f, ins[0], shape, size),
-            Op::DotGeneral(d) => dot_general::dot_general_batch(f, ins[0], ins[1], d, batched),
+                .expect("internal error: batching reduce_min")),
+            Op::ReduceProd { axes } => one(scan::reduce_prod(f, ins[0], reduce::shift_axes(axes))),
+            Op::LinearScan { axis, reverse } => one(scan::linear_scan_batch(
+                f, ins, batched, *axis, *reverse, size,
+            )),
+            Op::Loop(l) => control::loop_batch(f, l, ins, batched, size),
+            Op::LoopReverse(l) => control::reverse_batch(f, l, ins, batched, size),
+            Op::Cond(c) => control::cond_batch(f, c, ins, batched, size),
+            Op::Transpose { perm } => one(layout::transpose_batch(f, ins[0], perm)),
+            Op::Reshape { shape } => one(layout::reshape_batch(f, ins[0], shape, size)),
+            Op::DotGeneral(d) => one(dot_general::dot_general_batch(
+                f, ins[0], ins[1], d, batched,
+            )),
             Op::Broadcast { shape, dims } => {
-                structural::broadcast_batch(f, ins[0], shape, dims, size)
+                one(structural::broadcast_batch(f, ins[0], shape, dims, size))
             }
-            Op::ReduceSum { axes } => f.reduce_sum(ins[0], reduce::shift_axes(axes)),
-            Op::Dot => structural::dot_batch(f, ins[0], ins[1], batched, size),
+            Op::ReduceSum { axes } => one(f.reduce_sum(ins[0], reduce::shift_axes(axes))),
+            Op::Dot => one(structural::dot_batch(f, ins[0], ins[1], batched, size)),
             Op::Slice {
                 shape,
                 starts,
                 steps,
-            } => slicing::slice_batch(f, ins[0], shape, starts, steps, size),
+            } => one(slicing::slice_batch(f, ins[0], shape, starts, steps, size)),
             Op::Pad {
                 shape,
                 starts,
                 steps,
-            } => slicing::pad_batch(f, ins[0], shape, starts, steps, size),
+            } => one(slicing::pad_batch(f, ins[0], shape, starts, steps, size)),
             Op::Concatenate { axis, .. } => {
-                slicing::concatenate_batch(f, ins, batched, *axis, size)
+                one(slicing::concatenate_batch(f, ins, batched, *axis, size))
             }
             Op::Gather { axis, batch } => {
-                gather::gather_batch(f, ins, batched, *axis, *batch, size)
+                one(gather::gather_batch(f, ins, batched, *axis, *batch, size))
             }
-            Op::ScatterAdd { axis, batch, shape } => {
-                gather::scatter_add_batch(f, ins, batched, *axis, *batch, shape, size)
-            }
+            Op::ScatterAdd { axis, batch, shape } => one(gather::scatter_add_batch(
+                f, ins, batched, *axis, *batch, shape, size,
+            )),
         }
     }
 
+    /// How fusion treats the op (see `FusionKind`).
     pub fn fusion_kind(&self) -> FusionKind {
         match self {
             Op::Unary(_)
@@ -720,4 +852,12 @@ impl fmt::Display for Op {
             Op::Cond(c) => f.write_str(&c.header()),
         }
     }
+}
+
+/// A single-result op's tangent, given its primal result.
+type TangentRule<'a> = Box<dyn Fn(&mut Function, Var) -> Option<Var> + 'a>;
+
+/// Boxes a tangent rule (naming its argument types once).
+fn rule<'a>(r: impl Fn(&mut Function, Var) -> Option<Var> + 'a) -> TangentRule<'a> {
+    Box::new(r)
 }

@@ -4,7 +4,6 @@
 
 use super::simplify::{simplify, simplify_owned};
 use crate::ir::{Function, Var};
-use crate::ops::{control, Op};
 
 /// Forward mode. Params: the primals, then one tangent `t_<name>` per float
 /// param. Outputs: the primal outputs, then one tangent per output.
@@ -53,27 +52,14 @@ pub(crate) fn jvp_raw(f: &Function, wrt: &[usize]) -> Function {
             .map(|v| primal[v.index()].expect("verified IR"))
             .collect();
         let ts: Vec<Option<Var>> = e.ins.iter().map(|v| tangent[v.index()]).collect();
-        let any = ts.iter().any(Option::is_some);
-        let (outs, touts) = match &e.op {
-            Op::Loop(l) if any => control::loop_jvp(&mut g, l, &ins, &ts),
-            Op::LoopReverse(l) if any => control::reverse_jvp(&mut g, l, &ins, &ts),
-            Op::Cond(c) if any => control::cond_jvp(&mut g, c, &ins, &ts),
-            _ => {
-                let outs = g.copy_eqn(e, &mut primal);
-                let t = if any {
-                    e.op.jvp(&mut g, &ins, outs[0], &ts)
-                } else {
-                    None
-                };
-                let n = outs.len();
-                (
-                    outs,
-                    std::iter::once(t)
-                        .chain(std::iter::repeat(None))
-                        .take(n)
-                        .collect(),
-                )
-            }
+        // Symbolic zeros in, symbolic zeros out: an equation no tangent
+        // reaches is copied as it is.
+        let (outs, touts) = if ts.iter().any(Option::is_some) {
+            e.op.jvp(&mut g, &ins, &ts)
+        } else {
+            let outs = g.copy_eqn(e, &mut primal);
+            let none = vec![None; outs.len()];
+            (outs, none)
         };
         for ((o, p), t) in e.outs.iter().zip(outs).zip(touts) {
             primal[o.index()] = Some(p);

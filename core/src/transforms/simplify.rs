@@ -187,7 +187,10 @@ fn rewrite(g: &mut Function, defs: &[Option<usize>], op: &Op, ins: &[Var]) -> Op
                 .map(|(v, x)| Tensor::scalar(g.dtype(*v), *x))
                 .collect();
             let refs: Vec<&Tensor> = ts.iter().collect();
-            let r = op.eval(&refs, &[], &Default::default());
+            let r = match op.eval(&refs, &[vec![]], &Default::default()) {
+                Ok(mut r) if r.len() == 1 => r.remove(0),
+                _ => panic!("internal error: folding {op}"),
+            };
             let shape = g.shape(ins[ins.len() - 1]).clone();
             return Some(g.full(r.data[0], r.dtype, &shape));
         }

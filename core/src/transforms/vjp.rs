@@ -6,10 +6,9 @@
 
 use super::jvp::jvp_raw;
 use super::simplify::simplify_owned;
-use super::zeros;
 use crate::ir::{Eqn, Function, Var};
 use crate::ops::elementwise::BinaryOp;
-use crate::ops::{control, Op};
+use crate::ops::Op;
 use std::collections::HashMap;
 
 /// Where the output cotangents come from.
@@ -226,112 +225,10 @@ fn transpose(
         }
     }
     for e in j.eqns.iter().rev().filter(|e| is_linear(e)) {
-        if let Op::Loop(l) = &e.op {
-            // A tangent loop: its reverse sweep, for the tangent carries and
-            // constants a cotangent reaches only. The others' cotangents are
-            // symbolic zeros (`Loop::cotangent_reach`).
-            let cts: Vec<Option<Var>> = e.outs.iter().map(|o| ct.remove(o)).collect();
-            if cts.iter().all(Option::is_none) {
-                continue;
-            }
-            let t = l
-                .tangent_of
-                .as_ref()
-                .expect("internal error: a linear loop is a tangent loop");
-            let live: Vec<bool> = cts.iter().map(Option::is_some).collect();
-            let (const_on, carry_on) = l.cotangent_reach(&live);
-            let consts: Vec<usize> = (0..t.consts.len())
-                .filter(|q| const_on[*q])
-                .map(|q| t.consts[q])
-                .collect();
-            let carries: Vec<usize> = (0..t.carries.len())
-                .filter(|q| carry_on[*q])
-                .map(|q| t.carries[q])
-                .collect();
-            // The cotangent of each kept tangent carry after the loop (zero
-            // for one reached only through the body).
-            let pc = t.primal.n_carries();
-            let cts: Vec<Var> = (0..t.carries.len())
-                .filter(|q| carry_on[*q])
-                .map(|q| {
-                    let r = l.results.iter().position(|r| *r == pc + q);
-                    match r.and_then(|r| cts[r]) {
-                        Some(c) => c,
-                        None => {
-                            let ty = l.carry_type(pc + q);
-                            g.full(0.0, ty.dtype, &ty.shape)
-                        }
-                    }
-                })
-                .collect();
-            let known = |v: &Var| map[v.index()].expect("internal error: a loop's primal operand");
-            let (operands, linear_ins) = control::reverse_operands(l, &e.ins);
-            let linear_ins: Vec<Var> = const_on
-                .iter()
-                .chain(&carry_on)
-                .zip(linear_ins)
-                .filter(|(on, _)| **on)
-                .map(|(_, v)| v)
-                .collect();
-            let mut ins: Vec<Var> = operands.iter().map(known).collect();
-            ins.extend(cts);
-            let sweep = control::reverse_sweep(&t.primal, &consts, &carries);
-            let back = g
-                .push_all(Op::LoopReverse(Box::new(sweep)), &ins)
-                .expect("internal error: transposing a loop");
-            for (v, c) in linear_ins.iter().zip(back) {
-                accumulate(&mut g, &mut ct, *v, c);
-            }
+        let cts: Vec<Option<Var>> = e.outs.iter().map(|o| ct.remove(o)).collect();
+        if cts.iter().all(Option::is_none) {
             continue;
         }
-        if let Op::Cond(c) = &e.op {
-            // A tangent cond: the cond of the branches' transposes, on the
-            // same predicate and primal constants, for the results that have
-            // a cotangent only (the others' are symbolic zeros, not zeros a
-            // branch would multiply by its local derivatives). A constant
-            // whose cotangent is the constant 0 in both transposed branches
-            // gets none. As JAX's `_cond_transpose`, a constant read by one
-            // branch only gets a zero from the other (a materialized zero:
-            // which branch runs is known at run time only).
-            let cts: Vec<Option<Var>> = e.outs.iter().map(|o| ct.remove(o)).collect();
-            if cts.iter().all(Option::is_none) {
-                continue;
-            }
-            for (k, v) in e.ins.iter().enumerate() {
-                assert!(
-                    !linear[v.index()] || c.is_linear_in(k),
-                    "internal error: a cond is not linear in operand {k}"
-                );
-            }
-            let live: Vec<usize> = (0..cts.len()).filter(|k| cts[*k].is_some()).collect();
-            let n_primal = 1 + c.n_consts() - c.n_linear;
-            let mut ins: Vec<Var> = e.ins[..n_primal]
-                .iter()
-                .map(|v| map[v.index()].expect("internal error: a cond's primal operand"))
-                .collect();
-            ins.extend(cts.iter().flatten());
-            let tr = if live.len() < cts.len() {
-                c.with_results(&live).transposed()
-            } else {
-                c.transposed()
-            };
-            let [zt, ze] = tr.branches().map(zeros::zero_results);
-            let back = g
-                .push_all(Op::Cond(Box::new(tr)), &ins)
-                .expect("internal error: transposing a cond");
-            for (q, (v, c)) in e.ins[n_primal..].iter().zip(back).enumerate() {
-                if linear[v.index()] && !(zt[q] && ze[q]) {
-                    accumulate(&mut g, &mut ct, *v, c);
-                }
-            }
-            continue;
-        }
-        if let Op::LoopReverse(_) = &e.op {
-            panic!("reverse mode through the reverse sweep of a loop is not supported: take the derivative of a gradient in forward mode (jvp of grad, as `hessian` does)");
-        }
-        let Some(c) = ct.remove(&e.out()) else {
-            continue;
-        };
         let known: Vec<Option<Var>> = e
             .ins
             .iter()
@@ -343,16 +240,9 @@ fn transpose(
                 }
             })
             .collect();
-        for (k, v) in e.ins.iter().enumerate() {
-            assert!(
-                !linear[v.index()] || e.op.is_linear_in(k),
-                "internal error: `{}` is not linear in operand {k}",
-                e.op
-            );
-        }
         let types: Vec<_> = e.ins.iter().map(|v| j.ty(*v).clone()).collect();
-        let cts = e.op.transpose(&mut g, &known, &types, c);
-        for (v, c) in e.ins.iter().zip(cts) {
+        let back = e.op.transpose(&mut g, &known, &types, &cts);
+        for (v, c) in e.ins.iter().zip(back) {
             if let (true, Some(c)) = (linear[v.index()], c) {
                 accumulate(&mut g, &mut ct, *v, c);
             }

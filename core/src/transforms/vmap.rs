@@ -7,7 +7,6 @@
 use super::simplify::simplify_owned;
 use crate::ir::{Function, Var};
 use crate::ops::layout::{move_axis_perm, transpose};
-use crate::ops::{control, Op};
 use crate::shape::Dim;
 
 /// Batch `f` over a new leading axis: `in_axes[i]` is `Some(0)` for a batched
@@ -79,12 +78,7 @@ pub(crate) fn vmap_sized(
                 .iter()
                 .map(|v| map[v.index()].expect("verified IR"))
                 .collect();
-            match &e.op {
-                Op::Loop(l) => control::loop_batch(&mut g, l, &ins, &flags, size),
-                Op::LoopReverse(l) => control::reverse_batch(&mut g, l, &ins, &flags, size),
-                Op::Cond(c) => control::cond_batch(&mut g, c, &ins, &flags, size),
-                op => vec![op.batch(&mut g, &ins, &flags, size)],
-            }
+            e.op.batch(&mut g, &ins, &flags, size)
         } else {
             g.copy_eqn(e, &mut map)
         };

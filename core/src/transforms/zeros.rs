@@ -24,8 +24,6 @@
 
 use crate::ir::Function;
 use crate::ops::control::Loop;
-use crate::ops::elementwise::UnaryOp;
-use crate::ops::Op;
 
 /// Which results of `f` may have a nonzero tangent when the params with
 /// `from[k]` do.
@@ -39,38 +37,12 @@ pub(crate) fn tangent_reach(f: &Function, from: &[bool]) -> Vec<bool> {
         if !ins.iter().any(|x| *x) {
             continue;
         }
-        let outs: Vec<bool> = match &e.op {
-            Op::Cond(c) => {
-                let [a, b] = c.branches().map(|br| tangent_reach(br, &ins[1..]));
-                a.iter().zip(&b).map(|(x, y)| *x || *y).collect()
-            }
-            Op::Loop(l) => {
-                let (_, carries) = loop_tangent_reach(l, &ins);
-                l.results.iter().map(|r| carries[*r]).collect()
-            }
-            Op::LoopReverse(_) => vec![true; e.outs.len()],
-            op => vec![carries_tangent(op, &ins)],
-        };
+        let outs = e.op.tangent_reach(&ins);
         for (o, on) in e.outs.iter().zip(outs) {
             t[o.index()] = on && f.dtype(*o).is_float();
         }
     }
     f.outs.iter().map(|o| t[o.index()]).collect()
-}
-
-/// Whether a single-result op gives a tangent from operand tangents `ins`.
-fn carries_tangent(op: &Op, ins: &[bool]) -> bool {
-    match op {
-        Op::Cmp(_)
-        | Op::Literal { .. }
-        | Op::DimSize { .. }
-        | Op::Iota { .. }
-        | Op::StopGradient
-        | Op::Unary(UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum) => false,
-        Op::Select => ins[1] || ins[2],
-        Op::Gather { .. } | Op::ScatterAdd { .. } => ins[0],
-        _ => ins.iter().any(|x| *x),
-    }
 }
 
 /// For a loop whose operands with `ins[k]` have a tangent: which of its
@@ -109,27 +81,7 @@ pub(crate) fn cotangent_reach(f: &Function, live: &[bool]) -> Vec<bool> {
         if !outs.iter().any(|x| *x) {
             continue;
         }
-        let ins: Vec<bool> = match &e.op {
-            Op::Cond(c) => {
-                let [a, b] = c.branches().map(|br| cotangent_reach(br, &outs));
-                std::iter::once(false)
-                    .chain(a.iter().zip(&b).map(|(x, y)| *x || *y))
-                    .collect()
-            }
-            Op::Loop(l) => {
-                let mut results = vec![false; l.n_carries()];
-                for (k, on) in l.results.iter().zip(&outs) {
-                    results[*k] |= *on;
-                }
-                let (consts, carries) = loop_cotangent_reach(l, &results);
-                vec![false; l.n_bounds()]
-                    .into_iter()
-                    .chain(consts)
-                    .chain(carries)
-                    .collect()
-            }
-            _ => vec![true; e.ins.len()],
-        };
+        let ins = e.op.cotangent_reach(&outs);
         for (v, on) in e.ins.iter().zip(ins) {
             r[v.index()] |= on;
         }

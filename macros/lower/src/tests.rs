@@ -7,7 +7,7 @@ use crate::codegen::{aot_items, ir_const_name, CodegenOptions};
 use crate::errors::Errors;
 use crate::stack::{collect_from_file, expand_stack, Origin};
 use crate::{expand_attribute_with, is_straight_line, lower_fn};
-use oxla_core::{DType, Function, Tensor, Var};
+use oxla_core::{DType, Function, Tensor};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use std::collections::BTreeMap;
@@ -66,7 +66,8 @@ pub(crate) fn dump(f: &Function) -> String {
     s
 }
 
-/// Evaluate `f` with the reference op rules; `args` are flat values.
+/// Evaluate `f` with core's reference interpreter; `args` are flat values
+/// (a leading symbolic dimension is the argument's length).
 pub(crate) fn eval(f: &Function, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut env: BTreeMap<String, u64> = BTreeMap::new();
     for (v, a) in f.params.iter().zip(args) {
@@ -74,24 +75,17 @@ pub(crate) fn eval(f: &Function, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
             env.insert(s.clone(), a.len() as u64);
         }
     }
-    let mut vals: BTreeMap<Var, Tensor> = BTreeMap::new();
-    for (v, a) in f.params.iter().zip(args) {
-        let shape = f.shape(*v).concrete(&env).unwrap();
-        vals.insert(*v, Tensor::new(f.dtype(*v), shape, a.clone()));
-    }
-    for e in &f.eqns {
-        let ins: Vec<&Tensor> = e.ins.iter().map(|v| &vals[v]).collect();
-        if let oxla_core::Op::Cond(c) = &e.op {
-            for (o, t) in e.outs.iter().zip(c.eval(&ins).unwrap()) {
-                vals.insert(*o, t);
-            }
-            continue;
-        }
-        let shape = f.shape(e.out()).concrete(&env).unwrap();
-        let t = e.op.eval(&ins, &shape, &Default::default());
-        vals.insert(e.out(), t);
-    }
-    f.outs.iter().map(|v| vals[v].data.clone()).collect()
+    let tensors: Vec<Tensor> = f
+        .params
+        .iter()
+        .zip(args)
+        .map(|(v, a)| {
+            let shape = f.shape(*v).concrete(&env).unwrap();
+            Tensor::new(f.dtype(*v), shape, a.clone())
+        })
+        .collect();
+    let outs = oxla_core::interp::eval(f, &tensors).unwrap();
+    outs.into_iter().map(|t| t.data).collect()
 }
 
 // ---- lowering ----------------------------------------------------------------
