@@ -50,26 +50,6 @@ mod vocab;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_control;
-#[cfg(test)]
-mod tests_errors;
-#[cfg(test)]
-mod tests_fuzz;
-#[cfg(test)]
-mod tests_generic;
-#[cfg(test)]
-mod tests_loops;
-#[cfg(test)]
-mod tests_nd;
-#[cfg(test)]
-mod tests_of;
-#[cfg(test)]
-mod tests_scale;
-#[cfg(test)]
-mod tests_slicing;
-#[cfg(test)]
-mod tests_tree;
 
 pub use aot::{aot_symbols, is_straight_line};
 pub use attr::{InAxes, Input, TransformAttr, TransformKind};

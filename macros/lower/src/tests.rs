@@ -1,6 +1,18 @@
 //! Unit tests: lowering (IR structure, length unification, evaluation with the
 //! reference op rules), every error message, the attribute grammar, and the
-//! code generation pieces that do not need the transforms.
+//! code generation pieces that do not need the transforms. The other test
+//! modules, one per part of the crate, are its children.
+
+mod control;
+mod errors;
+mod fuzz;
+mod generic;
+mod loops;
+mod nd;
+mod of;
+mod scale;
+mod slicing;
+mod tree;
 
 use crate::attr::{parse_args, take_oxla_attrs, InAxes, TransformKind};
 use crate::codegen::{aot_items, ir_const_name, CodegenOptions};

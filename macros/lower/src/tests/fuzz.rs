@@ -544,7 +544,7 @@ fn fuzz_expansion_never_panics_and_reports_only_spanned_errors() {
 /// limits for a slow machine).
 #[test]
 fn fuzz_deep_and_long_functions_expand_in_linear_time() {
-    use crate::tests_scale::{assert_linear, within};
+    use crate::tests::scale::{assert_linear, within};
     use std::time::{Duration, Instant};
     fn step(rng: &mut Rng) -> String {
         let c = 0.5 + rng.below(100) as f64 / 100.0;
