@@ -84,7 +84,7 @@ impl Lowerer<'_> {
     ) -> Result<(Function, Vec<IndexCheck>, Vec<crate::consts::ConstParam>), String> {
         let mut item = helper.item.clone();
         let mut errors = crate::errors::Errors::new();
-        let stack = crate::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
+        let stack = crate::parse::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
         let defined = item.sig.ident.to_string();
         let broken = || {
             format!("`{shown}` cannot be called: the definition of `{defined}` has errors (reported there)")

@@ -8,8 +8,8 @@
 //! plain function's tuple structure.
 
 use crate::lower::ident_name;
+use crate::parse::types::RustTy;
 use crate::paths;
-use crate::types::RustTy;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 

@@ -12,12 +12,12 @@
 //! Both instances lower from the same item, so the build script, which
 //! collects them the same way, compiles the kernels of both.
 
-use crate::attr::TransformAttr;
 use crate::codegen::{self, CodegenOptions};
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys};
+use crate::parse::attr::TransformAttr;
+use crate::parse::types::{strip_group, RustTy};
 use crate::stack::{GeneratedFn, Origin};
-use crate::types::{strip_group, RustTy};
 use crate::{paths, tree};
 use oxla_core::DType;
 use proc_macro2::{Span, TokenStream};

@@ -364,9 +364,9 @@ pub fn expand_resolve(input: TokenStream, opts: &crate::CodegenOptions) -> Token
     if kind_name == crate::tree::DERIVE_KIND {
         return crate::tree::expand_derive_with(item, &table, &helpers);
     }
-    let which = match crate::attr::TransformKind::from_name(&kind_name) {
-        Some(kind) => crate::attr::AttrName::One(kind),
-        None if kind_name == crate::attr::LIST_ATTR => crate::attr::AttrName::List,
+    let which = match crate::parse::attr::TransformKind::from_name(&kind_name) {
+        Some(kind) => crate::parse::attr::AttrName::One(kind),
+        None if kind_name == crate::parse::attr::LIST_ATTR => crate::parse::attr::AttrName::List,
         None => {
             return quote!(
                 ::core::compile_error! { "oxla: `__resolve!` names an unknown attribute" }
@@ -417,7 +417,7 @@ fn expand_func_with(
     if let Some(a) = item
         .attrs
         .iter()
-        .find(|a| crate::attr::oxla_attr_kind(a.path()).is_some())
+        .find(|a| crate::parse::attr::oxla_attr_kind(a.path()).is_some())
     {
         errors.spanned(a, "`#[oxla::func]` marks a helper and cannot be combined with other oxla attributes: apply those to a function that calls it");
     }
@@ -466,7 +466,7 @@ fn expand_func_with(
     // The function itself, compiled as `#[jit]` would (the helper's macro
     // below is the one its callers use).
     let function = crate::expand_with(
-        crate::attr::AttrName::One(crate::attr::TransformKind::Jit),
+        crate::parse::attr::AttrName::One(crate::parse::attr::TransformKind::Jit),
         TokenStream::new(),
         item_tokens.clone(),
         table_tokens,
@@ -710,7 +710,7 @@ fn gather_helpers(items: &[syn::Item], out: &mut Callables) {
             }
             syn::Item::Fn(f) => {
                 let mut attrs = f.attrs.clone();
-                let stack = crate::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
+                let stack = crate::parse::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
                 if !stack.is_empty() {
                     let named = crate::stack::in_order(&stack);
                     let names = std::iter::once(&f.sig.ident)
@@ -751,8 +751,8 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
         out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);
     }
     let mut errors = Errors::new();
-    let jit: Vec<_> = crate::attr::parse_args(
-        crate::attr::TransformKind::Jit,
+    let jit: Vec<_> = crate::parse::attr::parse_args(
+        crate::parse::attr::TransformKind::Jit,
         TokenStream::new(),
         Span::call_site(),
         &mut errors,

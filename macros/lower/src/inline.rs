@@ -3,7 +3,7 @@
 
 use crate::helpers::{self, may_be_helper};
 use crate::lower::{ident_name, return_tys, BindKind, Lowerer, Scope};
-use crate::types::param_ty;
+use crate::parse::types::param_ty;
 use oxla_core::Var;
 use quote::ToTokens;
 use syn::Expr;

@@ -3,8 +3,8 @@
 //!
 //! The pipeline is parse → analyze → generate:
 //!
-//! 1. [`attr`]: parse the attribute stack (`#[vmap(…)] #[grad(…)] fn f`,
-//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`);
+//! 1. [`parse`]: the attribute stack (`#[vmap(…)] #[grad(…)] fn f`,
+//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`) and the signature's types;
 //! 2. [`lower`]: the function body (syn) → an oxla IR [`Function`];
 //! 3. [`stack`]: apply the transforms bottom-up, each to the function below
 //!    it or to the one its `of = …` names, then `simplify`;
@@ -17,7 +17,6 @@
 //! here panics on user input.
 
 pub mod aot;
-pub mod attr;
 mod builtins;
 mod call_generated;
 pub mod codegen;
@@ -35,6 +34,7 @@ mod loop_exits;
 mod loop_iter;
 mod loops;
 pub mod lower;
+pub mod parse;
 mod paths;
 mod placeholder;
 mod scalar_loop;
@@ -45,14 +45,12 @@ mod source_calls;
 pub mod stack;
 mod trait_impl;
 mod tree;
-pub mod types;
 mod vocab;
 
 #[cfg(test)]
 mod tests;
 
 pub use aot::{aot_symbols, is_straight_line};
-pub use attr::{InAxes, Input, TransformAttr, TransformKind};
 pub use codegen::{
     generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV,
     MANIFEST_NO_OBJECTS,
@@ -61,9 +59,11 @@ pub use errors::Errors;
 pub use helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
+pub use parse::attr::{InAxes, Input, TransformAttr, TransformKind};
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
 pub use tree::expand_derive as expand_tree_derive;
 
+use parse::attr;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 

@@ -7,8 +7,8 @@
 use crate::consts::ConstParam;
 use crate::control::Want;
 use crate::errors::Errors;
-use crate::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
-pub(crate) use crate::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
+use crate::parse::types::{elem_of, param_ty, result_ty, strip_group, vec_of, RustTy};
+pub(crate) use crate::parse::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Shape, Type, Var};
 use proc_macro2::Span;

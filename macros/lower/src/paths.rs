@@ -55,7 +55,7 @@ pub fn ndarray() -> TokenStream {
 /// ndarray's dimension type of rank `rank` (`Ix2`; `IxDyn` above `Ix6`).
 pub fn ix(rank: usize) -> TokenStream {
     let nd = ndarray();
-    if rank <= crate::types::MAX_NAMED_RANK {
+    if rank <= crate::parse::types::MAX_NAMED_RANK {
         let id = quote::format_ident!("Ix{}", rank);
         quote!(#nd::#id)
     } else {
@@ -69,10 +69,10 @@ pub fn vec() -> TokenStream {
 }
 
 /// `::core::primitive::usize` or `::core::primitive::u32`.
-pub fn unsigned(u: crate::types::Unsigned) -> TokenStream {
+pub fn unsigned(u: crate::parse::types::Unsigned) -> TokenStream {
     match u {
-        crate::types::Unsigned::Usize => quote!(::core::primitive::usize),
-        crate::types::Unsigned::U32 => quote!(::core::primitive::u32),
+        crate::parse::types::Unsigned::Usize => quote!(::core::primitive::usize),
+        crate::parse::types::Unsigned::U32 => quote!(::core::primitive::u32),
     }
 }
 

@@ -7,7 +7,7 @@
 //! and result types whatever the body holds.
 
 use crate::lower::{ident_name, param_ir_type, return_tys};
-use crate::types::param_ty;
+use crate::parse::types::param_ty;
 use oxla_core::{DType, Dim, Function, Op, Shape};
 
 /// The placeholder IR of `item`'s signature, or `None` when the signature

@@ -342,7 +342,7 @@ fn file_fn(name: &Ident, attrs: TokenStream, body: TokenStream, module: &[String
         .parse2(attrs)
         .unwrap_or_default();
     let helper = attrs.iter().any(crate::helpers::is_func_attr);
-    let stack = crate::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
+    let stack = crate::parse::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
     let mut names = vec![crate::lower::ident_name(name)];
     names.extend(
         crate::stack::in_order(&stack)

@@ -14,9 +14,9 @@ mod scale;
 mod slicing;
 mod tree;
 
-use crate::attr::{parse_args, take_oxla_attrs, InAxes, TransformKind};
 use crate::codegen::{aot_items, ir_const_name, CodegenOptions};
 use crate::errors::Errors;
+use crate::parse::attr::{parse_args, take_oxla_attrs, InAxes, TransformKind};
 use crate::stack::{collect_from_file, expand_stack, Origin};
 use crate::{expand_attribute_with, is_straight_line, lower_fn};
 use oxla_core::{DType, Function, Tensor};

@@ -18,12 +18,14 @@
 //! one with the user's types, which passes the leaves in and builds the
 //! structs of the results (`Tree::__from_leaves`).
 
-use crate::attr::{InAxes, Input, TransformAttr, TransformKind};
 use crate::errors::Errors;
 use crate::helpers::{self, HelperTable};
 use crate::lower::{ident_name, return_tys};
+use crate::parse::attr::{InAxes, Input, TransformAttr, TransformKind};
+use crate::parse::types::{
+    elem_of, float_of, ndarray_of, param_ty, result_ty, strip_group, RustTy,
+};
 use crate::stack::{GeneratedFn, Origin};
-use crate::types::{elem_of, float_of, ndarray_of, param_ty, result_ty, strip_group, RustTy};
 use oxla_core::DType;
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
@@ -1285,7 +1287,7 @@ fn generated_struct_results(path: &syn::Path) -> Option<Vec<Slot>> {
     let (helper, callees) = helpers::current().get(path)?;
     let name = helper.generated.as_ref()?;
     let mut item = helper.item.clone();
-    let stack = crate::attr::take_oxla_attrs(&mut item.attrs, &mut Errors::new());
+    let stack = crate::parse::attr::take_oxla_attrs(&mut item.attrs, &mut Errors::new());
     let outer = helpers::swap_current(callees);
     let flat = flatten_fn(&item, &stack);
     helpers::swap_current(outer);

@@ -542,8 +542,8 @@ fn constants_become_hidden_scalar_parameters() {
 
 #[test]
 fn generated_code_reads_constants_and_keeps_the_signatures() {
-    use crate::attr::TransformKind;
     use crate::codegen::CodegenOptions;
+    use crate::parse::attr::TransformKind;
     let out = crate::expand_attribute_with(
         TransformKind::Grad,
         quote!(df),

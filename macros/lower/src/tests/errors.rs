@@ -2,8 +2,8 @@
 //! named after it, and a fuzz test of the whole expansion over random
 //! bodies (supported and unsupported Rust alike).
 
-use crate::attr::TransformKind;
 use crate::codegen::CodegenOptions;
+use crate::parse::attr::TransformKind;
 use crate::stack::expand_stack;
 use crate::{expand_attribute_with, lower_fn};
 use proc_macro2::{TokenStream, TokenTree};
@@ -180,7 +180,7 @@ fn powi_with_extreme_exponents_under_two_grads() {
         let item: syn::ItemFn = syn::parse2(src.clone()).unwrap();
         let mut item = item;
         let mut errors = crate::errors::Errors::new();
-        let stack = crate::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
+        let stack = crate::parse::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
         let gens = expand_stack(&item, &stack).unwrap_or_else(|e| panic!("{n}: {e}"));
         // At x = 1 every power is 1: f'' = n (n - 1), computed here in f64.
         let want = n as f64 * (n as f64 - 1.0);

@@ -6,9 +6,9 @@
 //! with ordinary spanned errors, and after an error every function emitted
 //! has the stub body. Deterministic (a fixed seed).
 
-use crate::attr::TransformKind;
 use crate::codegen::CodegenOptions;
 use crate::expand_attribute_with;
+use crate::parse::attr::TransformKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A small deterministic generator (SplitMix64).

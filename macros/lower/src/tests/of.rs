@@ -4,8 +4,8 @@
 //! checked against central finite differences of the original function
 //! (evaluated with the reference op rules) and against each other.
 
-use crate::attr::take_oxla_attrs;
 use crate::errors::Errors;
+use crate::parse::attr::take_oxla_attrs;
 use crate::stack::{expand_stack, GeneratedFn, Origin};
 use crate::tests::eval;
 use proc_macro2::TokenStream;

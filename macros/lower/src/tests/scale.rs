@@ -2,9 +2,9 @@
 //! in proportion to the user's function, and deep nesting in the user's
 //! code is lowered without deep recursion.
 
-use crate::attr::TransformKind;
 use crate::codegen::CodegenOptions;
 use crate::expand_attribute_with;
+use crate::parse::attr::TransformKind;
 use proc_macro2::TokenStream;
 use std::time::{Duration, Instant};
 

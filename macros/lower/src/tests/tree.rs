@@ -2,9 +2,9 @@
 //! function taking and returning structs, the resolution through the
 //! struct's macro, the build script's view, and the errors.
 
-use crate::attr::take_oxla_attrs;
 use crate::errors::Errors;
 use crate::helpers::{with_helpers, HelperTable};
+use crate::parse::attr::take_oxla_attrs;
 use crate::stack::{expand_stack, GeneratedFn};
 use crate::tree::{expand_derive, flatten_fn, Flattened};
 use proc_macro2::TokenStream;
