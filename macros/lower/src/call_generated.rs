@@ -12,8 +12,8 @@
 //! see one function: `grad` of a function that calls a gradient is a
 //! Hessian-vector product, a loop calling `update` is one loop op.
 
-use crate::helpers::{self, Helper, HelperTable};
 use crate::lower::{IndexCheck, Lowerer};
+use crate::resolve::helpers::{self, Helper, HelperTable};
 use oxla_core::{Dim, Function, Var};
 use quote::ToTokens;
 
@@ -119,7 +119,7 @@ impl Lowerer<'_> {
         if let Some(k) = gen
             .consts
             .iter()
-            .find(|k| !crate::site::in_callers_module(crate::consts::path_span(&k.path)))
+            .find(|k| !crate::resolve::site::in_callers_module(crate::consts::path_span(&k.path)))
         {
             let path = k.path.to_token_stream().to_string().replace(' ', "");
             return Err(format!(

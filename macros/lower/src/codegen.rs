@@ -51,18 +51,18 @@ pub struct CodegenOptions {
     /// is defined, never in an `impl` or `trait` block) and what a call of
     /// an unknown name means (see `source_calls`). Without it a function is
     /// taken to be at module level.
-    pub source: Option<fn(Span) -> Option<crate::site::SourceAt>>,
+    pub source: Option<fn(Span) -> Option<crate::resolve::site::SourceAt>>,
 }
 
 impl CodegenOptions {
     /// The block around the function whose name is at `span`: module level
     /// without a source hook, `None` when the hook cannot say.
-    pub(crate) fn enclosing(&self, span: Span) -> Option<crate::site::Enclosing> {
+    pub(crate) fn enclosing(&self, span: Span) -> Option<crate::resolve::site::Enclosing> {
         match self.source {
-            None => Some(crate::site::Enclosing::Module),
+            None => Some(crate::resolve::site::Enclosing::Module),
             Some(source) => {
                 let at = source(span)?;
-                crate::site::enclosing_at(&at.text, at.line, at.column, &at.snippet)
+                crate::resolve::site::enclosing_at(&at.text, at.line, at.column, &at.snippet)
             }
         }
     }

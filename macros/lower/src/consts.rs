@@ -72,7 +72,7 @@ impl Lowerer<'_> {
         let shown = p.to_token_stream().to_string().replace(' ', "");
         // Inlined into a caller, `shown` is read at the caller's call: the
         // same constant when the helper is in the caller's module.
-        if !self.inlining.is_empty() && !crate::site::in_callers_module(path_span(p)) {
+        if !self.inlining.is_empty() && !crate::resolve::site::in_callers_module(path_span(p)) {
             self.errors.spanned(
                 p,
                 format!("a constant (`{shown}`) inside a helper of another module is not supported: a helper is inlined into its caller, where `{shown}` may name something else; pass it to the helper as an argument (a helper in its caller's module reads it)"),

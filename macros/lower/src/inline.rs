@@ -1,9 +1,9 @@
 //! A call of an `#[oxla::func]` helper, lowered inline: the helper's body,
 //! its parameters bound to the argument values, in a scope of its own.
 
-use crate::helpers::{self, may_be_helper};
 use crate::lower::{ident_name, return_tys, BindKind, Lowerer, Scope};
 use crate::parse::types::param_ty;
+use crate::resolve::helpers::{self, may_be_helper};
 use oxla_core::Var;
 use quote::ToTokens;
 use syn::Expr;

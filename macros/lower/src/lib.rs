@@ -17,7 +17,6 @@
 //! here panics on user input.
 
 pub mod aot;
-mod builtins;
 mod call_generated;
 pub mod codegen;
 mod cond;
@@ -28,7 +27,6 @@ mod device;
 mod elementwise;
 pub mod errors;
 mod generic;
-pub mod helpers;
 mod inline;
 mod loop_exits;
 mod loop_iter;
@@ -37,11 +35,10 @@ pub mod lower;
 pub mod parse;
 mod paths;
 mod placeholder;
+pub mod resolve;
 mod scalar_loop;
-pub mod site;
 mod sizes;
 mod slicing;
-mod source_calls;
 pub mod stack;
 mod trait_impl;
 mod tree;
@@ -56,16 +53,19 @@ pub use codegen::{
     MANIFEST_NO_OBJECTS,
 };
 pub use errors::Errors;
-pub use helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use parse::attr::{InAxes, Input, TransformAttr, TransformKind};
+pub use resolve::helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
+/// Where a function is written; the proc-macro crate reads its file for it.
+pub use resolve::site;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
 pub use tree::expand_derive as expand_tree_derive;
 
 use parse::attr;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use resolve::{builtins, helpers, source_calls};
 
 /// The whole expansion of the attribute `kind` with arguments `args` on
 /// `item`. The first oxla attribute to expand handles the whole stack: it

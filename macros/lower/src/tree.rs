@@ -19,12 +19,12 @@
 //! structs of the results (`Tree::__from_leaves`).
 
 use crate::errors::Errors;
-use crate::helpers::{self, HelperTable};
 use crate::lower::{ident_name, return_tys};
 use crate::parse::attr::{InAxes, Input, TransformAttr, TransformKind};
 use crate::parse::types::{
     elem_of, float_of, ndarray_of, param_ty, result_ty, strip_group, RustTy,
 };
+use crate::resolve::helpers::{self, HelperTable};
 use crate::stack::{GeneratedFn, Origin};
 use oxla_core::DType;
 use proc_macro2::{Delimiter, Group, Span, TokenStream};

@@ -598,8 +598,8 @@ fn tuple_let_binds_the_values_of_a_helper_a_tuple_or_branches() {
         }
     })
     .unwrap();
-    let table = crate::helpers::HelperTable::by_name(vec![helper]);
-    let (f, unknown) = crate::helpers::with_helpers(&table, || {
+    let table = crate::resolve::helpers::HelperTable::by_name(vec![helper]);
+    let (f, unknown) = crate::resolve::helpers::with_helpers(&table, || {
         lower(quote! {
             fn f(x: f64, y: f64) -> f64 {
                 let (a, mut b) = split(x, y);
@@ -633,7 +633,7 @@ fn tuple_let_binds_the_values_of_a_helper_a_tuple_or_branches() {
             "({x}, {y})"
         );
     }
-    let (m, _) = crate::helpers::with_helpers(&table, || {
+    let (m, _) = crate::resolve::helpers::with_helpers(&table, || {
         errors(quote! {
             fn f(x: f64, y: f64) -> f64 {
                 let (a, b, c) = split(x, y);

@@ -3,8 +3,8 @@
 //! struct's macro, the build script's view, and the errors.
 
 use crate::errors::Errors;
-use crate::helpers::{with_helpers, HelperTable};
 use crate::parse::attr::take_oxla_attrs;
+use crate::resolve::helpers::{with_helpers, HelperTable};
 use crate::stack::{expand_stack, GeneratedFn};
 use crate::tree::{expand_derive, flatten_fn, Flattened};
 use proc_macro2::TokenStream;

@@ -170,7 +170,7 @@ fn cycle_back<'a>(
 
 /// The functions of the file `text` (parsed once per file).
 fn file_info(text: &str) -> Rc<FileInfo> {
-    let key = crate::helpers::fnv1a(text);
+    let key = crate::resolve::helpers::fnv1a(text);
     if let Some(f) = FILES.with(|m| m.borrow().get(&key).cloned()) {
         return f;
     }
@@ -241,7 +241,7 @@ fn imports(tokens: TokenStream, info: &mut FileInfo) {
 /// The error for a bare call of a name the file neither defines nor
 /// imports, with the nearest names oxla knows.
 fn unknown_function(name: &str) -> String {
-    let known = crate::builtins::builtin_names();
+    let known = crate::resolve::builtins::builtin_names();
     let mut near: Vec<(usize, &str)> = known
         .iter()
         .map(|k| (edit_distance(name, k), *k))
@@ -341,7 +341,7 @@ fn file_fn(name: &Ident, attrs: TokenStream, body: TokenStream, module: &[String
     let mut attrs = syn::Attribute::parse_outer
         .parse2(attrs)
         .unwrap_or_default();
-    let helper = attrs.iter().any(crate::helpers::is_func_attr);
+    let helper = attrs.iter().any(crate::resolve::helpers::is_func_attr);
     let stack = crate::parse::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
     let mut names = vec![crate::lower::ident_name(name)];
     names.extend(

@@ -443,7 +443,7 @@ fn expand_func_with(
     }
     // A call rustc would report as a missing macro, said in oxla's terms.
     let stopped = match errors.is_empty() {
-        true => crate::source_calls::diagnose(&unknown, &item, opts),
+        true => crate::resolve::source_calls::diagnose(&unknown, &item, opts),
         false => None,
     };
     if errors.is_empty() && stopped.is_none() {
@@ -483,7 +483,7 @@ fn expand_func_with(
         &item.vis,
         &item_tokens,
         quote!(#item_payload #table_payload),
-        crate::site::Enclosing::Module,
+        crate::resolve::site::Enclosing::Module,
         &[],
     );
     quote! {
@@ -502,7 +502,7 @@ fn callable_macro(
     vis: &syn::Visibility,
     hash_of: &TokenStream,
     payload: TokenStream,
-    at: crate::site::Enclosing,
+    at: crate::resolve::site::Enclosing,
     cfgs: &[&syn::Attribute],
 ) -> TokenStream {
     let rules = quote! {
@@ -510,7 +510,7 @@ fn callable_macro(
             $($callback)*! { $($state)* { #payload } }
         };
     };
-    if at == crate::site::Enclosing::Block {
+    if at == crate::resolve::site::Enclosing::Block {
         return quote! {
             #(#cfgs)*
             #[allow(unused_macros)]
@@ -550,7 +550,7 @@ pub(crate) fn callable_macros(
     item: &syn::ItemFn,
     names: &[syn::Ident],
     opts: &crate::CodegenOptions,
-    site: Option<crate::site::Enclosing>,
+    site: Option<crate::resolve::site::Enclosing>,
 ) -> TokenStream {
     if !opts.export_callables {
         return TokenStream::new();
