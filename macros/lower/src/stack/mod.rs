@@ -1,0 +1,13 @@
+//! The transform stack, the stage after lowering: the original function's
+//! IR, then each attribute applied in turn (`apply`), every result
+//! simplified. It hands code generation a `GeneratedFn` per function to emit
+//! (`generated`); `collect` runs the same stack for the build helper.
+
+mod apply;
+mod collect;
+mod generated;
+
+pub use apply::expand_stack;
+pub(crate) use apply::{apply_stack, guard, in_order};
+pub use collect::collect_from_file;
+pub use generated::{GeneratedFn, Origin, Original};
