@@ -12,13 +12,14 @@
 //! Both instances lower from the same item, so the build script, which
 //! collects them the same way, compiles the kernels of both.
 
+use crate::codegen::paths;
 use crate::codegen::{self, CodegenOptions};
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys};
 use crate::parse::attr::TransformAttr;
 use crate::parse::types::{strip_group, RustTy};
 use crate::stack::{GeneratedFn, Origin};
-use crate::{paths, tree};
+use crate::tree;
 use oxla_core::DType;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -621,7 +622,7 @@ fn wrapper(
         .zip(param_tys)
         .filter(|(id, _)| !crate::consts::is_const_param(&ident_name(id)))
         .collect();
-    let straight_line = crate::aot::is_straight_line(f);
+    let straight_line = crate::codegen::aot::is_straight_line(f);
     let name = &g64.name;
     let private = quote!(::oxla::__private::generic);
 

@@ -11,19 +11,17 @@
 //! 4. [`codegen`]: emit each function from its IR — straight-line Rust for
 //!    scalar-only functions, a call of `::oxla::__private::CompiledFn` for
 //!    array functions (bound to ahead-of-time kernels when the build script
-//!    compiled them, see [`aot`]).
+//!    compiled them, see [`codegen::aot`]).
 //!
 //! Errors are gathered in an [`Errors`] context, each at its span; nothing
 //! here panics on user input.
 
-pub mod aot;
 mod call_generated;
 pub mod codegen;
 mod cond;
 mod constructors;
 pub mod consts;
 mod control;
-mod device;
 mod elementwise;
 pub mod errors;
 mod generic;
@@ -33,21 +31,18 @@ mod loop_iter;
 mod loops;
 pub mod lower;
 pub mod parse;
-mod paths;
 mod placeholder;
 pub mod resolve;
-mod scalar_loop;
 mod sizes;
 mod slicing;
 pub mod stack;
-mod trait_impl;
 mod tree;
 mod vocab;
 
 #[cfg(test)]
 mod tests;
 
-pub use aot::{aot_symbols, is_straight_line};
+pub use codegen::aot::{aot_symbols, is_straight_line};
 pub use codegen::{
     generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV,
     MANIFEST_NO_OBJECTS,
@@ -62,6 +57,7 @@ pub use resolve::site;
 pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
 pub use tree::expand_derive as expand_tree_derive;
 
+use codegen::trait_impl;
 use parse::attr;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;

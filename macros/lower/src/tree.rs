@@ -401,13 +401,13 @@ fn field_impl(
     shown: &str,
     code: &mut ImplCode,
 ) -> TokenStream {
-    let nd = crate::paths::ndarray();
+    let nd = crate::codegen::paths::ndarray();
     let tree = quote!(::oxla::Tree);
     let slice = quote!(::core::slice);
     let expect = "oxla: a tree built from the wrong leaves";
     match field {
         Field::Leaf(RustTy::NdArray(_, r)) => {
-            let ix = crate::paths::ix(*r);
+            let ix = crate::codegen::paths::ix(*r);
             code.names
                 .push(quote!(__oxla_names.push(::std::string::String::from(#shown));));
             code.each.push(quote!(__oxla_f(#at.view().into_dyn());));
@@ -467,8 +467,8 @@ fn field_impl(
 /// `impl oxla::Tree for Name`.
 fn tree_impl(item: &syn::ItemStruct, fields: &[(&syn::Field, Field)], elem: DType) -> TokenStream {
     let name = &item.ident;
-    let nd = crate::paths::ndarray();
-    let f = crate::paths::float(elem);
+    let nd = crate::codegen::paths::ndarray();
+    let f = crate::codegen::paths::float(elem);
     let tree = quote!(::oxla::Tree);
     let mut code = ImplCode::default();
     let mut build = Vec::new();
@@ -637,7 +637,7 @@ fn leaf_ident(param: &syn::Ident, path: &[Step], span: Span) -> syn::Ident {
 }
 
 fn leaf_param_type(t: &RustTy) -> syn::Type {
-    let f = crate::paths::float(t.dtype());
+    let f = crate::codegen::paths::float(t.dtype());
     match t {
         RustTy::NdArray(_, r) => {
             let arr = format_ident!("Array{}", r);
@@ -648,7 +648,7 @@ fn leaf_param_type(t: &RustTy) -> syn::Type {
 }
 
 fn leaf_result_type(t: &RustTy) -> syn::Type {
-    let f = crate::paths::float(t.dtype());
+    let f = crate::codegen::paths::float(t.dtype());
     match t {
         RustTy::NdArray(_, r) => {
             let arr = format_ident!("Array{}", r);

@@ -7,8 +7,8 @@
 //! A `Cond` becomes a Rust `if`/`else` whose arms are its branches: only
 //! the taken one runs, as in `Cond::eval`.
 
+use crate::codegen::paths;
 use crate::codegen::scalar_block;
-use crate::paths;
 use oxla_core::ops::control::{Checkpoint, Cond, Loop, LoopKind, LoopReverse};
 use oxla_core::DType;
 use proc_macro2::TokenStream;

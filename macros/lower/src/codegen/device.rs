@@ -7,9 +7,9 @@
 //! scalar, a host value too. Each result is a `DeviceArray<T, Ix>`, in the
 //! plain function's tuple structure.
 
+use crate::codegen::paths;
 use crate::lower::ident_name;
 use crate::parse::types::RustTy;
-use crate::paths;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 

@@ -1,0 +1,459 @@
+//! The items of each `GeneratedFn`: a `const NAME_IR` and a function whose
+//! body is emitted from its IR, either as straight-line Rust (scalar-only
+//! functions, see `scalar`) or as a call of a `CompiledFn` (array functions,
+//! see `compiled`), with its `_into` and `_device` siblings.
+
+use super::compiled::array_body;
+use super::compiled::compiled_item;
+use super::compiled::not_built;
+use super::into_fn::into_function;
+use super::options::CodegenOptions;
+use super::scalar::scalar_body;
+use super::signature::param_type_tokens;
+use super::signature::result_type_tokens;
+use super::signature::rust_types;
+use crate::codegen::aot::{aot_symbols, is_straight_line};
+use crate::codegen::paths;
+use crate::consts::is_const_param;
+use crate::errors::Errors;
+use crate::lower::{ident_name, return_tys};
+use crate::parse::types::RustTy;
+use crate::stack::{guard, GeneratedFn, Origin};
+use oxla_core::{DType, Function};
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::BTreeSet;
+
+/// `NAME_IR` for a function called `name`.
+pub fn ir_const_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
+    }
+    out.push_str("_IR");
+    out
+}
+
+/// The items for `gens` (the original function first): for each, its IR
+/// constant and its function. `item` is the original function, with its
+/// oxla attributes already removed.
+pub fn generate(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    opts: &CodegenOptions,
+) -> Result<TokenStream, Errors> {
+    generate_with_prelude(item, gens, opts, &TokenStream::new())
+}
+
+/// `generate`, with `prelude` (items) at the start of the original
+/// function's body.
+pub fn generate_with_prelude(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    opts: &CodegenOptions,
+    prelude: &TokenStream,
+) -> Result<TokenStream, Errors> {
+    let mut errors = Errors::new();
+    let mut out = TokenStream::new();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    for g in gens {
+        match generate_one(item, g, &cfgs, opts, false, prelude) {
+            Ok(ts) => out.extend(ts),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.check().map(|()| out)
+}
+
+/// After an error: the items `generate` would emit for `gens`, each
+/// function with a body that only panics (see `placeholder`).
+pub(crate) fn generate_stubs(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    prelude: &TokenStream,
+) -> Option<TokenStream> {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    // A name the errors say is taken twice is emitted once.
+    let mut defined = BTreeSet::new();
+    let mut out = TokenStream::new();
+    for g in gens {
+        let name = ident_name(&g.name);
+        let items = [
+            name.clone(),
+            format!("{name}_into"),
+            format!("{name}_device"),
+            ir_const_name(&name),
+        ];
+        if items.iter().any(|i| defined.contains(i)) {
+            continue;
+        }
+        defined.extend(items);
+        out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true, prelude).ok()?);
+    }
+    Some(out)
+}
+
+/// The body of every function after an error: nothing rustc could report.
+pub(crate) fn stub_body() -> TokenStream {
+    let panic = paths::panic();
+    quote!(#panic("oxla: this function did not compile; see the errors above"))
+}
+
+fn generate_one(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
+) -> Result<TokenStream, syn::Error> {
+    let (ir_const, function, into_fn, device_fn) =
+        generate_parts(item, g, cfgs, opts, stub, prelude)?;
+    Ok(quote!(#ir_const #function #into_fn #device_fn))
+}
+
+/// For a function with parameter structs (see `tree`): the IR constant of
+/// `g` (named as the user's function) and the flat function `inner_g`, as
+/// an item for the wrapper's body.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn generate_nested(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    inner_item: &syn::ItemFn,
+    inner_g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
+) -> Result<(TokenStream, TokenStream), syn::Error> {
+    let (ir_const, _, _, _) = generate_parts(
+        inner_item,
+        g,
+        cfgs,
+        &CodegenOptions::default(),
+        true,
+        &TokenStream::new(),
+    )?;
+    let (_, function, _, _) = generate_parts(inner_item, inner_g, &[], opts, stub, prelude)?;
+    let _ = item;
+    Ok((ir_const, function))
+}
+
+/// The Rust parameter and result types code generation gives `g`.
+pub(crate) fn flat_types(item: &syn::ItemFn, g: &GeneratedFn) -> (Vec<RustTy>, Vec<RustTy>) {
+    rust_types(item, g, float_type(&g.function))
+}
+
+/// The float type of `f`'s parameters and results (f32 when it has none).
+pub(crate) fn float_type(f: &Function) -> DType {
+    f.params
+        .iter()
+        .chain(&f.outs)
+        .map(|v| f.dtype(*v))
+        .find(|d| d.is_float())
+        .unwrap_or(DType::F32)
+}
+
+/// A function's IR constant, the function, its `_into` sibling and its
+/// `_device` sibling (see `device`).
+fn generate_parts(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    cfgs: &[&syn::Attribute],
+    opts: &CodegenOptions,
+    stub: bool,
+    prelude: &TokenStream,
+) -> Result<(TokenStream, TokenStream, TokenStream, TokenStream), syn::Error> {
+    let f = &g.function;
+    let span = g.name.span();
+    let text = guard("printing the IR", span, || Ok(oxla_core::text::print(f)))?;
+    let name = ident_name(&g.name);
+    let const_ident = syn::Ident::new(&ir_const_name(&name), span);
+    let vis = &g.vis;
+    let text_lit = Literal::string(&text);
+    let const_doc = format!(" The oxla IR of `{name}`, in the text form of `oxla_core::text`.");
+    let ir_const = quote! {
+        #(#cfgs)*
+        #[doc = #const_doc]
+        #[allow(dead_code)]
+        #vis const #const_ident: &str = #text_lit;
+    };
+
+    let dtype = float_type(f);
+    let param_idents = param_idents(item, g);
+    let const_lets = const_lets(g, &param_idents, dtype);
+    if param_idents.len() != f.params.len() {
+        return Err(syn::Error::new(
+            span,
+            "internal error: parameter count changed",
+        ));
+    }
+    let tuple_return = returns_tuple(item, g);
+
+    let (param_tys, result_tys) = rust_types(item, g, dtype);
+    let straight_line = is_straight_line(f);
+    // What to say when the build script did not compile this function.
+    let mut missing_kernels = None;
+    // A length mismatch in an array function panics: report the caller's line.
+    let track_caller = if straight_line {
+        quote!()
+    } else {
+        quote!(#[track_caller])
+    };
+    // Each array function holds its compiled program in a `static` in its
+    // own body (see `compiled_item`).
+    let compiled_ident = format_ident!("__OXLA_COMPILED", span = Span::mixed_site());
+    let mut compiled_static = TokenStream::new();
+    let body = if stub {
+        stub_body()
+    } else if straight_line {
+        scalar_body(f, &param_idents, tuple_return)
+    } else {
+        let aot = match &opts.aot_manifest {
+            Some(manifest) => {
+                let syms = aot_symbols(f);
+                let all_built = !syms.is_empty() && syms.iter().all(|s| manifest.contains(s));
+                if !syms.is_empty() && !all_built {
+                    missing_kernels = Some(not_built(&name, span, opts.aot_required)?);
+                }
+                all_built.then_some(syms)
+            }
+            None => None,
+        };
+        compiled_static = compiled_item(
+            &compiled_ident,
+            &text_lit,
+            aot.as_deref(),
+            &g.index_checks,
+            (&g.original, &g.steps),
+        );
+        array_body(
+            &param_idents,
+            &param_tys,
+            &result_tys,
+            &compiled_ident,
+            tuple_return,
+        )
+    };
+    let has_array_result = result_tys.iter().any(|t| t.rank() > 0);
+    let into_fn = if straight_line || !has_array_result {
+        TokenStream::new()
+    } else {
+        into_function(
+            item,
+            g,
+            &param_idents,
+            &param_tys,
+            &result_tys,
+            // The constants are read before the call, like the parameters.
+            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
+            cfgs,
+        )
+    };
+    let device_fn = if crate::codegen::device::has_device_form(straight_line) {
+        crate::codegen::device::device_function(
+            &name,
+            vis,
+            cfgs,
+            &param_idents,
+            &param_tys,
+            &result_tys,
+            tuple_return,
+            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
+        )
+    } else {
+        TokenStream::new()
+    };
+    // The original function's body also holds `prelude` (items that must
+    // be inside a function to be allowed in an `impl` block too).
+    let prelude = match g.origin {
+        Origin::Original => prelude.clone(),
+        Origin::Transform { .. } => TokenStream::new(),
+    };
+    let const_lets = if stub { quote!() } else { const_lets };
+    let body = quote! {
+        #prelude
+        #missing_kernels
+        #compiled_static
+        #const_lets
+        #body
+    };
+    // A stub's parameters are unused.
+    let stub_allow = if stub {
+        quote!(#[allow(unused_variables, unreachable_code)])
+    } else {
+        quote!()
+    };
+
+    let function = match &g.origin {
+        Origin::Original => {
+            let attrs = &item.attrs;
+            let sig = &item.sig;
+            quote! {
+                #(#attrs)*
+                #stub_allow
+                #track_caller
+                #vis #sig {
+                    #body
+                }
+            }
+        }
+        Origin::Transform { kind, input } => {
+            let params = param_idents
+                .iter()
+                .zip(&param_tys)
+                .filter(|(id, _)| !is_const_param(&id.to_string()))
+                .map(|(id, t)| {
+                    let t = param_type_tokens(t);
+                    quote!(#id: #t)
+                });
+            let rets: Vec<TokenStream> = result_tys.iter().map(result_type_tokens).collect();
+            // Views borrow for the call: one lifetime serves them all.
+            let generics = if param_tys.iter().any(RustTy::is_ndarray) {
+                quote!(<'oxla>)
+            } else {
+                quote!()
+            };
+            let ret = if tuple_return {
+                quote!((#(#rets),*))
+            } else {
+                quote!(#(#rets)*)
+            };
+            let doc = format!(
+                " Generated by oxla: `#[{}]` applied to `{input}`. Its IR is in `{const_ident}`.",
+                kind.name()
+            );
+            let name = &g.name;
+            quote! {
+                #(#cfgs)*
+                #[doc = #doc]
+                #stub_allow
+                #track_caller
+                #vis fn #name #generics(#(#params),*) -> #ret {
+                    #body
+                }
+            }
+        }
+    };
+    Ok((ir_const, function, into_fn, device_fn))
+}
+
+/// The parameters' names: the user's for the original function (then the
+/// constants' hidden ones), else from the IR.
+pub(crate) fn param_idents(item: &syn::ItemFn, g: &GeneratedFn) -> Vec<syn::Ident> {
+    let f = &g.function;
+    match g.origin {
+        Origin::Original => {
+            // The declared parameters, then the constants' hidden ones.
+            let mut declared = item.sig.inputs.iter().filter_map(|a| match a {
+                syn::FnArg::Typed(pt) => match &*pt.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.clone()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            });
+            f.param_names
+                .iter()
+                .filter_map(|n| match is_const_param(n) {
+                    true => Some(syn::Ident::new(n, Span::call_site())),
+                    false => declared.next(),
+                })
+                .collect()
+        }
+        Origin::Transform { .. } => ir_param_idents(f),
+    }
+}
+
+/// Whether the function returns a tuple (the original as declared; a
+/// transform when it has several results).
+pub(crate) fn returns_tuple(item: &syn::ItemFn, g: &GeneratedFn) -> bool {
+    match (&g.origin, &item.sig.output) {
+        (Origin::Original, syn::ReturnType::Type(_, ty)) => {
+            return_tys(ty).map(|(_, t)| t).unwrap_or(false)
+        }
+        _ => g.function.outs.len() != 1,
+    }
+}
+
+/// For a generic function (see `generic`): `g`'s IR constant, its function
+/// and its `_into` sibling (`stub`s after an error).
+pub(crate) fn generate_instance(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    opts: &CodegenOptions,
+    stub: bool,
+) -> Result<(TokenStream, TokenStream, TokenStream), syn::Error> {
+    // Generic functions have no `_device` sibling (yet): their instances'
+    // results convert through `T`, which device arrays do not.
+    let (ir_const, function, into_fn, _) =
+        generate_parts(item, g, &[], opts, stub, &TokenStream::new())?;
+    Ok((ir_const, function, into_fn))
+}
+
+/// `let __oxla_const_0: f64 = (A) as f64;` for each constant the function
+/// reads (a hidden parameter, see `consts`), spanned at its use in the
+/// body so that rustc's errors (no such constant, not a number) point there.
+fn const_lets(g: &GeneratedFn, idents: &[syn::Ident], dtype: DType) -> TokenStream {
+    let ty = paths::float(dtype);
+    let lets = idents.iter().filter_map(|id| {
+        let c = g.consts.iter().find(|c| *id == c.param)?;
+        let path = &c.path;
+        let span = path
+            .path
+            .segments
+            .last()
+            .map_or(Span::call_site(), |s| s.ident.span());
+        // The cast's type too: an invalid cast is reported at the use.
+        let ty = respan(ty.clone(), span);
+        Some(quote_spanned!(span=> let #id: #ty = (#path) as #ty;))
+    });
+    quote!(#(#lets)*)
+}
+
+/// `ts` with every token at `span`.
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = proc_macro2::TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}
+
+/// Parameter names from the IR, made into valid, distinct identifiers.
+fn ir_param_idents(f: &Function) -> Vec<syn::Ident> {
+    let mut seen = BTreeSet::new();
+    f.param_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut name = match syn::parse_str::<syn::Ident>(n) {
+                Ok(_) if n != "_" => n.clone(),
+                _ => format!("arg{i}"),
+            };
+            while !seen.insert(name.clone()) {
+                name = format!("{name}_{i}");
+            }
+            syn::Ident::new(&name, Span::call_site())
+        })
+        .collect()
+}
