@@ -1,0 +1,338 @@
+//! A function's lowering: its signature's types and size symbols, then its
+//! body through a `Lowerer`, into an IR `Function` (`lower_fn`).
+
+use super::lowerer::BindKind;
+use super::lowerer::Lowerer;
+use crate::consts::ConstParam;
+use crate::errors::Errors;
+use crate::parse::types::{param_ty, result_ty, strip_group, RustTy};
+use crate::parse::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
+use oxla_core::{DType, Dim, Function, Shape, Type};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+pub(crate) const SUPPORTED_METHODS: &str =
+    "supported methods are exp, ln, sin, cos, tanh, sqrt, powi(<integer literal>), powf(e), max(e), \
+     min(e), exp_m1, floor, ceil, round, round_ties_even, trunc, signum";
+pub(crate) const SUPPORTED_STMTS: &str = "supported statements are `let` and `let mut` bindings, assignments (`x = e`, `x += e`, …), `if` and `match` that assign, `for i in a..b` and `while cond` loops, `return` inside `if`, and a final expression";
+pub(crate) const SUPPORTED_EXPRS: &str = "supported expressions are float, integer and bool literals, parameters, \
+     `let` variables and constants, `+ - * /`, unary `-`, comparisons, `!`, `&&`, `||`, parentheses, `if a < b { … } else { … }`, `match` on an integer, `x.len()`, the methods exp, ln, sin, \
+     cos, tanh, sqrt, powi, powf, max, min, exp_m1, floor, ceil, round, round_ties_even, trunc, signum, the functions `sum(x)` and `dot(x, y)`, and a tuple as the result";
+
+/// The declared results: their types, and whether they form a tuple.
+pub(crate) fn return_tys(ty: &syn::Type) -> Result<(Vec<(RustTy, Span)>, bool), syn::Error> {
+    if let syn::Type::Tuple(t) = strip_group(ty) {
+        if t.elems.is_empty() {
+            return Err(syn::Error::new_spanned(
+                ty,
+                format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
+            ));
+        }
+        let mut out = Vec::new();
+        for e in &t.elems {
+            match result_ty(e) {
+                Ok(r) => out.push((r, e.span())),
+                Err(msg) => return Err(syn::Error::new_spanned(e, msg)),
+            }
+        }
+        return Ok((out, true));
+    }
+    match result_ty(ty) {
+        Ok(r) => Ok((vec![(r, ty.span())], false)),
+        Err(msg) => Err(syn::Error::new_spanned(ty, msg)),
+    }
+}
+
+/// The length symbol of slice parameter `name`.
+pub fn length_symbol(name: &str) -> String {
+    format!("n_{name}")
+}
+
+/// The symbol of axis `axis` of parameter `name`, of rank `rank`: `n_x` for
+/// a vector (its length), `x_0`, `x_1`, … otherwise.
+pub fn dim_symbol(name: &str, axis: usize, rank: usize) -> String {
+    if rank == 1 {
+        length_symbol(name)
+    } else {
+        format!("{name}_{axis}")
+    }
+}
+
+/// The IR type of a parameter of Rust type `t` named `name`.
+pub(crate) fn param_ir_type(name: &str, t: &RustTy, dtype: DType) -> Type {
+    let dims = match t {
+        RustTy::Fixed { dims, .. } => dims.iter().map(|d| Dim::Const(*d)).collect(),
+        t => {
+            let r = t.rank();
+            (0..r).map(|a| Dim::sym(&dim_symbol(name, a, r))).collect()
+        }
+    };
+    // Integer parameters keep their type; floats take the function's.
+    let dtype = if t.dtype().is_float() {
+        dtype
+    } else {
+        t.dtype()
+    };
+    Type::new(dtype, Shape(dims))
+}
+
+/// Lower `item` to an IR function named after it. All problems are reported
+/// together, each at its span.
+pub fn lower_fn(item: &syn::ItemFn) -> Result<Function, Errors> {
+    lower_fn_checked(item).map(|(f, _)| f)
+}
+
+/// An integer parameter whose elements index an axis of size `bound`
+/// (`take`, `select`): every compiled call checks each element against it
+/// before any kernel runs, and fails naming the parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexCheck {
+    pub param: String,
+    pub bound: Dim,
+}
+
+/// `lower_fn`, with the index checks the call must make.
+pub fn lower_fn_checked(item: &syn::ItemFn) -> Result<(Function, Vec<IndexCheck>), Errors> {
+    lower_fn_full(item).map(|(f, checks, _)| (f, checks))
+}
+
+/// `lower_fn_checked`, with the constants the function reads (its hidden
+/// parameters, see `consts`).
+pub fn lower_fn_full(
+    item: &syn::ItemFn,
+) -> Result<(Function, Vec<IndexCheck>, Vec<ConstParam>), Errors> {
+    let mut errors = Errors::new();
+    let mut checks = Vec::new();
+    let mut consts = Vec::new();
+    let f = lower_into(item, &mut errors, &mut checks, &mut consts);
+    match (f, errors.is_empty()) {
+        (Some(f), true) => Ok((f, checks, consts)),
+        _ => {
+            if errors.is_empty() {
+                errors.spanned(
+                    &item.sig.ident,
+                    "internal error: lowering failed without an error",
+                );
+            }
+            Err(errors)
+        }
+    }
+}
+
+pub(crate) fn ident_name(id: &syn::Ident) -> String {
+    let s = id.to_string();
+    s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
+}
+
+fn lower_into(
+    item: &syn::ItemFn,
+    errors: &mut Errors,
+    checks: &mut Vec<IndexCheck>,
+    consts: &mut Vec<ConstParam>,
+) -> Option<Function> {
+    let sig = &item.sig;
+    if let Some(c) = &sig.constness {
+        errors.spanned(
+            c,
+            "`const fn` is not supported: oxla functions are plain `fn`s",
+        );
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.spanned(
+            a,
+            "`async fn` is not supported: oxla functions are plain `fn`s",
+        );
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.spanned(u, format!("`unsafe fn` is not supported: {PURE}"));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(
+            abi,
+            "`extern` functions are not supported: oxla functions are plain `fn`s",
+        );
+    }
+    // Lifetimes (of views) are fine; type and const generics are not.
+    let only_lifetimes = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !only_lifetimes || sig.generics.where_clause.is_some() {
+        errors.spanned(
+            &sig.generics,
+            "generic functions are supported over one float type only: `fn f<T: oxla::Float>(x: T) -> T` (T is f32 or f64), or use one concrete float type (f32, f64, f16 or bf16)",
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        errors.spanned(
+            v,
+            format!("variadic functions are not supported; {SUPPORTED_PARAMS}"),
+        );
+    }
+
+    // Parameter and result types, and the one float type.
+    let mut floats: Vec<(DType, Span, String)> = Vec::new();
+    let mut params: Vec<(String, RustTy, Span)> = Vec::new();
+    let mut unbound: Vec<String> = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => errors.spanned(
+                r,
+                "methods are not supported: oxla functions are free functions (no `self`)",
+            ),
+            syn::FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        if let Some(m) = &pi.mutability {
+                            errors.spanned(m, "`mut` parameters are not supported: declare a mutable copy in the body, `let mut x = x;`");
+                        }
+                        Some(ident_name(&pi.ident))
+                    }
+                    other => {
+                        errors.spanned(other, "unsupported parameter pattern: parameters must be plain names, like `x: f32`");
+                        None
+                    }
+                };
+                match param_ty(&pt.ty) {
+                    Ok(t) => {
+                        if let Some(name) = name {
+                            if t.dtype().is_float() {
+                                floats.push((
+                                    t.dtype(),
+                                    pt.ty.span(),
+                                    format!("parameter `{name}`"),
+                                ));
+                            }
+                            params.push((name, t, pt.ty.span()));
+                        }
+                    }
+                    Err(msg) if name.is_some() => {
+                        errors.spanned(&pt.ty, msg);
+                        // Uses of the parameter are not reported again.
+                        unbound.push(name.unwrap_or_default());
+                    }
+                    Err(msg) => errors.spanned(&pt.ty, msg),
+                }
+            }
+        }
+    }
+    let mut returns = None;
+    match &sig.output {
+        syn::ReturnType::Default => errors.spanned(
+            &sig.ident,
+            format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
+        ),
+        syn::ReturnType::Type(_, ty) => match return_tys(ty) {
+            Ok((rs, tuple)) => {
+                for (r, span) in rs.iter().filter(|(r, _)| r.dtype().is_float()) {
+                    floats.push((r.dtype(), *span, "the return type".to_string()));
+                }
+                returns = Some((rs, tuple));
+            }
+            Err(e) => errors.push(e),
+        },
+    }
+    let dtype = floats.first().map(|f| f.0).unwrap_or(DType::F32);
+    if let Some((_, _, first)) = floats.first() {
+        for (d, span, what) in &floats[1..] {
+            if *d != dtype {
+                errors.at(
+                    *span,
+                    format!(
+                        "mixed float types: {what} is {d} but {first} is {dtype}; all parameters and results of an oxla function use one float type (f32, f64, f16 or bf16)"
+                    ),
+                );
+            }
+        }
+    }
+
+    let mut lw = Lowerer {
+        f: Function::new(&ident_name(&sig.ident)),
+        dtype,
+        scopes: vec![Vec::new()],
+        assign_floor: 0,
+        frames: Vec::new(),
+        inlining: Vec::new(),
+        closures: Vec::new(),
+        errors,
+        takes: Vec::new(),
+        consts: Vec::new(),
+        spans: std::collections::HashMap::new(),
+        prelowered: std::collections::HashMap::new(),
+        assigned_in_ifs: None,
+    };
+    for (name, t, _) in &params {
+        let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
+        lw.bind_as(name.clone(), Some(v), BindKind::Param);
+    }
+    for name in unbound {
+        lw.bind_as(name, None, BindKind::Param);
+    }
+    let outs = lw.lower_body(&item.block);
+    // Resolved now, after every unification renamed its symbols. An index
+    // array computed in the body (not a parameter) is not checked: it picks
+    // 0 when out of range, never reading outside `x`.
+    for (idx, x, axis) in &lw.takes {
+        if let Some(p) = lw.f.params.iter().position(|v| v == idx) {
+            let c = IndexCheck {
+                param: lw.f.param_names[p].clone(),
+                bound: lw.f.shape(*x).0[*axis].clone(),
+            };
+            if !checks.contains(&c) {
+                checks.push(c);
+            }
+        }
+    }
+    *consts = std::mem::take(&mut lw.consts);
+    let mut f = lw.f;
+    let (Some(outs), Some((rets, _))) = (outs, returns) else {
+        return None;
+    };
+    // The results must match the declared return type.
+    let (outs, tail_span) = outs;
+    if outs.len() != rets.len() {
+        errors.at(
+            tail_span,
+            format!(
+                "this returns {} values but the declared return type has {}",
+                outs.len(),
+                rets.len()
+            ),
+        );
+        return None;
+    }
+    for (v, (r, span)) in outs.iter().zip(&rets) {
+        let shape = f.shape(*v).clone();
+        let computed = f.dtype(*v);
+        if r.dtype().is_float() != computed.is_float()
+            || (!computed.is_float() && computed != r.dtype())
+        {
+            let declared = r.dtype();
+            let want = if computed.is_float() {
+                "a float".to_string()
+            } else {
+                format!("`{computed}`")
+            };
+            errors.at(*span, format!("the declared result holds {declared} but the function computes {computed} values here; declare {want}"));
+            continue;
+        }
+        match (r, shape.rank()) {
+            (r, rank) if r.rank() == rank => {}
+            (RustTy::Scalar(_), _) => errors.at(
+                *span,
+                format!("the declared result is a scalar but the function computes an array of shape {shape} here; reduce it (`sum`, `mean`, …) or declare an array result"),
+            ),
+            (_, 0) => errors.at(
+                *span,
+                "the declared result is an array but the function computes a scalar here; declare a float result",
+            ),
+            (r, rank) => errors.at(
+                *span,
+                format!("the declared result has rank {} but the function computes an array of rank {rank} (shape {shape}) here", r.rank()),
+            ),
+        }
+    }
+    f.outs = outs;
+    errors.is_empty().then_some(f)
+}
