@@ -285,7 +285,9 @@ impl Substitute {
                         i.span(),
                     )),
                     // `T::from(std::f64::consts::LN_2)`: the instance's constant.
-                    syn::Expr::Path(p) if crate::inline::float_constant(&p.path).is_some() => {
+                    syn::Expr::Path(p)
+                        if crate::lower::inline::float_constant(&p.path).is_some() =>
+                    {
                         let ty = self.concrete(span);
                         let c = &p.path.segments.last()?.ident;
                         Some(syn::parse_quote_spanned!(span=> #ty::consts::#c))
@@ -298,7 +300,7 @@ impl Substitute {
             }
             // num-traits' `FloatConst`: `T::PI()` is `f32::consts::PI`.
             (_, 0)
-                if crate::inline::float_constant(&syn::parse_quote!(f64::consts::#name))
+                if crate::lower::inline::float_constant(&syn::parse_quote!(f64::consts::#name))
                     .is_some() =>
             {
                 let ty = self.concrete(span);
@@ -507,7 +509,7 @@ pub(crate) fn stubs(
 ) -> Option<TokenStream> {
     let t = float_param(item, &mut Errors::new())?;
     let inst = instantiate(item, &t, DType::F64);
-    let f = crate::placeholder::signature_ir(&inst)?;
+    let f = crate::lower::placeholder::signature_ir(&inst)?;
     let gens = crate::stack::apply_stack(&inst, stack, f, Vec::new(), Vec::new()).0;
     let cfgs: Vec<&syn::Attribute> = item
         .attrs
@@ -620,7 +622,7 @@ fn wrapper(
     let visible: Vec<(syn::Ident, RustTy)> = idents
         .into_iter()
         .zip(param_tys)
-        .filter(|(id, _)| !crate::consts::is_const_param(&ident_name(id)))
+        .filter(|(id, _)| !crate::lower::consts::is_const_param(&ident_name(id)))
         .collect();
     let straight_line = crate::codegen::aot::is_straight_line(f);
     let name = &g64.name;

@@ -16,28 +16,14 @@
 //! Errors are gathered in an [`Errors`] context, each at its span; nothing
 //! here panics on user input.
 
-mod call_generated;
 pub mod codegen;
-mod cond;
-mod constructors;
-pub mod consts;
-mod control;
-mod elementwise;
 pub mod errors;
 mod generic;
-mod inline;
-mod loop_exits;
-mod loop_iter;
-mod loops;
 pub mod lower;
 pub mod parse;
-mod placeholder;
 pub mod resolve;
-mod sizes;
-mod slicing;
 pub mod stack;
 mod tree;
-mod vocab;
 
 #[cfg(test)]
 mod tests;
@@ -168,17 +154,18 @@ fn expand_items(
         attr::AttrName::One(kind) => kind.name(),
         attr::AttrName::List => attr::LIST_ATTR,
     };
-    let mut item: syn::ItemFn = match syn::parse2(control::fold_double_negation(item.clone())) {
-        Ok(i) => i,
-        Err(_) => {
-            errors.at(
-                Span::call_site(),
-                format!("`#[{attr_name}]` applies to a function (`fn`) only"),
-            );
-            let errs = errors.to_compile_errors();
-            return quote!(#item #errs);
-        }
-    };
+    let mut item: syn::ItemFn =
+        match syn::parse2(lower::control::flow::fold_double_negation(item.clone())) {
+            Ok(i) => i,
+            Err(_) => {
+                errors.at(
+                    Span::call_site(),
+                    format!("`#[{attr_name}]` applies to a function (`fn`) only"),
+                );
+                let errs = errors.to_compile_errors();
+                return quote!(#item #errs);
+            }
+        };
     let half_check = builtins::half_types(&mut item);
     let args_tokens = args.clone();
     let mut stack: Vec<TransformAttr> = Vec::new();
@@ -315,14 +302,14 @@ fn expand_items(
     let attrs: &[TransformAttr] = if attrs_ok { &stack } else { &[] };
     if let Some(flat) = &flat {
         let attrs: &[TransformAttr] = if attrs_ok { &flat.stack } else { &[] };
-        if let Some(stubs) = placeholder::signature_ir(&flat.item).and_then(|f| {
+        if let Some(stubs) = lower::placeholder::signature_ir(&flat.item).and_then(|f| {
             let gens = stack::apply_stack(&flat.item, attrs, f, Vec::new(), Vec::new()).0;
             tree::generate(&item, flat, &gens, opts, &markers, true).ok()
         }) {
             return quote!(#stubs #errs);
         }
     }
-    if let Some(stubs) = placeholder::signature_ir(&item).and_then(|f| {
+    if let Some(stubs) = lower::placeholder::signature_ir(&item).and_then(|f| {
         let gens = stack::apply_stack(&item, attrs, f, Vec::new(), Vec::new()).0;
         codegen::generate_stubs(&item, &gens, &markers)
     }) {

@@ -43,7 +43,7 @@ pub(crate) fn device_function(
     let device_ident = format_ident!("{}_device", name, span = span);
     let device_arg = paths::device_arg();
     let device_array = paths::device_array();
-    let is_const = |id: &syn::Ident| crate::consts::is_const_param(&ident_name(id));
+    let is_const = |id: &syn::Ident| crate::lower::consts::is_const_param(&ident_name(id));
     let params = param_idents
         .iter()
         .zip(param_tys)

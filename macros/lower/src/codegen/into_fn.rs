@@ -5,7 +5,7 @@ use super::compiled::compiled_call;
 use super::items::stub_body;
 use super::signature::param_type_tokens;
 use crate::codegen::paths;
-use crate::consts::is_const_param;
+use crate::lower::consts::is_const_param;
 use crate::lower::ident_name;
 use crate::parse::types::RustTy;
 use crate::stack::{GeneratedFn, Origin};

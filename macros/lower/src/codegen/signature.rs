@@ -1,7 +1,7 @@
 //! The Rust parameter and result types of a generated function.
 
 use crate::codegen::paths;
-use crate::consts::is_const_param;
+use crate::lower::consts::is_const_param;
 use crate::lower::{ident_name, return_tys};
 use crate::parse::types::{param_ty, RustTy};
 use crate::stack::{GeneratedFn, Origin};

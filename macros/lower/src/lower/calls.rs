@@ -123,8 +123,8 @@ impl Lowerer<'_> {
                     &m.method,
                     format!(
                         "unknown method `{name}`{hint}: {SUPPORTED_METHODS}, {}; on arrays also {}",
-                        crate::elementwise::ELEMENTWISE_METHODS,
-                        crate::vocab::ARRAY_METHODS
+                        crate::lower::vocab::elementwise::ELEMENTWISE_METHODS,
+                        crate::lower::vocab::arrays::ARRAY_METHODS
                     ),
                 );
                 // Still check the receiver and arguments for errors.
@@ -336,9 +336,9 @@ impl Lowerer<'_> {
         }
         let supported_fns = format!(
             "supported functions are {}, {}, {} (also as `oxla::…`)",
-            crate::vocab::ARRAY_FUNCTIONS,
-            crate::elementwise::ELEMENTWISE_FUNCTIONS,
-            crate::constructors::CONSTRUCTOR_FUNCTIONS
+            crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
+            crate::lower::vocab::elementwise::ELEMENTWISE_FUNCTIONS,
+            crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
@@ -348,7 +348,8 @@ impl Lowerer<'_> {
                     [n] if args_ok && p.path.leading_colon.is_none() => Some(n.clone()),
                     [o, n] if args_ok && o == "oxla" => Some(n.clone()),
                     [t, n] if args_ok => {
-                        crate::constructors::ndarray_constructor(t, n).map(str::to_string)
+                        crate::lower::vocab::constructors::ndarray_constructor(t, n)
+                            .map(str::to_string)
                     }
                     _ => None,
                 }

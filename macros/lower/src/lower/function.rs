@@ -3,8 +3,8 @@
 
 use super::lowerer::BindKind;
 use super::lowerer::Lowerer;
-use crate::consts::ConstParam;
 use crate::errors::Errors;
+use crate::lower::consts::ConstParam;
 use crate::parse::types::{param_ty, result_ty, strip_group, RustTy};
 use crate::parse::types::{PURE, SUPPORTED_PARAMS, SUPPORTED_RETURNS};
 use oxla_core::{DType, Dim, Function, Shape, Type};

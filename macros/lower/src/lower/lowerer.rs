@@ -21,9 +21,9 @@ use super::syntax::substitute;
 use super::syntax::unsupported_expr;
 use super::syntax::EARLY_RETURN;
 use super::syntax::SPINE_MIN;
-use crate::consts::ConstParam;
-use crate::control::Want;
 use crate::errors::Errors;
+use crate::lower::consts::ConstParam;
+use crate::lower::control::flow::Want;
 use crate::parse::types::{elem_of, vec_of};
 use oxla_core::ops::elementwise::{CmpOp, UnaryOp};
 use oxla_core::{DType, Dim, Function, Op, Var};
@@ -45,7 +45,7 @@ pub(crate) struct Lowerer<'e> {
     pub(crate) inlining: Vec<String>,
     /// The closures bound by `let` so far, each with the bindings it
     /// captured (inlined at each call; see `inline.rs`).
-    pub(crate) closures: Vec<crate::inline::Closure>,
+    pub(crate) closures: Vec<crate::lower::inline::Closure>,
     pub(crate) errors: &'e mut Errors,
     /// Each `take`/`select`: the index array, the array picked from and
     /// the axis (see `IndexCheck`).
@@ -53,7 +53,7 @@ pub(crate) struct Lowerer<'e> {
     /// The constants read so far (see `consts`).
     pub(crate) consts: Vec<ConstParam>,
     /// The loops whose bodies are being lowered, outermost first (see `loops`).
-    pub(crate) frames: Vec<crate::loops::LoopFrame>,
+    pub(crate) frames: Vec<crate::lower::control::loops::LoopFrame>,
     /// The span of each binary expression lowered so far, by address, built
     /// from its operands' (`Spanned::span` re-reads the whole subtree, which
     /// made a long sum quadratic).
@@ -116,7 +116,7 @@ impl Lowerer<'_> {
     /// a final `return e;`), which may be a tuple.
     pub(crate) fn lower_body(&mut self, block: &syn::Block) -> Option<Results> {
         // `if c { return a; } rest` becomes `if c { a } else { rest }`.
-        let stmts = crate::control::rewrite_returns(&block.stmts);
+        let stmts = crate::lower::control::flow::rewrite_returns(&block.stmts);
         let n = stmts.len();
         let mut result = None;
         for (i, stmt) in stmts.iter().enumerate() {
@@ -431,7 +431,7 @@ impl Lowerer<'_> {
             Expr::Paren(p) => self.lower_expr(&p.expr),
             Expr::Group(g) => self.lower_expr(&g.expr),
             Expr::Path(p) => {
-                if let Some((ty, value)) = crate::inline::float_constant(&p.path) {
+                if let Some((ty, value)) = crate::lower::inline::float_constant(&p.path) {
                     if ty != self.dtype.name() {
                         self.errors.spanned(p, format!("mixed float types: a `{ty}` constant in a function whose float type is {}", self.dtype));
                         return None;
@@ -440,7 +440,7 @@ impl Lowerer<'_> {
                 }
                 let local = p.path.get_ident().filter(|_| p.qself.is_none());
                 let bound = local.is_some_and(|id| self.lookup(&ident_name(id)).is_some());
-                if !bound && crate::consts::looks_like_const(p) {
+                if !bound && crate::lower::consts::looks_like_const(p) {
                     return self.const_param(p);
                 }
                 let Some(id) = local else {

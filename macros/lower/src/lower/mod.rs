@@ -4,12 +4,24 @@
 //! Every unsupported construct is reported as a spanned error that says what
 //! is supported instead; lowering carries on past errors (a failed expression
 //! lowers to `None`) so that one expansion reports all of them.
+//!
+//! The `Lowerer` (`lowerer`, `operators`, `calls`) lowers a function
+//! (`function`) with `control` flow and the `vocab`ulary; crate constants
+//! become hidden parameters (`consts`); calls of helpers and of generated
+//! functions are inlined (`inline`, `call_generated`). After an error,
+//! `placeholder` builds an IR from the signature alone.
 
+pub(crate) mod call_generated;
 mod calls;
+pub mod consts;
+pub(crate) mod control;
 mod function;
+pub(crate) mod inline;
 mod lowerer;
 mod operators;
+pub(crate) mod placeholder;
 mod syntax;
+pub(crate) mod vocab;
 
 pub use function::{
     dim_symbol, length_symbol, lower_fn, lower_fn_checked, lower_fn_full, IndexCheck,

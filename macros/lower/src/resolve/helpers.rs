@@ -402,18 +402,19 @@ fn expand_func_with(
     if !args.is_empty() {
         errors.spanned(&args, "`#[oxla::func]` takes no arguments");
     }
-    let item: syn::ItemFn =
-        match syn::parse2(crate::control::fold_double_negation(item_tokens.clone())) {
-            Ok(i) => i,
-            Err(_) => {
-                errors.at(
-                    Span::call_site(),
-                    "`#[oxla::func]` applies to a function (`fn`) only",
-                );
-                let errs = errors.to_compile_errors();
-                return quote!(#item_tokens #errs);
-            }
-        };
+    let item: syn::ItemFn = match syn::parse2(crate::lower::control::flow::fold_double_negation(
+        item_tokens.clone(),
+    )) {
+        Ok(i) => i,
+        Err(_) => {
+            errors.at(
+                Span::call_site(),
+                "`#[oxla::func]` applies to a function (`fn`) only",
+            );
+            let errs = errors.to_compile_errors();
+            return quote!(#item_tokens #errs);
+        }
+    };
     if let Some(a) = item
         .attrs
         .iter()
@@ -776,9 +777,9 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
 /// never be called by its name.
 pub(crate) fn is_vocabulary_function(name: &str) -> bool {
     [
-        crate::vocab::ARRAY_FUNCTIONS,
-        crate::elementwise::ELEMENTWISE_FUNCTIONS,
-        crate::constructors::CONSTRUCTOR_FUNCTIONS,
+        crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
+        crate::lower::vocab::elementwise::ELEMENTWISE_FUNCTIONS,
+        crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
     ]
     .iter()
     .flat_map(|list| list.split(", "))

@@ -1,7 +1,7 @@
 //! What the stack hands to code generation: each function the macro emits,
 //! with its final IR and where it comes from.
 
-use crate::consts::ConstParam;
+use crate::lower::consts::ConstParam;
 use crate::lower::IndexCheck;
 use crate::parse::attr::TransformKind;
 use oxla_core::transforms::Step;

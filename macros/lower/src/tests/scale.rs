@@ -233,7 +233,7 @@ fn deep_expressions_expand_on_a_small_stack() {
 #[test]
 fn runs_of_minus_signs_keep_their_parity() {
     let fold = |s: &str| {
-        crate::control::fold_double_negation(s.parse().unwrap())
+        crate::lower::control::flow::fold_double_negation(s.parse().unwrap())
             .to_string()
             .replace(' ', "")
     };

@@ -466,7 +466,7 @@ impl Rewrite {
     /// copy. `None` for any other loop (a loop with `break` or `continue`
     /// is not unrolled: its exits would end the copies).
     fn unroll(&mut self, fl: &syn::ExprForLoop) -> Option<Expr> {
-        if fl.label.is_some() || crate::loop_exits::has_exit(&fl.body).is_some() {
+        if fl.label.is_some() || crate::lower::control::loop_exits::has_exit(&fl.body).is_some() {
             return None;
         }
         let span = fl.for_token.span;

@@ -14,7 +14,7 @@
 //! `let mut` variables either branch assigns (found on the syntax), which
 //! hold those results after the `if`.
 
-use crate::control::Want;
+use crate::lower::control::flow::Want;
 use crate::lower::{BindKind, Lowerer};
 use oxla_core::ops::control;
 use oxla_core::{Shape, Var};
@@ -53,7 +53,7 @@ impl Lowerer<'_> {
             .assigned_in_ifs
             .as_ref()
             .and_then(|m| m.get(&(i as *const syn::ExprIf as usize)).cloned())
-            .unwrap_or_else(|| crate::loops::assigned_names_in_if(i));
+            .unwrap_or_else(|| crate::lower::control::loops::assigned_names_in_if(i));
         for name in names {
             if let Some((si, bi)) = self.binding_at(&name) {
                 let b = &self.scopes[si][bi];

@@ -388,7 +388,7 @@ pub(crate) fn rewrite_loop_returns(
         out.push(syn::parse_quote_spanned!(span=> let mut #f = false;));
     }
     out.push(Stmt::Expr(the_loop, Some(Default::default())));
-    let rest = crate::control::rewrite_returns(&stmts[i + 1..]).into_owned();
+    let rest = crate::lower::control::flow::rewrite_returns(&stmts[i + 1..]).into_owned();
     let mut chain: Expr = syn::parse_quote_spanned!(span=> { #(#rest)* });
     for (f, v) in flags.iter().zip(&found.values).rev() {
         chain = syn::parse_quote_spanned!(span=> if #f { #v } else #chain);

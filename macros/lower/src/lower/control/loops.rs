@@ -28,7 +28,7 @@ pub(crate) struct LoopFrame {
     /// after `exit_frame`, the function lowered in the frame.
     pub(crate) outer_f: Function,
     outer_scopes: Vec<Scope>,
-    outer_closures: Vec<crate::inline::Closure>,
+    outer_closures: Vec<crate::lower::inline::Closure>,
     outer_assign_floor: usize,
     /// How many index checks (`takes`) were recorded before the loop.
     outer_takes: usize,
@@ -163,18 +163,18 @@ impl Lowerer<'_> {
                 .spanned(l, format!("loop labels are not supported; {LOOP_FORMS}"));
             return;
         }
-        if let Some(block) = crate::loop_iter::rewrite(fl, self.frames.len()) {
-            self.lower_block_as(&block, crate::control::Want::Unit);
+        if let Some(block) = crate::lower::control::loop_iter::rewrite(fl, self.frames.len()) {
+            self.lower_block_as(&block, crate::lower::control::flow::Want::Unit);
             return;
         }
         if let Some((span, "return")) = jump(&fl.body) {
             self.errors.at(span, RETURN_IN_LOOP);
             return;
         }
-        if crate::loop_exits::has_exit(&fl.body).is_some() {
-            match crate::loop_exits::rewrite_for(fl, self.frames.len()) {
+        if crate::lower::control::loop_exits::has_exit(&fl.body).is_some() {
+            match crate::lower::control::loop_exits::rewrite_for(fl, self.frames.len()) {
                 Ok(block) => {
-                    self.lower_block_as(&block, crate::control::Want::Unit);
+                    self.lower_block_as(&block, crate::lower::control::flow::Want::Unit);
                 }
                 Err(e) => self.errors.push(e),
             }
@@ -224,15 +224,15 @@ impl Lowerer<'_> {
             self.errors.at(span, RETURN_IN_LOOP);
             return;
         }
-        if crate::loop_exits::has_exit(&w.body).is_some() && w.label.is_none() {
+        if crate::lower::control::loop_exits::has_exit(&w.body).is_some() && w.label.is_none() {
             if let Expr::Let(l) = &*w.cond {
                 self.errors
                     .spanned(l, format!("`while let` is not supported; {LOOP_FORMS}"));
                 return;
             }
-            match crate::loop_exits::rewrite_while(w, self.frames.len()) {
+            match crate::lower::control::loop_exits::rewrite_while(w, self.frames.len()) {
                 Ok(block) => {
-                    self.lower_block_as(&block, crate::control::Want::Unit);
+                    self.lower_block_as(&block, crate::lower::control::flow::Want::Unit);
                 }
                 Err(e) => self.errors.push(e),
             }
@@ -265,7 +265,8 @@ impl Lowerer<'_> {
             e => {
                 let v = self.lower_expr(e)?;
                 let t = self.f.ty(v).clone();
-                let from_const = matches!(e, Expr::Path(p) if crate::consts::looks_like_const(p));
+                let from_const =
+                    matches!(e, Expr::Path(p) if crate::lower::consts::looks_like_const(p));
                 let ok = t.shape.is_scalar()
                     && (matches!(t.dtype, DType::I64 | DType::I32)
                         || (from_const && t.dtype.is_float()));
@@ -330,7 +331,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        self.lower_block_as(body, crate::control::Want::Unit);
+        self.lower_block_as(body, crate::lower::control::flow::Want::Unit);
         let next: Option<Vec<Var>> = carries
             .iter()
             .map(|(si, bi)| self.scopes[*si][*bi].var)
@@ -545,7 +546,7 @@ impl Lowerer<'_> {
             return None;
         };
         let ty = frame.outer_f.ty(outer).clone();
-        let name = format!("{}in_loop", crate::consts::CONST_PARAM_PREFIX);
+        let name = format!("{}in_loop", crate::lower::consts::CONST_PARAM_PREFIX);
         let inner = self.f.add_param(&name, ty.clone());
         if let Some((cond, cond_consts, _)) = frame.cond.as_mut() {
             cond_consts.push(cond.add_param(&name, ty));

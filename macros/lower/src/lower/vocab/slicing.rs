@@ -165,7 +165,7 @@ impl Lowerer<'_> {
             }
             ("slice_axis", [axis, s]) => {
                 let x = self.lower_expr(&m.receiver);
-                let k = crate::vocab::axis_arg(axis);
+                let k = crate::lower::vocab::arrays::axis_arg(axis);
                 let range = match strip(s) {
                     Expr::Call(c)
                         if c.args.len() == 1
@@ -556,7 +556,8 @@ impl Lowerer<'_> {
             return None;
         };
         let shape = self.f.shape(x).clone();
-        let Some(axis) = crate::vocab::axis_arg_of(axis_e, shape.rank().max(1)) else {
+        let Some(axis) = crate::lower::vocab::arrays::axis_arg_of(axis_e, shape.rank().max(1))
+        else {
             self.errors.at(c.paren_token.span.join(), HELP);
             return None;
         };
@@ -634,7 +635,7 @@ impl Lowerer<'_> {
         // A negative axis counts from the end of the result (`stack` adds
         // one).
         let positions = xs.first().map_or(0, |x| self.f.shape(*x).rank()) + usize::from(stack);
-        let Some(axis) = crate::vocab::axis_arg_of(axis_e, positions.max(1)) else {
+        let Some(axis) = crate::lower::vocab::arrays::axis_arg_of(axis_e, positions.max(1)) else {
             self.errors.spanned(
                 axis_e,
                 format!(

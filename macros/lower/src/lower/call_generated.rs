@@ -81,7 +81,14 @@ impl Lowerer<'_> {
         callees: HelperTable,
         generated: &str,
         shown: &str,
-    ) -> Result<(Function, Vec<IndexCheck>, Vec<crate::consts::ConstParam>), String> {
+    ) -> Result<
+        (
+            Function,
+            Vec<IndexCheck>,
+            Vec<crate::lower::consts::ConstParam>,
+        ),
+        String,
+    > {
         let mut item = helper.item.clone();
         let mut errors = crate::errors::Errors::new();
         let stack = crate::parse::attr::take_oxla_attrs(&mut item.attrs, &mut errors);
@@ -116,11 +123,9 @@ impl Lowerer<'_> {
             .ok_or_else(broken)?;
         // A constant is read here when its path means the same thing here:
         // the callee is in this function's module of the same file.
-        if let Some(k) = gen
-            .consts
-            .iter()
-            .find(|k| !crate::resolve::site::in_callers_module(crate::consts::path_span(&k.path)))
-        {
+        if let Some(k) = gen.consts.iter().find(|k| {
+            !crate::resolve::site::in_callers_module(crate::lower::consts::path_span(&k.path))
+        }) {
             let path = k.path.to_token_stream().to_string().replace(' ', "");
             return Err(format!(
                 "`{shown}` reads the constant `{path}`, which means `{defined}`'s `{path}` where it is defined, in another module: a called function reads constants of its caller's module only; pass it as an argument"

@@ -60,7 +60,9 @@ pub(crate) fn rewrite_returns(stmts: &[Stmt]) -> std::borrow::Cow<'_, [Stmt]> {
                 return out.into();
             }
             Stmt::Expr(e @ (Expr::ForLoop(_) | Expr::While(_)), _) => {
-                if let Some(out) = crate::loop_exits::rewrite_loop_returns(e, i, stmts) {
+                if let Some(out) =
+                    crate::lower::control::loop_exits::rewrite_loop_returns(e, i, stmts)
+                {
                     return out.into();
                 }
             }

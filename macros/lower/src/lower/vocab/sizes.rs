@@ -4,8 +4,8 @@
 //! (`dim_size`, which holds it in the function's float type, then
 //! `convert`). `n as f64` folds back to the `dim_size` itself.
 
+use crate::lower::vocab::arrays::axis_arg;
 use crate::lower::Lowerer;
-use crate::vocab::axis_arg;
 use oxla_core::{DType, Op, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;

@@ -16,8 +16,8 @@
 //! `Array::from_elem(shape, v)` and `Array2::eye(n)` are the same functions.
 
 use crate::lower::cmp_op;
+use crate::lower::vocab::arrays::{axis_arg, strip};
 use crate::lower::Lowerer;
-use crate::vocab::{axis_arg, strip};
 use oxla_core::ops::elementwise::CmpOp;
 use oxla_core::{Dim, Op, Shape, Var};
 use proc_macro2::Span;

@@ -1,0 +1,10 @@
+//! The vocabulary: the methods and functions an ndarray / jax.numpy user
+//! would write, each lowered to IR ops: the array operations (`arrays`),
+//! elementwise functions (`elementwise`), constructors (`constructors`),
+//! sizes as values (`sizes`) and slicing (`slicing`).
+
+pub(crate) mod arrays;
+pub(crate) mod constructors;
+pub(crate) mod elementwise;
+pub(crate) mod sizes;
+pub(crate) mod slicing;
