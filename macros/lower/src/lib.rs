@@ -1,17 +1,25 @@
 //! oxla-lower: what the oxla attribute macros do, as a normal library so the
 //! build helper (`oxla-build`) runs exactly the same lowering.
 //!
-//! The pipeline is parse → analyze → generate:
+//! The pipeline, one directory per stage:
 //!
 //! 1. [`parse`]: the attribute stack (`#[vmap(…)] #[grad(…)] fn f`,
-//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`) and the signature's types;
-//! 2. [`lower`]: the function body (syn) → an oxla IR [`Function`];
-//! 3. [`stack`]: apply the transforms bottom-up, each to the function below
+//!    `#[transforms(grad(g), value_and_grad(vg))] fn f`) and the signature's
+//!    types;
+//! 2. [`resolve`]: what the names the body calls mean (the `#[oxla::func]`
+//!    helpers, through their macros) and where the function is written;
+//! 3. [`lower`]: the function body (syn) → an oxla IR [`Function`];
+//! 4. [`stack`]: apply the transforms bottom-up, each to the function below
 //!    it or to the one its `of = …` names, then `simplify`;
-//! 4. [`codegen`]: emit each function from its IR — straight-line Rust for
+//! 5. [`codegen`]: emit each function from its IR — straight-line Rust for
 //!    scalar-only functions, a call of `::oxla::__private::CompiledFn` for
 //!    array functions (bound to ahead-of-time kernels when the build script
 //!    compiled them, see [`codegen::aot`]).
+//!
+//! Two kinds of function go around the whole pipeline: one taking parameter
+//! structs (`tree`: flattened in source before, wrapped after) and one
+//! generic over its float type (`generic`: once per float type, then one
+//! generic wrapper). This file holds the entry points that drive it.
 //!
 //! Errors are gathered in an [`Errors`] context, each at its span; nothing
 //! here panics on user input.
