@@ -4,7 +4,9 @@
 //! at the start of each line. Lines are independent, but a line is
 //! sequential, so nothing here is vectorized.
 
-use super::{fold_iadd, fold_imul, scalar_type, At, Body};
+use super::fold::{fold_iadd, fold_imul};
+use super::inst::{scalar_type, At};
+use super::Body;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::Variable;
 use oxla_core::kernel::Scan;
