@@ -1,6 +1,6 @@
 //! Helpers for the tests of whole n-dimensional programs, shared by the
 //! core fusion tests (`core/tests/suite/fusion_nd.rs`) and the CPU backend's
-//! (`backends/cpu/tests/suite/nd_programs.rs`, which includes this file by path):
+//! (`backends/cpu/tests/suite/nd_programs.rs`):
 //! dimensions, a function builder whose flat argument lengths bind every
 //! size, `dot_general`, and the bindings and arguments to run them at.
 #![allow(dead_code)]

@@ -1,8 +1,7 @@
 //! The IR's tests (transforms, fusion, the interpreter), in one binary:
 //! each file alone cost a test binary (and its disk and link time) apiece.
 
-#[path = "../common/mod.rs"]
-mod common;
+use oxla_test_support as common;
 
 mod cond;
 mod fusion;

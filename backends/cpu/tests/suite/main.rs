@@ -8,9 +8,8 @@ mod accuracy;
 /// Kernel builders and comparisons of this backend's tests.
 #[path = "../common/mod.rs"]
 mod common;
-/// The core tests' catalog of programs and inputs.
-#[path = "../../../../core/tests/common/mod.rs"]
-mod ir_common;
+// The op catalog of programs and inputs (shared with the IR's tests).
+use oxla_test_support as ir_common;
 #[path = "../common/random_ir.rs"]
 mod random_ir;
 

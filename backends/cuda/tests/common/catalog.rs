@@ -1,4 +1,4 @@
-//! The core tests' op catalog (`core/tests/common/mod.rs`) on the CUDA
+//! The op catalog (the `oxla-test-support` crate) on the CUDA
 //! runner: every case's function, its VJP, the function with its rank-2+
 //! params transposed (read through permuted strides) and the function
 //! batched along last axes, in f64 and in f32, fused and run through a
@@ -9,10 +9,8 @@
 //! backend's `catalog_programs` ones. Shared by `tests/suite/catalog.rs`
 //! and `examples/gpu_check.rs`.
 
-/// The core tests' catalog of programs and inputs (linted in `oxla-core`).
-#[allow(clippy::type_complexity, clippy::cloned_ref_to_slice_refs)]
-#[path = "../../../../core/tests/common/mod.rs"]
-pub mod ir;
+/// The op catalog of programs and inputs.
+pub use oxla_test_support as ir;
 
 use ir::{catalog, concrete, random_args_for, rng, shape_envs, with_transposed_params, Case};
 use oxla_core::exec::Program;

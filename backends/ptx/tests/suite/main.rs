@@ -2,9 +2,8 @@
 //! emitted text's structure), in one binary: each file alone cost a test
 //! binary (and its disk and link time) apiece.
 
-/// The core tests' catalog of programs and inputs.
-#[path = "../../../../core/tests/common/mod.rs"]
-mod common;
+// The op catalog of programs and inputs (shared with the IR's tests).
+use oxla_test_support as common;
 #[path = "../support/mod.rs"]
 mod support;
 
