@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 mod cond;
 mod direct;
 mod loops;
+pub mod tape;
 pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
 pub use loops::{LoopStep, Nested};
 

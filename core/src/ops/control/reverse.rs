@@ -1,0 +1,312 @@
+//! The reverse-sweep loop op (`LoopReverse`): its reference evaluation, text form and JVP.
+
+use super::looping::{kind_text, list_text, tangent_operands, tangent_selection, Loop};
+use super::surgery::rearranged;
+use crate::dtype::DType;
+use crate::exec::tape::{tape_limit, tape_limit_error, TAPE_PEAK};
+use crate::interp;
+use crate::ir::{Function, Type, Var};
+use crate::ops::Op;
+use crate::tensor::Tensor;
+use crate::transforms::jvp::jvp_wrt;
+use crate::transforms::vjp::vjp_cotangents;
+
+/// Reverse mode through a loop. Operands: `fwd`'s operands, then the final
+/// cotangents `r`. Runs `fwd`, then for each step from the last down, with
+/// the carries `c` that step started from:
+/// `(a, r) = back(consts, [i], c, r)`, summing the `a`s. Results: the listed
+/// entries of `(Σa.., r..)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopReverse {
+    /// Its `results` and `tangent_of` are not used.
+    pub fwd: Loop,
+    /// Params: `fwd.body`'s params, then `r`; results: the `a`s, then the next `r`.
+    pub back: Function,
+    pub n_acc: usize,
+    pub results: Vec<usize>,
+}
+
+/// The reverse sweep through `p` for the tangents of its constants at
+/// `consts` and of its carries at `carries` (increasing): its backward body
+/// is the VJP of the body's next values of those carries alone, so the
+/// cotangents of the other carries are symbolic zeros, not zeros that a
+/// local derivative multiplies.
+pub fn reverse_sweep(p: &Loop, consts: &[usize], carries: &[usize]) -> LoopReverse {
+    let c0 = p.carry_param0();
+    let wrt: Vec<usize> = consts
+        .iter()
+        .copied()
+        .chain(carries.iter().map(|k| c0 + k))
+        .collect();
+    let np = p.body.params.len();
+    let all: Vec<usize> = (0..np).collect();
+    // `back`: params (body params, one cotangent per carry in `carries`),
+    // results (the constants' cotangents, the carries' cotangents).
+    let back = vjp_cotangents(&rearranged(&p.body, &all, carries), &wrt);
+    LoopReverse {
+        fwd: Loop {
+            results: Vec::new(),
+            tangent_of: None,
+            ..p.clone()
+        },
+        back,
+        n_acc: consts.len(),
+        results: (0..consts.len() + carries.len()).collect(),
+    }
+}
+
+impl LoopReverse {
+    pub fn header(&self) -> String {
+        format!(
+            "loop_reverse[{},{},{},{}|{}]",
+            kind_text(self.fwd.kind),
+            self.fwd.n_consts,
+            self.fwd.checkpoint.text(),
+            self.n_acc,
+            list_text(&self.results)
+        )
+    }
+
+    pub fn functions(&self) -> Vec<&Function> {
+        std::iter::once(&self.fwd.body)
+            .chain(&self.fwd.cond)
+            .chain(std::iter::once(&self.back))
+            .collect()
+    }
+
+    pub fn from_text(arg: &str, fns: Vec<Function>) -> Result<LoopReverse, String> {
+        let bad = || format!("bad op `loop_reverse[{arg}]`");
+        let (head, results) = arg.split_once('|').ok_or_else(bad)?;
+        let (rest, n_acc) = head.rsplit_once(',').ok_or_else(bad)?;
+        let mut fns = fns;
+        let back = fns.pop().ok_or_else(bad)?;
+        let fwd = Loop::from_text("loop", &format!("{rest},"), fns)?;
+        Ok(LoopReverse {
+            fwd,
+            back,
+            n_acc: n_acc.parse().map_err(|_| bad())?,
+            results: results
+                .split(';')
+                .filter(|x| !x.is_empty())
+                .map(|x| x.parse().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    pub fn n_r(&self) -> usize {
+        self.back.outs.len() - self.n_acc
+    }
+
+    pub fn infer(&self, ins: &[&Type]) -> Result<Vec<Type>, String> {
+        let nf = self.fwd.n_operands();
+        if ins.len() != nf + self.n_r() {
+            return Err(format!(
+                "loop_reverse takes {} operands, got {}",
+                nf + self.n_r(),
+                ins.len()
+            ));
+        }
+        self.fwd.check(&ins[..nf])?;
+        let np = self.fwd.body.params.len();
+        if self.back.params.len() != np + self.n_r() {
+            return Err("loop_reverse: the backward body takes the wrong number of params".into());
+        }
+        for k in 0..np {
+            if self.back.ty(self.back.params[k]) != self.fwd.body.ty(self.fwd.body.params[k]) {
+                return Err(format!(
+                    "loop_reverse: backward param {k} differs from the body's"
+                ));
+            }
+        }
+        for k in 0..self.n_r() {
+            let p = self.back.ty(self.back.params[np + k]);
+            if p != self.back.ty(self.back.outs[self.n_acc + k]) || p != ins[nf + k] {
+                return Err(format!(
+                    "loop_reverse: cotangent {k} has inconsistent types"
+                ));
+            }
+        }
+        if self.results.iter().any(|r| *r >= self.back.outs.len()) {
+            return Err("a loop_reverse result names no value".into());
+        }
+        Ok(self
+            .results
+            .iter()
+            .map(|r| self.back.ty(self.back.outs[*r]).clone())
+            .collect())
+    }
+
+    /// The trip count of the forward sweep's segments (`Checkpoint`).
+    fn segment(&self, n: Option<u64>) -> Option<u64> {
+        self.fwd.checkpoint.segment(n)
+    }
+
+    /// Reference evaluation: forward, keeping carries as `checkpoint` says,
+    /// then backward. The largest number of carries held at once is
+    /// reported to `TAPE_PEAK`.
+    pub fn eval(&self, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+        let f = &self.fwd;
+        let (nb, nk) = (f.n_bounds(), f.n_consts);
+        let nf = f.n_operands();
+        let consts: Vec<Tensor> = ins[nb..nb + nk].iter().map(|t| (*t).clone()).collect();
+        let lo = if nb > 0 { ins[0].data[0] as i64 } else { 0 };
+        let known_n = (nb > 0).then(|| Loop::trip(ins[0].data[0], ins[1].data[0]));
+        let seg = self.segment(known_n);
+        let per_step: usize = (0..f.n_carries())
+            .map(|k| ins[nb + nk + k].numel() * f.carry_type(k).dtype.size_bytes())
+            .sum();
+        let limit = tape_limit();
+        let what = || format!("a `{}` loop", f.kind.keyword());
+        let mut tape: Vec<Vec<Tensor>> = Vec::new();
+        let (_, n) = f.run(&ins[..nf], |k, c| {
+            if seg.map_or(true, |s| k % s == 0) {
+                let bytes = (tape.len() + 1).saturating_mul(per_step);
+                if bytes > limit {
+                    return Err(tape_limit_error(&what(), bytes, k + 1, limit));
+                }
+                tape.push(c.to_vec());
+            }
+            Ok(())
+        })?;
+        let mut peak = tape.len();
+        let mut acc: Option<Vec<Tensor>> = None;
+        let mut r: Vec<Tensor> = ins[nf..].iter().map(|t| (*t).clone()).collect();
+        let s = seg.unwrap_or(1);
+        let mut k_end = n;
+        while k_end > 0 {
+            let start = (k_end - 1) / s * s;
+            let bytes = (tape.len() + (k_end - start) as usize).saturating_mul(per_step);
+            if seg.is_some() && bytes > limit {
+                return Err(tape_limit_error(&what(), bytes, n, limit));
+            }
+            // The carries of steps start..k_end, recomputed from the checkpoint.
+            let mut steps = vec![tape[(start / s) as usize].clone()];
+            for k in start..k_end - 1 {
+                let c = steps.last().expect("one").clone();
+                steps.push(f.step(&consts, lo + k as i64, c)?);
+            }
+            if seg.is_some() {
+                peak = peak.max(tape.len() + steps.len());
+            }
+            for k in (start..k_end).rev() {
+                let mut args = consts.clone();
+                if nb > 0 {
+                    args.push(Tensor::scalar(DType::I64, (lo + k as i64) as f64));
+                }
+                args.extend(steps[(k - start) as usize].iter().cloned());
+                args.extend(r);
+                let mut out = interp::eval(&self.back, &args)?;
+                r = out.split_off(self.n_acc);
+                acc = Some(match acc {
+                    None => out,
+                    Some(a) => a.iter().zip(&out).map(|(x, y)| add(x, y)).collect(),
+                });
+            }
+            k_end = start;
+        }
+        TAPE_PEAK.with(|p| p.set(p.get().max(peak * per_step)));
+        let acc = match acc {
+            Some(a) => a,
+            None => {
+                // No step ran: zeros shaped as one step's would be (the
+                // backward body is pure, so running it for shapes is safe).
+                let mut args = consts.clone();
+                if nb > 0 {
+                    args.push(Tensor::scalar(DType::I64, lo as f64));
+                }
+                args.extend(ins[nb + nk..].iter().map(|t| (*t).clone()));
+                let out = interp::eval(&self.back, &args)?;
+                out[..self.n_acc]
+                    .iter()
+                    .map(|t| Tensor::new(t.dtype, t.shape.clone(), vec![0.0; t.numel()]))
+                    .collect()
+            }
+        };
+        let all: Vec<Tensor> = acc.into_iter().chain(r).collect();
+        Ok(self.results.iter().map(|i| all[*i].clone()).collect())
+    }
+}
+
+fn add(x: &Tensor, y: &Tensor) -> Tensor {
+    Tensor::new(
+        x.dtype,
+        x.shape.clone(),
+        x.data.iter().zip(&y.data).map(|(a, b)| a + b).collect(),
+    )
+}
+
+/// JVP of a reverse sweep (forward over reverse).
+pub fn reverse_jvp(
+    g: &mut Function,
+    lr: &LoopReverse,
+    ins: &[Var],
+    t: &[Option<Var>],
+) -> (Vec<Var>, Vec<Option<Var>>) {
+    let primal = g
+        .push_all(Op::LoopReverse(Box::new(lr.clone())), ins)
+        .expect("internal error: copying a reverse loop");
+    let f = &lr.fwd;
+    let (nk, nc) = (f.n_consts, f.n_carries());
+    let (na, nr) = (lr.n_acc, lr.n_r());
+    let nf = f.n_operands();
+    let (consts, carries) = tangent_selection(f, t);
+    let fwd = Loop {
+        tangent_of: None,
+        results: Vec::new(),
+        ..f.tangent(&consts, &carries)
+    };
+    // The backward body's JVP, laid out as (consts, t_consts, [i], c, t_c, r, t_r)
+    // → (a, t_a, r', t_r').
+    let c0 = f.carry_param0();
+    let np = f.body.params.len();
+    let wrt: Vec<usize> = consts
+        .iter()
+        .copied()
+        .chain(carries.iter().map(|k| c0 + k))
+        .chain(np..np + nr)
+        .collect();
+    let j = jvp_wrt(&lr.back, &wrt);
+    let nbp = lr.back.params.len();
+    let (tk, tc) = (nbp, nbp + consts.len());
+    let tr = tc + carries.len();
+    let order: Vec<usize> = (0..nk)
+        .chain(tk..tk + consts.len())
+        .chain(nk..c0 + nc)
+        .chain(tc..tc + carries.len())
+        .chain(np..np + nr)
+        .chain(tr..tr + nr)
+        .collect();
+    let no = na + nr;
+    let outs: Vec<usize> = (0..na)
+        .chain(no..no + na)
+        .chain(na..no)
+        .chain(no + na..2 * no)
+        .collect();
+    let back = rearranged(&j, &order, &outs);
+    let results: Vec<usize> = lr
+        .results
+        .iter()
+        .map(|q| {
+            if *q < na {
+                na + q
+            } else {
+                2 * na + nr + (q - na)
+            }
+        })
+        .collect();
+    let tl = LoopReverse {
+        fwd,
+        back,
+        n_acc: 2 * na,
+        results,
+    };
+    let mut operands = tangent_operands(g, f, ins, t, &consts, &carries);
+    operands.extend(&ins[nf..]);
+    for k in 0..nr {
+        operands.push(t[nf + k].unwrap_or_else(|| g.zeros_like(ins[nf + k])));
+    }
+    let tangents = g
+        .push_all(Op::LoopReverse(Box::new(tl)), &operands)
+        .expect("internal error: building the JVP of a reverse loop");
+    (primal, tangents.into_iter().map(Some).collect())
+}
