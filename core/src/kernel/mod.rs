@@ -31,6 +31,7 @@
 pub mod fusion;
 pub mod interp;
 pub mod matmul;
+mod verify;
 
 use crate::dtype::DType;
 use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
@@ -43,6 +44,8 @@ pub type KernelFn = unsafe extern "C" fn(args: *const *mut u8, sizes: *const i64
 /// Index of an instruction in `Kernel::insts`; the value it defines.
 pub type ValueId = usize;
 
+/// A kernel is well formed when `Kernel::verify` accepts it (the invariants
+/// every executor relies on; see `kernel::verify`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// A symbol name derived from the kernel's text (see `Kernel::symbol`).
@@ -354,9 +357,10 @@ impl Kernel {
         need
     }
 
-    /// Check a call against the calling convention: one buffer per arg, each
-    /// given as (element type, element count), holding the elements the
-    /// kernel reads or writes; one non-negative value per size symbol.
+    /// Check a call against the calling convention: a well-formed kernel
+    /// (`Kernel::verify`), one buffer per arg, each given as (element type,
+    /// element count), holding the elements the kernel reads or writes; one
+    /// non-negative value per size symbol.
     pub fn check_call(
         &self,
         bufs: impl ExactSizeIterator<Item = (DType, usize)>,
@@ -375,7 +379,7 @@ impl Kernel {
                 self.sizes.len()
             ));
         }
-        self.check_sizes()?;
+        self.verify()?;
         for (i, (a, (dtype, len))) in self.args.iter().zip(bufs).enumerate() {
             if a.dtype != dtype {
                 return Err(format!("buffer {i}: expected {}, got {dtype}", a.dtype));
@@ -387,84 +391,6 @@ impl Kernel {
             };
             if len < need {
                 return Err(format!("buffer {i}: needs {need} elements, has {len}"));
-            }
-        }
-        Ok(())
-    }
-
-    /// Every size the kernel evaluates (extents, strides, `Size` insts) names
-    /// only symbols of `sizes`, and every `Index` names a domain axis.
-    pub fn check_sizes(&self) -> Result<(), String> {
-        let known = |s: &Size| s.syms.iter().all(|n| self.sizes.contains(n));
-        if !self.domain.iter().all(known) {
-            return Err("the domain names a size symbol not in `sizes`".into());
-        }
-        let region = self
-            .stores
-            .iter()
-            .all(|st| st.region == self.stores[0].region);
-        if let Some(r) = self.region() {
-            if self.is_reduction()
-                || r.strides.len() != self.domain.len()
-                || !r.strides.iter().chain(&r.offset).all(known)
-            {
-                return Err("a region store needs a map kernel and known sizes".into());
-            }
-            if let Some(sc) = &r.scatter {
-                if !(known(&sc.stride) && known(&sc.bound) && self.is_index_value(sc.index)) {
-                    return Err("a scatter store needs known sizes and an index load".into());
-                }
-            }
-        }
-        if !region {
-            return Err("the stores of a kernel write different regions".into());
-        }
-        let carries = self.insts.iter().any(|i| i.kind == InstKind::Carry);
-        match self.scan {
-            Some(sc) => {
-                if self.is_reduction()
-                    || self.region().is_some()
-                    || sc.axis >= self.domain.len()
-                    || sc.next >= self.insts.len()
-                    || self.insts[sc.next].ty == crate::dtype::DType::Bool
-                    || self
-                        .insts
-                        .iter()
-                        .any(|i| i.kind == InstKind::Carry && i.ty != self.insts[sc.next].ty)
-                {
-                    return Err("a scan needs a map kernel without a region, an axis of the domain and a float state of one type".into());
-                }
-            }
-            None if carries => return Err("a carry outside a scan kernel".into()),
-            None => {}
-        }
-        for (i, inst) in self.insts.iter().enumerate() {
-            let ok = match &inst.kind {
-                InstKind::Load {
-                    strides, offset, ..
-                } => strides.iter().chain(offset).all(known),
-                InstKind::Size(s) => known(s),
-                InstKind::Index(axis) => *axis < self.domain.len(),
-                InstKind::LoadIndexed {
-                    strides,
-                    offset,
-                    index,
-                    stride,
-                    bound,
-                    ..
-                } => {
-                    strides.iter().chain(offset).all(known)
-                        && known(stride)
-                        && known(bound)
-                        && *index < i
-                        && self.is_index_value(*index)
-                }
-                _ => true,
-            };
-            if !ok {
-                return Err(format!(
-                    "v{i}: a size symbol not in `sizes` or an axis past the domain"
-                ));
             }
         }
         Ok(())
