@@ -144,6 +144,12 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         args.push(out_buffer);
         launch(&mut kernels, &mut launches, kernel, args);
     }
+    if cfg!(debug_assertions) {
+        for k in &kernels {
+            k.verify()
+                .map_err(|e| format!("internal error: fused {e}"))?;
+        }
+    }
     let outputs = f.outs.iter().map(|o| buffer_of[o]).collect();
     Ok(Program::new(f.clone(), kernels, buffers, launches, outputs).with_loops(loops))
 }

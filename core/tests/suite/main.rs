@@ -10,6 +10,7 @@ mod fusion_nd;
 mod half;
 mod jacobian;
 mod jax_conventions;
+mod kernel_verify;
 mod loops;
 mod ops_ad;
 mod prod_scan;
