@@ -86,7 +86,10 @@ pub struct KernelArg {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
-    /// Type of the value: `F32`, `F64` or `Bool`.
+    /// Type of the value: a float type or `Bool` (never an integer). Fusion
+    /// gives `F32`, `F64` or `Bool` (half values compute in `f32`); a value
+    /// of a half type is rounded to it after the instruction, which the
+    /// interpreter and PTX lower and the CPU backend does not.
     pub ty: DType,
     pub kind: InstKind,
 }

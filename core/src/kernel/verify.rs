@@ -6,13 +6,15 @@
 //! `Kernel::check_call` runs it before the interpreter or a launch reads a
 //! buffer, and the backends run it before they lower a kernel; what a
 //! backend adds in its own validation is only what *it* cannot lower (a
-//! type or op without an instruction there), never a property of the IR.
+//! type or op without an instruction there: the CPU computes in no half
+//! type, PTX scatter-adds only into f32 and f64), never a property of the
+//! IR.
 //!
 //! What it checks:
 //! - the header: size symbols named once, inputs before outputs, domain
 //!   extents over known symbols, `reduce_dims` within the rank, a map's
 //!   combiner `Sum` (maps ignore it);
-//! - every instruction: a compute type (`f32`, `f64` or `bool`); operands
+//! - every instruction: a compute type (a float or `bool`); operands
 //!   defined before it (SSA order); arithmetic, sizes, indices and gathers
 //!   on floats, comparisons giving `bool`; loads of an input with one
 //!   stride per domain axis over known symbols; a gather's index a plain
@@ -107,8 +109,8 @@ impl Verifier<'_> {
         let k = self.k;
         let inst = &k.insts[i];
         let ty = inst.ty;
-        if !matches!(ty, DType::F32 | DType::F64 | DType::Bool) {
-            return Err(format!("type {ty} is not a compute type (f32, f64, bool)"));
+        if !(ty.is_float() || ty == DType::Bool) {
+            return Err(format!("type {ty} is not a compute type (a float or bool)"));
         }
         let operands: Vec<usize> = match &inst.kind {
             InstKind::Load { .. } | InstKind::Const(_) => vec![],
@@ -122,7 +124,7 @@ impl Verifier<'_> {
             return Err(format!("uses v{a}, which is not defined before it"));
         }
         let float = |what: &str| match ty {
-            DType::Bool => Err(format!("{what} of type bool (it takes f32 or f64)")),
+            DType::Bool => Err(format!("{what} of type bool (it takes a float)")),
             _ => Ok(()),
         };
         match &inst.kind {

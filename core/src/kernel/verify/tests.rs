@@ -180,8 +180,8 @@ fn types_per_instruction() {
     k.insts[1].ty = I64;
     rejects(k, "v1: type i64 is not a compute type");
     let mut k = map();
-    k.insts[1].ty = DType::F16;
-    rejects(k, "v1: type f16 is not a compute type");
+    k.insts[1].ty = DType::I32;
+    rejects(k, "v1: type i32 is not a compute type");
     let mut k = map();
     k.insts[2].ty = Bool;
     rejects(k, "v2: arithmetic (mul) of type bool");
@@ -197,10 +197,15 @@ fn types_per_instruction() {
     let mut k = map();
     k.insts[1] = inst(Bool, InstKind::Index(0));
     rejects(k, "v1: an index of type bool");
-    // Loads and selects convert: any compute type is fine.
+    // Loads and selects convert: any compute type is fine, half types
+    // (values rounded to them) too.
     let mut k = map();
     k.insts[0].ty = Bool;
     k.insts[5].ty = F64;
+    k.verify().unwrap();
+    let mut k = map();
+    k.insts[1].ty = DType::F16;
+    k.insts[2].ty = DType::BF16;
     k.verify().unwrap();
 }
 
