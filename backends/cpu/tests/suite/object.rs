@@ -67,6 +67,25 @@ fn clif_shows_vector_loop_only_where_loads_are_contiguous() {
     assert!(!transposed.contains("f64x2"), "{transposed}");
 }
 
+/// The translator rejects a malformed kernel with the kernel verifier's
+/// error, and a well-formed one it cannot lower (values of a half type)
+/// with its own.
+#[test]
+fn translation_verifies_then_checks_what_the_cpu_lowers() {
+    let mut bad = kernels()[0].clone();
+    bad.insts[2].kind = oxla_core::kernel::InstKind::Binary(BinaryOp::Mul, 0, 3);
+    let e = clif_text(&bad).unwrap_err();
+    assert!(e.contains("kernel `oxla_test_dot`: v2: uses v3"), "{e}");
+    let mut half = kernels()[0].clone();
+    half.insts[2].ty = DType::F16;
+    half.verify().expect("half values are well formed");
+    let e = clif_text(&half).unwrap_err();
+    assert!(
+        e.contains("v2: the CPU backend computes in f32, f64 or bool, not f16"),
+        "{e}"
+    );
+}
+
 static JIT: OnceLock<JitModule> = OnceLock::new();
 
 #[test]

@@ -126,7 +126,12 @@ fn malformed_kernels_are_rejected() {
         strides: vec![c(1)],
         offset: Vec::new(),
     };
-    assert!(emit_kernel(&load_output, Arch::Sm80).is_err());
+    // The kernel verifier's error (`Kernel::verify`, run first).
+    let e = emit_kernel(&load_output, Arch::Sm80).unwrap_err();
+    assert!(
+        e.contains("kernel `ok`: v0: loads a1, which is an output"),
+        "{e}"
+    );
     let mut bad_strides = good();
     bad_strides.insts[0].kind = InstKind::Load {
         arg: 0,
