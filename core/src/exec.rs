@@ -11,10 +11,13 @@ use std::fmt::Write as _;
 
 mod cond;
 mod direct;
+mod host_step;
 mod loops;
 pub mod tape;
+pub use cond::CondStep;
 pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
-pub use loops::{LoopStep, Nested};
+pub use host_step::{HostStep, Nested};
+pub use loops::LoopStep;
 
 /// A materialized value: a parameter or a kernel's output.
 #[derive(Clone, Debug)]
@@ -41,14 +44,14 @@ pub struct Program {
     pub kernels: Vec<Kernel>,
     pub buffers: Vec<BufferInfo>,
     pub launches: Vec<Launch>,
-    /// Loops and conds, run on the host between launches (`LoopStep::at`),
+    /// Loops and conds, run on the host between launches (`HostStep::at`),
     /// in order.
     /// Their nested programs' kernels are in `kernels` too, so a backend
     /// compiles one list.
-    pub loops: Vec<LoopStep>,
-    /// For each loop step, each operand's dimensions (symbols resolved to
+    pub host_steps: Vec<HostStep>,
+    /// For each host step, each operand's dimensions (symbols resolved to
     /// indices): a nested program's arguments carry their dimensions.
-    loop_dims: Vec<Vec<Vec<DimRef>>>,
+    host_step_dims: Vec<Vec<Vec<DimRef>>>,
     /// The buffer holding each output of the function.
     pub outputs: Vec<usize>,
     /// Every dimension symbol, in the order of the bound sizes.
@@ -121,12 +124,13 @@ struct Scratch {
     /// For each owned buffer: the result whose caller-owned destination
     /// holds it (the kernels write there directly), if any.
     backing: Vec<Option<usize>>,
-    /// The space of each loop step's nested programs (body, condition,
-    /// backward body: three per step), kept across calls like the rest.
+    /// The space of each host step's nested programs (a loop's body,
+    /// condition and backward body; a cond's then and else branches: three
+    /// per step), kept across calls like the rest.
     nested: Vec<Scratch>,
-    /// A loop step's operands and outputs.
-    loop_args: Vec<RawArg>,
-    loop_outs: Vec<(*mut u8, usize)>,
+    /// A host step's operands and outputs.
+    step_args: Vec<RawArg>,
+    step_outs: Vec<(*mut u8, usize)>,
 }
 
 /// Buffers a call leaves behind (its intermediates, a scalar result after it
@@ -424,8 +428,8 @@ impl Program {
             kernels,
             buffers,
             launches,
-            loops: Vec::new(),
-            loop_dims: Vec::new(),
+            host_steps: Vec::new(),
+            host_step_dims: Vec::new(),
             outputs,
             symbols,
             numel,
@@ -433,15 +437,16 @@ impl Program {
         }
     }
 
-    /// The program with `loops` in its schedule (their nested programs'
-    /// kernels already in `kernels`). Each operand's shape must use only
-    /// this program's symbols (a loop's operands are values of its function).
-    pub fn with_loops(mut self, loops: Vec<LoopStep>) -> Program {
+    /// The program with `steps` (loops and conds) in its schedule (their
+    /// nested programs' kernels already in `kernels`). Each operand's shape
+    /// must use only this program's symbols (a step's operands are values
+    /// of its function).
+    pub fn with_host_steps(mut self, steps: Vec<HostStep>) -> Program {
         let index = |s: &str| self.symbols.iter().position(|x| x == s);
-        self.loop_dims = loops
+        self.host_step_dims = steps
             .iter()
             .map(|l| {
-                l.args
+                l.args()
                     .iter()
                     .map(|b| {
                         self.buffers.get(*b).map_or(Vec::new(), |info| {
@@ -458,7 +463,7 @@ impl Program {
                     .collect()
             })
             .collect();
-        self.loops = loops;
+        self.host_steps = steps;
         self
     }
 
@@ -502,26 +507,30 @@ impl Program {
         }
         let mut written = vec![false; self.buffers.len()];
         let mut read = vec![false; self.buffers.len()];
-        if self.loops.windows(2).any(|w| w[0].at > w[1].at)
-            || self.loops.iter().any(|s| s.at > self.launches.len())
+        if self.host_steps.windows(2).any(|w| w[0].at() > w[1].at())
+            || self.host_steps.iter().any(|s| s.at() > self.launches.len())
         {
-            return Err("loop steps out of order".into());
+            return Err("host steps (loops, conds) out of order".into());
         }
-        if self.loop_dims.len() != self.loops.len()
-            || self.loops.iter().zip(&self.loop_dims).any(|(s, d)| {
-                s.args.len() != d.len()
-                    || d.iter()
-                        .flatten()
-                        .any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))
-            })
+        if self.host_step_dims.len() != self.host_steps.len()
+            || self
+                .host_steps
+                .iter()
+                .zip(&self.host_step_dims)
+                .any(|(s, d)| {
+                    s.args().len() != d.len()
+                        || d.iter()
+                            .flatten()
+                            .any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))
+                })
         {
-            return Err("loop steps not set with `with_loops`, or with a dimension the program does not bind".into());
+            return Err("host steps (loops, conds) not set with `with_host_steps`, or with a dimension the program does not bind".into());
         }
-        let mut next_loop = 0;
+        let mut next_step = 0;
         for l in 0..=self.launches.len() {
-            while next_loop < self.loops.len() && self.loops[next_loop].at == l {
-                self.check_loop(next_loop, &mut written, &mut read)?;
-                next_loop += 1;
+            while next_step < self.host_steps.len() && self.host_steps[next_step].at() == l {
+                self.check_host_step(next_step, &mut written, &mut read)?;
+                next_step += 1;
             }
             let Some(launch) = self.launches.get(l) else {
                 break;
@@ -1198,10 +1207,10 @@ impl Program {
                 scratch.owned.push(buf);
             }
         }
-        if scratch.nested.len() < 3 * self.loops.len() {
+        if scratch.nested.len() < 3 * self.host_steps.len() {
             scratch
                 .nested
-                .resize_with(3 * self.loops.len(), Scratch::default);
+                .resize_with(3 * self.host_steps.len(), Scratch::default);
         }
         let Scratch {
             bound: sizes,
@@ -1212,12 +1221,12 @@ impl Program {
             results,
             backing,
             nested,
-            loop_args,
-            loop_outs,
+            step_args,
+            step_outs,
             ..
         } = scratch;
         // Where buffer `b` is during this call, and its element count,
-        // checked: the precondition every kernel and loop step relies on is
+        // checked: the precondition every kernel and host step relies on is
         // that each buffer holds exactly its shape's element count under
         // this binding.
         let place = |b: usize, owned: &mut [Buffer]| -> Result<(*mut u8, usize), String> {
@@ -1233,25 +1242,25 @@ impl Program {
             }
             Ok((ptr, len))
         };
-        let mut next_loop = 0;
+        let mut next_step = 0;
         for l in 0..=self.launches.len() {
-            while next_loop < self.loops.len() && self.loops[next_loop].at == l {
-                let j = next_loop;
-                next_loop += 1;
-                let step = &self.loops[j];
-                loop_args.clear();
-                for (b, dims) in step.args.iter().zip(&self.loop_dims[j]) {
+            while next_step < self.host_steps.len() && self.host_steps[next_step].at() == l {
+                let j = next_step;
+                next_step += 1;
+                let step = &self.host_steps[j];
+                step_args.clear();
+                for (b, dims) in step.args().iter().zip(&self.host_step_dims[j]) {
                     let (ptr, len) = place(*b, owned)?;
-                    loop_args.push(RawArg {
+                    step_args.push(RawArg {
                         dtype: self.buffers[*b].dtype,
                         ptr,
                         len,
-                        dims: loops::dims_under(dims, sizes),
+                        dims: host_step::dims_under(dims, sizes),
                     });
                 }
-                loop_outs.clear();
-                for b in &step.outs {
-                    loop_outs.push(place(*b, owned)?);
+                step_outs.clear();
+                for b in step.outs() {
+                    step_outs.push(place(*b, owned)?);
                 }
                 // SAFETY: the operands point into this call's arguments
                 // and buffers, valid for their element counts (checked by
@@ -1260,11 +1269,11 @@ impl Program {
                 // the operands (`check_schedule`, run once per program by
                 // the callers, and the caller's guarantee for destinations).
                 unsafe {
-                    self.run_loop(
+                    self.run_host_step(
                         j,
                         launcher,
-                        loop_args,
-                        loop_outs,
+                        step_args,
+                        step_outs,
                         &mut nested[3 * j..3 * j + 3],
                     )?
                 };
@@ -1464,7 +1473,7 @@ impl Program {
         Ok(())
     }
 
-    /// The program as text: kernels and launches, and each loop step with
+    /// The program as text: kernels and launches, and each host step with
     /// its nested programs (their kernels are listed once, at the top).
     pub fn text(&self) -> String {
         let mut s = String::new();
@@ -1475,13 +1484,13 @@ impl Program {
         s
     }
 
-    /// The launches, loop steps and outputs (`text` without the kernels).
+    /// The launches, host steps and outputs (`text` without the kernels).
     fn schedule_text(&self, s: &mut String) {
-        let mut next_loop = 0;
+        let mut next_step = 0;
         for i in 0..=self.launches.len() {
-            while next_loop < self.loops.len() && self.loops[next_loop].at == i {
-                self.loop_text(next_loop, s);
-                next_loop += 1;
+            while next_step < self.host_steps.len() && self.host_steps[next_step].at() == i {
+                self.host_step_text(next_step, s);
+                next_step += 1;
             }
             let Some(l) = self.launches.get(i) else {
                 break;

@@ -43,7 +43,7 @@ impl Model {
     /// The model with a schedule of the caller's (tests alter one).
     pub fn with_schedule(program: Program, schedule: Schedule) -> Result<Model, String> {
         let host = program
-            .loops
+            .host_steps
             .iter()
             .map(|s| Children::load(s, |n| Model::new(n.program.clone()), Model::new))
             .collect::<Result<Vec<_>, _>>()?;
@@ -93,7 +93,7 @@ impl Model {
             .collect();
         let mut next_host = 0;
         for l in 0..=s.steps.len() {
-            while next_host < p.loops.len() && p.loops[next_host].at == l {
+            while next_host < p.host_steps.len() && p.host_steps[next_host].at() == l {
                 self.host_step(next_host, args, &mut owned, &bound)?;
                 next_host += 1;
             }
@@ -168,10 +168,10 @@ impl Model {
         bound: &Bound,
     ) -> Result<(), String> {
         let (p, s) = (&self.program, &self.schedule);
-        let step = &p.loops[j];
+        let step = &p.host_steps[j];
         let results = {
             let mut ops: Vec<(&HostBuf, ArgDims)> = Vec::new();
-            for b in &step.args {
+            for b in step.args() {
                 let d = match s.slot[*b] {
                     Slot::Param(i) => args[i].0,
                     Slot::Owned(o) => owned[o]
@@ -185,13 +185,13 @@ impl Model {
                 ops.push((d, ArgDims::new(&dims).unwrap_or(ArgDims::FLAT)));
             }
             let outs: Vec<(DType, Vec<usize>)> = step
-                .outs
+                .outs()
                 .iter()
                 .map(|b| (p.buffers[*b].dtype, s.dims(*b, bound)))
                 .collect();
             host_steps::run(&HostRunner, step, &self.host[j], &ops, &outs)?
         };
-        for (b, d) in step.outs.iter().zip(results) {
+        for (b, d) in step.outs().iter().zip(results) {
             let dims = s.dims(*b, bound);
             let Slot::Owned(o) = s.slot[*b] else {
                 return Err(format!("host step {j} writes a parameter"));

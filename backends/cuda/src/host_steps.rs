@@ -1,5 +1,5 @@
 //! Loops and conds (the host steps of a program's schedule,
-//! `oxla_core::exec::LoopStep`) with the arrays kept where the program's
+//! `oxla_core::exec::HostStep`) with the arrays kept where the program's
 //! launches put them: on the device.
 //!
 //! The semantics are the CPU executor's (`core/src/exec/loops.rs` and
@@ -27,7 +27,7 @@
 //! implements with device arrays and `crate::emulate` with host buffers
 //! and the kernel interpreter, so the host-side tests run this very code.
 
-use oxla_core::exec::{ArgDims, LoopStep, Nested, Program};
+use oxla_core::exec::{ArgDims, CondStep, HostStep, LoopStep, Nested, Program};
 use oxla_core::kernel::fusion::fuse;
 use oxla_core::ops::control::{note_tape_bytes, LoopKind};
 use oxla_core::ops::elementwise::BinaryOp;
@@ -60,14 +60,25 @@ pub(crate) trait Runner {
 }
 
 /// A host step's programs, loaded.
-pub(crate) struct Children<P> {
+pub(crate) enum Children<P> {
+    Loop(LoopChildren<P>),
+    Cond(CondChildren<P>),
+}
+
+/// A loop step's programs, loaded.
+pub(crate) struct LoopChildren<P> {
     pub body: P,
     pub cond: Option<P>,
     pub back: Option<P>,
-    pub otherwise: Option<P>,
     /// A reverse sweep with accumulated values: the program summing two
     /// sets of them (`adder`).
     pub adder: Option<P>,
+}
+
+/// A cond step's branches, loaded.
+pub(crate) struct CondChildren<P> {
+    pub then: P,
+    pub otherwise: P,
 }
 
 impl<P> Children<P> {
@@ -75,23 +86,40 @@ impl<P> Children<P> {
     /// kernels numbered in the enclosing program's list), `program` a
     /// program of its own (the reverse sweep's adder).
     pub fn load(
-        s: &LoopStep,
+        s: &HostStep,
         mut nested: impl FnMut(&Nested) -> Result<P, String>,
         mut program: impl FnMut(Program) -> Result<P, String>,
     ) -> Result<Children<P>, String> {
-        let adder = match &s.back {
-            Some((back, n_acc)) if *n_acc > 0 => {
-                Some(program(fuse(&adder(&back.program.function, *n_acc)?)?)?)
+        Ok(match s {
+            HostStep::Loop(s) => {
+                let adder = match &s.back {
+                    Some((back, n_acc)) if *n_acc > 0 => {
+                        Some(program(fuse(&adder(&back.program.function, *n_acc)?)?)?)
+                    }
+                    _ => None,
+                };
+                Children::Loop(LoopChildren {
+                    body: nested(&s.body)?,
+                    cond: s.cond.as_ref().map(&mut nested).transpose()?,
+                    back: s.back.as_ref().map(|b| nested(&b.0)).transpose()?,
+                    adder,
+                })
             }
-            _ => None,
-        };
-        Ok(Children {
-            body: nested(&s.body)?,
-            cond: s.cond.as_ref().map(&mut nested).transpose()?,
-            back: s.back.as_ref().map(|b| nested(&b.0)).transpose()?,
-            otherwise: s.otherwise.as_ref().map(&mut nested).transpose()?,
-            adder,
+            HostStep::Cond(s) => Children::Cond(CondChildren {
+                then: nested(&s.then)?,
+                otherwise: nested(&s.otherwise)?,
+            }),
         })
+    }
+
+    /// The programs nested in the step (not the adder): a loop's body,
+    /// condition and backward body; a cond's branches.
+    pub fn nested(&self) -> impl Iterator<Item = &P> {
+        let parts: [Option<&P>; 3] = match self {
+            Children::Loop(c) => [Some(&c.body), c.cond.as_ref(), c.back.as_ref()],
+            Children::Cond(c) => [Some(&c.then), Some(&c.otherwise), None],
+        };
+        parts.into_iter().flatten()
     }
 }
 
@@ -120,32 +148,55 @@ pub(crate) fn adder(back: &Function, n_acc: usize) -> Result<Function, String> {
 /// Run host step `s` with its programs `c` on the operands `ops` (each with
 /// its dimensions under the enclosing call's binding); `outs` gives each
 /// result's element type and dimensions. Returns the results, one per
-/// entry of `s.outs`.
+/// entry of `s.outs()`.
 pub(crate) fn run<R: Runner>(
     r: &R,
-    s: &LoopStep,
+    s: &HostStep,
     c: &Children<R::Prog>,
     ops: &[(&R::Buf, ArgDims)],
     outs: &[(DType, Vec<usize>)],
 ) -> Result<Vec<R::Buf>, String> {
-    if s.outs.len() != outs.len() || s.results.len() != outs.len() {
+    if s.outs().len() != outs.len() || s.results().len() != outs.len() {
         return Err(internal(
             "a host step's results and buffers differ in number",
         ));
     }
-    if let Some(otherwise) = &c.otherwise {
-        let [pred, consts @ ..] = ops else {
-            return Err(internal("a cond without its predicate"));
-        };
-        let branch = if r.read_bool(pred.0)? {
-            &c.body
-        } else {
-            otherwise
-        };
-        let res = r.run(branch, consts)?;
-        let vals = res.into_iter().map(|b| Some(Val::Own(b))).collect();
-        return pick(r, &s.results, vals, outs);
+    match (s, c) {
+        (HostStep::Loop(s), Children::Loop(c)) => run_loop(r, s, c, ops, outs),
+        (HostStep::Cond(s), Children::Cond(c)) => run_cond(r, s, c, ops, outs),
+        _ => Err(internal("a host step's programs are another step's")),
     }
+}
+
+/// Run cond step `s`: the branch its predicate (the first operand) picks.
+fn run_cond<R: Runner>(
+    r: &R,
+    s: &CondStep,
+    c: &CondChildren<R::Prog>,
+    ops: &[(&R::Buf, ArgDims)],
+    outs: &[(DType, Vec<usize>)],
+) -> Result<Vec<R::Buf>, String> {
+    let [pred, consts @ ..] = ops else {
+        return Err(internal("a cond without its predicate"));
+    };
+    let branch = if r.read_bool(pred.0)? {
+        &c.then
+    } else {
+        &c.otherwise
+    };
+    let res = r.run(branch, consts)?;
+    let vals = res.into_iter().map(|b| Some(Val::Own(b))).collect();
+    pick(r, &s.results, vals, outs)
+}
+
+/// Run loop step `s`: a loop, or a reverse sweep.
+fn run_loop<R: Runner>(
+    r: &R,
+    s: &LoopStep,
+    c: &LoopChildren<R::Prog>,
+    ops: &[(&R::Buf, ArgDims)],
+    outs: &[(DType, Vec<usize>)],
+) -> Result<Vec<R::Buf>, String> {
     let (nb, nk, nc) = (s.n_bounds(), s.n_consts, s.n_carries());
     if ops.len() < nb + nk + nc {
         return Err(internal("a loop step with too few operands"));
@@ -355,7 +406,7 @@ fn pick<R: Runner>(
 struct Sweep<'a, 'b, R: Runner> {
     r: &'a R,
     s: &'a LoopStep,
-    c: &'a Children<R::Prog>,
+    c: &'a LoopChildren<R::Prog>,
     consts: &'a [(&'b R::Buf, ArgDims)],
     /// The carries' operands: the initial values.
     init: &'a [(&'b R::Buf, ArgDims)],

@@ -48,7 +48,7 @@ pub struct CudaProgram {
     /// Launches run as cuBLAS calls so far (this program's, not its
     /// loops' bodies').
     blas_launches: AtomicUsize,
-    /// Per host step (`program.loops`), its programs.
+    /// Per host step (`program.host_steps`), its programs.
     host: Vec<Children<CudaProgram>>,
 }
 
@@ -109,8 +109,8 @@ impl CudaProgram {
         } else {
             kernels.gpu().blas().map(|_| ())
         };
-        let mut host = Vec::with_capacity(program.loops.len());
-        for (j, s) in program.loops.iter().enumerate() {
+        let mut host = Vec::with_capacity(program.host_steps.len());
+        for (j, s) in program.host_steps.iter().enumerate() {
             let children = Children::load(
                 s,
                 |n| {
@@ -145,15 +145,7 @@ impl CudaProgram {
         let nested: usize = self
             .host
             .iter()
-            .flat_map(|c| {
-                [
-                    Some(&c.body),
-                    c.cond.as_ref(),
-                    c.back.as_ref(),
-                    c.otherwise.as_ref(),
-                ]
-            })
-            .flatten()
+            .flat_map(Children::nested)
             .map(CudaProgram::cublas_launches)
             .sum();
         self.blas_launches.load(Ordering::Relaxed) + nested
@@ -297,10 +289,10 @@ impl CudaProgram {
                 None => gpu.alloc_uninit(slot.dtype, &dims, true)?,
             }));
         }
-        let loops = &self.program.loops;
+        let host_steps = &self.program.host_steps;
         let mut next_host = 0;
         for l in 0..=self.schedule.steps.len() {
-            while next_host < loops.len() && loops[next_host].at == l {
+            while next_host < host_steps.len() && host_steps[next_host].at() == l {
                 self.host_step(next_host, &bufs, &mut owned, &bound)?;
                 next_host += 1;
             }
@@ -351,10 +343,10 @@ impl CudaProgram {
         bound: &Bound,
     ) -> Result<(), String> {
         let p = &self.program;
-        let s = &p.loops[j];
+        let s = &p.host_steps[j];
         let results = {
-            let mut ops: Vec<Arg<'_>> = Vec::with_capacity(s.args.len());
-            for b in &s.args {
+            let mut ops: Vec<Arg<'_>> = Vec::with_capacity(s.args().len());
+            for b in s.args() {
                 let d = match self.schedule.slot[*b] {
                     Slot::Param(i) => args[i],
                     Slot::Owned(o) => owned[o]
@@ -371,24 +363,21 @@ impl CudaProgram {
                 ops.push((d, ArgDims::new(&dims).unwrap_or(ArgDims::FLAT)));
             }
             let outs: Vec<(DType, Vec<usize>)> = s
-                .outs
+                .outs()
                 .iter()
                 .map(|b| (p.buffers[*b].dtype, self.schedule.dims(*b, bound)))
                 .collect();
             let runner = DeviceRunner(self.gpu());
             host_steps::run(&runner, s, &self.host[j], &ops, &outs).map_err(|e| {
-                let what = if s.otherwise.is_some() {
-                    "cond"
-                } else {
-                    "loop"
-                };
                 format!(
-                    "{what} `{}` in `{}`: {e}",
-                    s.body.program.function.name, p.function.name
+                    "{} `{}` in `{}`: {e}",
+                    s.keyword(),
+                    s.name(),
+                    p.function.name
                 )
             })?
         };
-        for (b, mut d) in s.outs.iter().zip(results) {
+        for (b, mut d) in s.outs().iter().zip(results) {
             let dims = self.schedule.dims(*b, bound);
             let Slot::Owned(o) = self.schedule.slot[*b] else {
                 return Err(internal(format!("host step {j} writes a parameter")));
@@ -739,8 +728,8 @@ impl Schedule {
             }
             steps.push(step);
         }
-        for (j, s) in p.loops.iter().enumerate() {
-            for b in &s.outs {
+        for (j, s) in p.host_steps.iter().enumerate() {
+            for b in s.outs() {
                 let Slot::Owned(o) = slot[*b] else {
                     return Err(format!("host step {j} writes a parameter"));
                 };
@@ -1160,9 +1149,9 @@ mod tests {
         let r = push_for(&mut f, lo, hi, &[x], &[x], body, Checkpoint::All).unwrap();
         f.outs = vec![r[0]];
         let p = fuse(&f).unwrap();
-        assert_eq!(p.loops.len(), 1);
+        assert_eq!(p.host_steps.len(), 1);
         let s = Schedule::new(&p).unwrap();
-        let out = p.loops[0].outs[0];
+        let out = p.host_steps[0].outs()[0];
         let Slot::Owned(o) = s.slot[out] else {
             panic!("a loop writes a buffer of the call")
         };

@@ -171,7 +171,7 @@ impl DirectCall {
     /// writing only results (each its own buffer).
     pub fn of(p: &Program) -> Option<DirectCall> {
         if p.launches.len() != 1
-            || !p.loops.is_empty()
+            || !p.host_steps.is_empty()
             || p.windowed
             || !p.derived.is_empty()
             || p.symbols.len() > MAX_SYMS

@@ -11,26 +11,16 @@
 //! `LoopReverse::eval`, and sums the backward body's accumulator outputs on
 //! the host with the element type's rounding, as the reference does.
 
-use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
+use super::host_step::{write_outs, HostStep, Nested, Renumbered};
+use super::{ArgDims, Launcher, Program, RawArg, RawDest, Scratch};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::ops::control::{note_tape_bytes, tape_limit, tape_limit_error, Checkpoint, LoopKind};
 use std::cell::Cell;
-use std::fmt::Write as _;
 
-/// A program a loop step runs, its kernels numbered in the enclosing
-/// program's list.
-#[derive(Clone, Debug)]
-pub struct Nested {
-    pub program: Program,
-    /// For each of `program.kernels`: its index in the enclosing program's
-    /// `kernels` (which holds an equal kernel there).
-    pub kernels: Vec<usize>,
-}
-
-/// A host step of the schedule: a loop (`ops::control::Loop`, or the
-/// reverse sweep `LoopReverse` when `back` is set), or a cond
-/// (`ops::control::Cond`, when `otherwise` is set; see `exec::cond`).
+/// A loop step of the schedule (`HostStep::Loop`): a loop
+/// (`ops::control::Loop`), or the reverse sweep `LoopReverse` when `back`
+/// is set.
 #[derive(Clone, Debug)]
 pub struct LoopStep {
     /// How many of the program's launches run before it.
@@ -56,11 +46,6 @@ pub struct LoopStep {
     pub args: Vec<usize>,
     /// The buffers the step writes, one per entry of `results`.
     pub outs: Vec<usize>,
-    /// A cond step: the program run when the predicate (the first operand)
-    /// is false; `body` is the one run when it is true (params: the
-    /// constants; results: the step's). Its `kind`, `checkpoint`, `cond`
-    /// and `back` are then unused (`For`, `All`, `None`, `None`).
-    pub otherwise: Option<Nested>,
 }
 
 impl LoopStep {
@@ -76,98 +61,21 @@ impl LoopStep {
     /// The nested programs: body, condition, backward body.
     pub fn programs(&self) -> impl Iterator<Item = &Nested> {
         std::iter::once(&self.body)
-            .chain(&self.otherwise)
             .chain(&self.cond)
             .chain(self.back.as_ref().map(|b| &b.0))
     }
 }
 
-/// Runs a nested program's kernels, numbered in the enclosing program's list.
-pub(super) struct Renumbered<'a> {
-    pub(super) inner: &'a dyn Launcher,
-    pub(super) kernels: &'a [usize],
-}
-
-impl Launcher for Renumbered<'_> {
-    unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
-        // SAFETY: `check_loop` checked that the enclosing program's kernel
-        // `kernels[kernel]` equals the nested program's kernel `kernel`, so
-        // the caller's guarantee for the one is the guarantee for the other.
-        unsafe { self.inner.launch(self.kernels[kernel], args, sizes) }
-    }
-}
-
-/// The dimensions `refs` under the bound sizes (rank checked by `check_loop`).
-pub(super) fn dims_under(refs: &[DimRef], bound: &[u64]) -> ArgDims {
-    let mut d = [0usize; MAX_RANK];
-    for (k, r) in refs.iter().enumerate().take(MAX_RANK) {
-        d[k] = match *r {
-            DimRef::Const(c) => c as usize,
-            DimRef::Sym(s) => bound[s] as usize,
-        };
-    }
-    ArgDims::new(&d[..refs.len().min(MAX_RANK)]).expect("rank")
-}
-
 impl Program {
-    /// Run the program in `scratch` (a nested program's own space, so a
-    /// call from inside a loop step never touches the enclosing call's).
-    ///
-    /// # Safety
-    /// As for `execute_into_then`.
-    pub(super) unsafe fn call_in<R>(
-        &self,
-        launcher: &dyn Launcher,
-        args: &[RawArg],
-        dests: &[Option<RawDest>],
-        scratch: &mut Scratch,
-        take: impl FnOnce(&mut [Buffer]) -> R,
-    ) -> Result<R, String> {
-        self.check_arg_types(args.iter().map(|a| a.dtype))?;
-        // SAFETY: the caller's guarantee.
-        let r = unsafe { self.execute_with(launcher, args, dests, scratch) }
-            .map(|()| take(&mut scratch.results));
-        scratch.recycle();
-        r
-    }
-
-    /// Check each nested program of step `s` and the numbering of its kernels.
-    fn check_nested(&self, what: &str, s: &LoopStep) -> Result<(), String> {
-        for n in s.programs() {
-            n.program
-                .check_schedule()
-                .map_err(|e| format!("{what}: {e}"))?;
-            if n.kernels.len() != n.program.kernels.len() {
-                return Err(format!(
-                    "{what}: a nested program's kernels are not all numbered"
-                ));
-            }
-            for (k, outer) in n.program.kernels.iter().zip(&n.kernels) {
-                if self.kernels.get(*outer) != Some(k) {
-                    return Err(format!(
-                        "{what}: nested kernel `{}` is not kernel {outer} of the program",
-                        k.name
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Check loop step `j` against the buffers written and read so far
-    /// (see `check_schedule`), and its nested programs.
+    /// Check loop step `s` (`what` in errors) against the buffers written
+    /// and read so far (see `check_host_step`).
     pub(super) fn check_loop(
         &self,
-        j: usize,
+        what: &str,
+        s: &LoopStep,
         written: &mut [bool],
         read: &mut [bool],
     ) -> Result<(), String> {
-        let s = &self.loops[j];
-        let what = format!("loop step {j} (`{}`)", s.body.program.function.name);
-        self.check_nested(&what, s)?;
-        if s.otherwise.is_some() {
-            return self.check_cond(j, written, read);
-        }
         let (nb, nk, nc) = (s.n_bounds(), s.n_consts, s.n_carries());
         let body = &s.body.program.function;
         let ty = |f: &crate::ir::Function, k: usize| f.ty(f.params[k]).clone();
@@ -231,114 +139,25 @@ impl Program {
                 ))
             }
         }
-        self.check_step_operands(&what, "loop", s, &want, written, read)?;
-        self.check_step_results(&what, s, &result_types, written)?;
+        self.check_step_operands(what, "loop", &s.args, &want, written, read)?;
+        self.check_step_results(what, &s.args, &s.results, &s.outs, &result_types, written)?;
         Ok(())
     }
 
-    /// Check that host step `s` passes one operand of each type in `want`
-    /// (the `step` — "loop" or "cond" — takes them), each a buffer a
-    /// parameter holds or an earlier launch or step wrote; mark them read.
-    pub(super) fn check_step_operands(
-        &self,
-        what: &str,
-        step: &str,
-        s: &LoopStep,
-        want: &[crate::ir::Type],
-        written: &[bool],
-        read: &mut [bool],
-    ) -> Result<(), String> {
-        if s.args.len() != want.len() {
-            return Err(format!(
-                "{what}: passes {} operands, the {step} takes {}",
-                s.args.len(),
-                want.len()
-            ));
-        }
-        for (a, (b, t)) in s.args.iter().zip(want).enumerate() {
-            let info = self
-                .buffers
-                .get(*b)
-                .ok_or_else(|| format!("{what}: operand {a} is buffer {b}, which is missing"))?;
-            if info.dtype != t.dtype || info.shape != t.shape {
-                return Err(format!("{what}: operand {a} (buffer {b}) is not {t}"));
-            }
-            if info.shape.rank() > MAX_RANK {
-                return Err(format!("{what}: operand {a} has more than {MAX_RANK} axes"));
-            }
-            if info.param.is_none() && !written[*b] {
-                return Err(format!(
-                    "{what}: reads buffer {b} before any launch writes it"
-                ));
-            }
-            read[*b] = true;
-        }
-        Ok(())
-    }
-
-    /// Check that host step `s` writes each of its results into a buffer
-    /// of that result's type that no parameter, launch or other step
-    /// writes and that it does not also read; mark them written.
-    pub(super) fn check_step_results(
-        &self,
-        what: &str,
-        s: &LoopStep,
-        types: &[crate::ir::Type],
-        written: &mut [bool],
-    ) -> Result<(), String> {
-        if s.outs.len() != s.results.len() {
-            return Err(format!(
-                "{what}: {} buffers for {} results",
-                s.outs.len(),
-                s.results.len()
-            ));
-        }
-        for (r, b) in s.results.iter().zip(&s.outs) {
-            let t = types
-                .get(*r)
-                .ok_or_else(|| format!("{what}: result {r} names no value"))?;
-            let info = self
-                .buffers
-                .get(*b)
-                .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
-            if info.dtype != t.dtype || info.shape != t.shape {
-                return Err(format!(
-                    "{what}: result {r} is {t}, buffer {b} is {}{}",
-                    info.dtype, info.shape
-                ));
-            }
-            if info.param.is_some() || written[*b] || s.args.contains(b) {
-                return Err(format!(
-                    "{what}: writes buffer {b}, which is a parameter, written elsewhere or also read by it"
-                ));
-            }
-            written[*b] = true;
-        }
-        Ok(())
-    }
-
-    /// Run loop step `j` of this program: `ops` are its operands (with
-    /// their dimensions), `outs` the pointers and element counts of the
-    /// buffers it writes; `nested` the scratch space of its programs.
+    /// Run loop step `s`, host step `j` of this program (see
+    /// `run_host_step`).
     ///
     /// # Safety
-    /// The program passed `check_schedule`; each operand pointer is valid
-    /// for `len` reads, each output pointer for `len` writes, and no output
-    /// overlaps an operand or another output; `launcher` runs this
-    /// program's kernels by index.
+    /// As for `run_host_step`.
     pub(super) unsafe fn run_loop(
         &self,
         j: usize,
+        s: &LoopStep,
         launcher: &dyn Launcher,
         ops: &[RawArg],
         outs: &[(*mut u8, usize)],
         nested: &mut [Scratch],
     ) -> Result<(), String> {
-        let s = &self.loops[j];
-        if s.otherwise.is_some() {
-            // SAFETY: the caller's guarantee.
-            return unsafe { self.run_cond(j, launcher, ops, outs, nested) };
-        }
         let [body_space, cond_space, back_space] = nested else {
             unreachable!("three scratch spaces per loop step")
         };
@@ -523,75 +342,39 @@ impl Program {
         unsafe { write_outs(&picked, outs) }
     }
 
-    /// The loop and cond steps, for `text`: step `j` and its nested
-    /// programs (body, cond and back of a loop; then and else of a cond),
-    /// indented.
     /// Loop step `j` in errors: the function and which of its loops, in
     /// schedule order (conds are not counted), e.g. "`f_grad`, its `while`
     /// loop (loop 1 of 2)". A loop nested in a loop's body is named by the
     /// body program's function.
     pub(super) fn loop_name(&self, j: usize) -> String {
-        let loops: Vec<usize> = (0..self.loops.len())
-            .filter(|i| self.loops[*i].otherwise.is_none())
+        let loops: Vec<usize> = (0..self.host_steps.len())
+            .filter(|i| matches!(self.host_steps[*i], HostStep::Loop(_)))
             .collect();
         let m = loops.iter().position(|i| *i == j).map_or(0, |m| m + 1);
+        let keyword = match &self.host_steps[j] {
+            HostStep::Loop(l) => l.kind.keyword(),
+            HostStep::Cond(_) => "cond",
+        };
         format!(
-            "`{}`, its `{}` loop (loop {m} of {})",
+            "`{}`, its `{keyword}` loop (loop {m} of {})",
             self.function.name,
-            self.loops[j].kind.keyword(),
             loops.len()
         )
     }
+}
 
-    pub(super) fn loop_text(&self, j: usize, s: &mut String) {
-        let l = &self.loops[j];
-        let b = |v: &[usize]| {
-            v.iter()
-                .map(|b| format!("b{b}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let kind = match (l.kind, &l.back, &l.otherwise) {
-            (_, _, Some(_)) => "cond".to_string(),
-            (LoopKind::For, None, None) => "loop for".to_string(),
-            (LoopKind::While, None, None) => "loop while".to_string(),
-            (k, Some(_), None) => format!(
+impl LoopStep {
+    /// The step's kind in `Program::text`: `loop for`, `loop while`, or
+    /// `loop_reverse` with its checkpoint.
+    pub(super) fn text_kind(&self) -> String {
+        match (self.kind, &self.back) {
+            (LoopKind::For, None) => "loop for".to_string(),
+            (LoopKind::While, None) => "loop while".to_string(),
+            (k, Some(_)) => format!(
                 "loop_reverse {} {}",
                 if k == LoopKind::For { "for" } else { "while" },
-                l.checkpoint.text()
+                self.checkpoint.text()
             ),
-        };
-        let _ = writeln!(
-            s,
-            "{kind}({}) results {:?} -> {}",
-            b(&l.args),
-            l.results,
-            b(&l.outs)
-        );
-        let parts: [(&str, Option<&Nested>); 3] = match &l.otherwise {
-            Some(otherwise) => [
-                ("then", Some(&l.body)),
-                ("else", Some(otherwise)),
-                ("", None),
-            ],
-            None => [
-                ("body", Some(&l.body)),
-                ("cond", l.cond.as_ref()),
-                ("back", l.back.as_ref().map(|b| &b.0)),
-            ],
-        };
-        for (name, n) in parts {
-            let Some(n) = n else { continue };
-            let _ = writeln!(
-                s,
-                "  {name} `{}` (kernels {:?}):",
-                n.program.function.name, n.kernels
-            );
-            let mut inner = String::new();
-            n.program.schedule_text(&mut inner);
-            for line in inner.lines() {
-                let _ = writeln!(s, "    {line}");
-            }
         }
     }
 }
@@ -794,26 +577,6 @@ fn add_into(acc: &mut Buffer, x: &Buffer) -> Result<(), String> {
                 a.set(i, a.get(i) + b.get(i));
             }
         }
-    }
-    Ok(())
-}
-
-/// Copy each of `from` into the output of the same index.
-///
-/// # Safety
-/// Each output pointer is valid for `len` writes of its buffer's type and
-/// overlaps none of `from`.
-pub(super) unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> Result<(), String> {
-    for (b, (ptr, len)) in from.iter().zip(outs) {
-        if b.len() != *len {
-            return Err(format!(
-                "internal error: a loop result has {} elements, its buffer {len}",
-                b.len()
-            ));
-        }
-        // SAFETY: `b` holds `len` elements of the output's type (`check_loop`
-        // checked the dtypes), and the output overlaps nothing of the loop's.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), *ptr, len * b.dtype().size_bytes()) };
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! plain load, the operand and the indices of a gather (an indexed load),
 //! a scatter-add's result (a zero fill, then a kernel that adds into it),
 //! the operands and results of a loop or a cond (a step the host runs: its
-//! bodies or branches are programs of their own, see `exec::LoopStep`),
+//! bodies or branches are programs of their own, see `exec::HostStep`),
 //! a transcendental expression that a broadcast would
 //! otherwise recompute along new axes, and every conversion to an integer
 //! (the store converts; see `materialize`). Every other value — elementwise ops,
@@ -23,7 +23,7 @@
 //! removed) maps to [`ZERO`].
 
 use super::{Inst, InstKind, Kernel, KernelArg, Reduce, Region, Scan, Scatter, Store, ValueId};
-use crate::exec::{BufferInfo, Launch, LoopStep, Nested, Program};
+use crate::exec::{BufferInfo, CondStep, HostStep, Launch, LoopStep, Nested, Program};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::BinaryOp;
 use crate::ops::{DotDims, FusionKind, Op};
@@ -53,7 +53,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     check_kernel_types(&f, &defs, &materialized)?;
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut launches = Vec::new();
-    let mut loops = Vec::new();
+    let mut host_steps = Vec::new();
     for e in &f.eqns {
         let kind = e.op.fusion_kind();
         if kind == FusionKind::Control {
@@ -72,7 +72,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
                 })
                 .collect();
             let at = launches.len();
-            loops.push(loop_step(&f, e, at, args, outs, &mut kernels)?);
+            host_steps.push(host_step(&f, e, at, args, outs, &mut kernels)?);
             continue;
         }
         if !materialized[e.out().index()] {
@@ -151,7 +151,23 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
         }
     }
     let outputs = f.outs.iter().map(|o| buffer_of[o]).collect();
-    Ok(Program::new(f.clone(), kernels, buffers, launches, outputs).with_loops(loops))
+    Ok(Program::new(f.clone(), kernels, buffers, launches, outputs).with_host_steps(host_steps))
+}
+
+/// The schedule's step for the control op `e` (operands in buffers
+/// `args`, results into `outs`): a loop step or a cond step.
+fn host_step(
+    f: &Function,
+    e: &crate::ir::Eqn,
+    at: usize,
+    args: Vec<usize>,
+    outs: Vec<usize>,
+    kernels: &mut Vec<Kernel>,
+) -> Result<HostStep, String> {
+    Ok(match &e.op {
+        Op::Cond(c) => HostStep::Cond(cond_step(f, c, at, args, outs, kernels)?),
+        _ => HostStep::Loop(loop_step(f, e, at, args, outs, kernels)?),
+    })
 }
 
 /// The schedule's step for the loop `e` (operands in buffers `args`,
@@ -168,7 +184,6 @@ fn loop_step(
     let (l, back) = match &e.op {
         Op::Loop(l) => (&**l, None),
         Op::LoopReverse(r) => (&r.fwd, Some((&r.back, r.n_acc))),
-        Op::Cond(c) => return cond_step(f, c, at, args, outs, kernels),
         _ => unreachable!("internal error: not a loop"),
     };
     let mut nest = |g: &Function| nested(f, g, "the loop", kernels);
@@ -193,7 +208,6 @@ fn loop_step(
         results,
         args,
         outs,
-        otherwise: None,
     })
 }
 
@@ -232,19 +246,14 @@ fn cond_step(
     args: Vec<usize>,
     outs: Vec<usize>,
     kernels: &mut Vec<Kernel>,
-) -> Result<LoopStep, String> {
-    Ok(LoopStep {
+) -> Result<CondStep, String> {
+    Ok(CondStep {
         at,
-        kind: crate::ops::control::LoopKind::For,
-        n_consts: c.n_consts(),
-        checkpoint: crate::ops::control::Checkpoint::All,
-        body: nested(f, &c.then, "the cond branch", kernels)?,
-        cond: None,
-        back: None,
+        then: nested(f, &c.then, "the cond branch", kernels)?,
+        otherwise: nested(f, &c.otherwise, "the cond branch", kernels)?,
         results: (0..outs.len()).collect(),
         args,
         outs,
-        otherwise: Some(nested(f, &c.otherwise, "the cond branch", kernels)?),
     })
 }
 

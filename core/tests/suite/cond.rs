@@ -306,7 +306,7 @@ fn fused_conds_run_by_the_kernel_interpreter_match_the_reference() {
     ] {
         let p = fuse(&g).unwrap();
         assert!(
-            !p.loops.is_empty(),
+            !p.host_steps.is_empty(),
             "`{}`: no cond step\n{}",
             g.name,
             p.text()
@@ -332,32 +332,37 @@ fn malformed_cond_steps_are_refused() {
     use oxla_core::kernel::fusion::fuse;
     let p = fuse(&grad(&branchy(), &[0, 1]).unwrap()).unwrap();
     p.check_schedule().unwrap();
-    assert!(p.loops.iter().all(|s| s.otherwise.is_some()));
+    assert!(p.host_steps.iter().all(|s| s.as_cond().is_some()));
     let refused = |what: &str, change: &dyn Fn(&mut oxla_core::exec::Program)| {
         let mut bad = p.clone();
         change(&mut bad);
         let e = bad.check_schedule().expect_err(what);
         assert!(e.contains("cond") || e.contains("loop"), "{what}: {e}");
     };
+    let n_kernels = p.kernels.len();
+    fn cond(q: &mut oxla_core::exec::Program, j: usize) -> &mut oxla_core::exec::CondStep {
+        q.host_steps[j].as_cond_mut().expect("a cond step")
+    }
     refused("a renumbered kernel that is another", &|q| {
-        let n = q.loops[0].otherwise.as_mut().unwrap();
-        n.kernels[0] = (n.kernels[0] + 1) % q.kernels.len();
+        let n = &mut cond(q, 0).otherwise;
+        n.kernels[0] = (n.kernels[0] + 1) % n_kernels;
     });
     refused("a result written into an operand", &|q| {
-        q.loops[0].outs[0] = q.loops[0].args[1];
+        let c = cond(q, 0);
+        c.outs[0] = c.args[1];
     });
     refused("a result written into a parameter", &|q| {
-        q.loops[0].outs[0] = 0;
+        cond(q, 0).outs[0] = 0;
     });
     refused("a predicate of another type", &|q| {
-        q.loops[0].args.swap(0, 1);
+        cond(q, 0).args.swap(0, 1);
     });
     refused("a missing operand", &|q| {
-        q.loops[0].args.pop();
+        cond(q, 0).args.pop();
     });
     refused("branches of different types", &|q| {
-        let other = q.loops[1].body.clone();
-        q.loops[0].body = other;
+        let other = cond(q, 1).then.clone();
+        cond(q, 0).then = other;
     });
 }
 

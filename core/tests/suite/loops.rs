@@ -435,28 +435,35 @@ fn malformed_loop_steps_are_refused() {
         let e = bad.check_schedule().expect_err(what);
         assert!(e.contains("loop"), "{what}: {e}");
     };
+    let n_kernels = p.kernels.len();
+    let n_launches = p.launches.len();
+    let n_buffers = p.buffers.len();
+    fn first(q: &mut oxla_core::exec::Program) -> &mut oxla_core::exec::LoopStep {
+        q.host_steps[0].as_loop_mut().expect("a loop step")
+    }
     refused("a renumbered kernel that is another", &|q| {
-        let n = &mut q.loops[0].body;
-        n.kernels[0] = (n.kernels[0] + 1) % q.kernels.len();
+        let n = &mut first(q).body;
+        n.kernels[0] = (n.kernels[0] + 1) % n_kernels;
     });
     refused("a result written into an operand", &|q| {
-        q.loops[0].outs[0] = q.loops[0].args[2];
+        let s = first(q);
+        s.outs[0] = s.args[2];
     });
     refused("a result written into a parameter", &|q| {
-        q.loops[0].outs[0] = 0;
+        first(q).outs[0] = 0;
     });
     refused("an operand of another type", &|q| {
-        q.loops[0].args.swap(0, 2);
+        first(q).args.swap(0, 2);
     });
     refused("a missing operand", &|q| {
-        q.loops[0].args.pop();
+        first(q).args.pop();
     });
     refused("a step after the last launch", &|q| {
-        q.loops[0].at = q.launches.len() + 1;
+        first(q).at = n_launches + 1;
     });
     refused("an operand read before it is written", &|q| {
-        let last = q.buffers.len() - 1;
-        let k = q.loops[0].args.len() - 1;
-        q.loops[0].args[k] = last;
+        let s = first(q);
+        let k = s.args.len() - 1;
+        s.args[k] = n_buffers - 1;
     });
 }

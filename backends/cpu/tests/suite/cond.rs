@@ -44,7 +44,7 @@ fn check(ctx: &str, f: &Function, args: &[Tensor], rtol: f64, steps: bool) -> us
     p.check_schedule()
         .unwrap_or_else(|e| panic!("{ctx}: {e}\n{}", p.text()));
     assert_eq!(
-        !p.loops.is_empty(),
+        !p.host_steps.is_empty(),
         steps,
         "{ctx}: cond steps\n{}",
         p.text()

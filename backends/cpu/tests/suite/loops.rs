@@ -78,7 +78,11 @@ fn check(ctx: &str, f: &Function, args: &[Tensor], rtol: f64) -> usize {
     let p = fuse(f).unwrap_or_else(|e| panic!("{ctx}: fuse: {e}"));
     p.check_schedule()
         .unwrap_or_else(|e| panic!("{ctx}: {e}\n{}", p.text()));
-    assert!(!p.loops.is_empty(), "{ctx}: no loop step\n{}", p.text());
+    assert!(
+        !p.host_steps.is_empty(),
+        "{ctx}: no loop step\n{}",
+        p.text()
+    );
     control::reset_tape_peak();
     let want = eval(f, args);
     let want_tape = control::tape_peak_bytes();

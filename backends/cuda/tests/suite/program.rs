@@ -61,7 +61,7 @@ fn cases_hold_on_the_host() {
 fn control_cases_have_host_steps_and_take_both_branches() {
     for case in control_cases() {
         let p = fuse(&case.f).unwrap();
-        assert!(!p.loops.is_empty(), "{}: no host step", case.name);
+        assert!(!p.host_steps.is_empty(), "{}: no host step", case.name);
     }
     // `scalar_cond` takes its then branch (sum(x) > 0) at some lengths and
     // its else branch at others.
@@ -94,7 +94,7 @@ fn body_products_on_cublas() -> usize {
     use oxla_core::kernel::matmul::MatmulKernel;
     use oxla_cuda::gemm_plan::plan_launch;
     let p = fuse(&common::loop_matmul(false)).unwrap();
-    let body = &p.loops[0].body.program;
+    let body = &p.host_steps[0].as_loop().expect("a loop step").body.program;
     let dims = [
         ArgDims::new(&[4, 4]),
         ArgDims::new(&[]),

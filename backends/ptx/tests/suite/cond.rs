@@ -41,7 +41,7 @@ fn functions() -> Vec<Function> {
 fn cond_kernels() -> Vec<(String, Kernel)> {
     let kernels = distinct_kernels(functions(), |f, p| {
         assert!(
-            p.loops.iter().any(|s| s.otherwise.is_some()),
+            p.host_steps.iter().any(|s| s.as_cond().is_some()),
             "`{}` has no cond step",
             f.name
         );

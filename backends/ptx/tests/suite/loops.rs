@@ -40,7 +40,7 @@ fn functions() -> Vec<Function> {
 /// Every distinct kernel of the loop programs, with the function's name.
 fn loop_kernels() -> Vec<(String, Kernel)> {
     let kernels = distinct_kernels(functions(), |f, p| {
-        assert!(!p.loops.is_empty(), "`{}` has no loop step", f.name);
+        assert!(!p.host_steps.is_empty(), "`{}` has no loop step", f.name);
         nested_kernels_are_listed(p);
     });
     assert!(kernels.len() > 20, "{}", kernels.len());

@@ -31,7 +31,7 @@ pub fn distinct_kernels(
 /// Every nested program's kernels (a loop body's, a cond branch's) are in
 /// the program's one list.
 pub fn nested_kernels_are_listed(p: &Program) {
-    for s in &p.loops {
+    for s in &p.host_steps {
         for n in s.programs() {
             for (k, i) in n.program.kernels.iter().zip(&n.kernels) {
                 assert_eq!(&p.kernels[*i], k);

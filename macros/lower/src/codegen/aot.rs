@@ -98,7 +98,7 @@ mod tests {
         f.outs = vec![f.reduce_sum(e, vec![0])];
         let p = oxla_core::kernel::fusion::fuse(&f).unwrap();
         let symbols = aot_symbols(&f);
-        let body = &p.loops[0].body.program;
+        let body = &p.host_steps[0].as_loop().expect("a loop step").body.program;
         assert!(!body.kernels.is_empty());
         for k in body.kernels.iter().chain(&p.kernels) {
             assert!(

@@ -1,0 +1,414 @@
+//! Host steps of a program's schedule: the loops (`exec::loops`) and conds
+//! (`exec::cond`) the host runs between launches, in the manner of XLA's
+//! while and conditional thunks. Each runs programs of its own
+//! ([`Nested`]), whose kernels live in the top-level program's one kernel
+//! list. What the two kinds share is here: the step's place in the
+//! schedule, operands and results, the numbering of nested kernels, the
+//! checks of a step's operands and results, and the copy of its results
+//! into the enclosing program's buffers. Checking, running and printing a
+//! step dispatch on its kind by `match`.
+
+use super::cond::CondStep;
+use super::loops::LoopStep;
+use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
+use crate::buffer::Buffer;
+use std::fmt::Write as _;
+
+/// A program a host step runs, its kernels numbered in the enclosing
+/// program's list.
+#[derive(Clone, Debug)]
+pub struct Nested {
+    pub program: Program,
+    /// For each of `program.kernels`: its index in the enclosing program's
+    /// `kernels` (which holds an equal kernel there).
+    pub kernels: Vec<usize>,
+}
+
+/// A host step of the schedule, run between launches.
+#[derive(Clone, Debug)]
+pub enum HostStep {
+    /// A loop (`ops::control::Loop`), or the reverse sweep `LoopReverse`
+    /// (see `exec::loops`).
+    Loop(LoopStep),
+    /// A cond (`ops::control::Cond`, see `exec::cond`).
+    Cond(CondStep),
+}
+
+impl HostStep {
+    /// How many of the program's launches run before it.
+    pub fn at(&self) -> usize {
+        match self {
+            HostStep::Loop(s) => s.at,
+            HostStep::Cond(s) => s.at,
+        }
+    }
+
+    /// The buffers of its operands.
+    pub fn args(&self) -> &[usize] {
+        match self {
+            HostStep::Loop(s) => &s.args,
+            HostStep::Cond(s) => &s.args,
+        }
+    }
+
+    /// Which of its values its results are, one per entry of `outs`.
+    pub fn results(&self) -> &[usize] {
+        match self {
+            HostStep::Loop(s) => &s.results,
+            HostStep::Cond(s) => &s.results,
+        }
+    }
+
+    /// The buffers it writes, one per entry of `results`.
+    pub fn outs(&self) -> &[usize] {
+        match self {
+            HostStep::Loop(s) => &s.outs,
+            HostStep::Cond(s) => &s.outs,
+        }
+    }
+
+    /// Its nested programs: a loop's body, condition and backward body; a
+    /// cond's then and else branches.
+    pub fn programs(&self) -> impl Iterator<Item = &Nested> {
+        let parts: [Option<&Nested>; 3] = match self {
+            HostStep::Loop(s) => [
+                Some(&s.body),
+                s.cond.as_ref(),
+                s.back.as_ref().map(|b| &b.0),
+            ],
+            HostStep::Cond(s) => [Some(&s.then), Some(&s.otherwise), None],
+        };
+        parts.into_iter().flatten()
+    }
+
+    /// "loop" or "cond", for messages.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            HostStep::Loop(_) => "loop",
+            HostStep::Cond(_) => "cond",
+        }
+    }
+
+    /// The function of its first program (a loop's body, a cond's then
+    /// branch), which names the step in messages.
+    pub fn name(&self) -> &str {
+        match self {
+            HostStep::Loop(s) => &s.body.program.function.name,
+            HostStep::Cond(s) => &s.then.program.function.name,
+        }
+    }
+
+    pub fn as_loop(&self) -> Option<&LoopStep> {
+        match self {
+            HostStep::Loop(s) => Some(s),
+            HostStep::Cond(_) => None,
+        }
+    }
+
+    pub fn as_cond(&self) -> Option<&CondStep> {
+        match self {
+            HostStep::Cond(s) => Some(s),
+            HostStep::Loop(_) => None,
+        }
+    }
+
+    pub fn as_loop_mut(&mut self) -> Option<&mut LoopStep> {
+        match self {
+            HostStep::Loop(s) => Some(s),
+            HostStep::Cond(_) => None,
+        }
+    }
+
+    pub fn as_cond_mut(&mut self) -> Option<&mut CondStep> {
+        match self {
+            HostStep::Cond(s) => Some(s),
+            HostStep::Loop(_) => None,
+        }
+    }
+}
+
+impl From<LoopStep> for HostStep {
+    fn from(s: LoopStep) -> HostStep {
+        HostStep::Loop(s)
+    }
+}
+
+impl From<CondStep> for HostStep {
+    fn from(s: CondStep) -> HostStep {
+        HostStep::Cond(s)
+    }
+}
+
+/// Runs a nested program's kernels, numbered in the enclosing program's list.
+pub(super) struct Renumbered<'a> {
+    pub(super) inner: &'a dyn Launcher,
+    pub(super) kernels: &'a [usize],
+}
+
+impl Launcher for Renumbered<'_> {
+    unsafe fn launch(&self, kernel: usize, args: &[*mut u8], sizes: &[i64]) {
+        // SAFETY: `check_host_step` checked that the enclosing program's
+        // kernel `kernels[kernel]` equals the nested program's kernel
+        // `kernel`, so the caller's guarantee for the one is the guarantee
+        // for the other.
+        unsafe { self.inner.launch(self.kernels[kernel], args, sizes) }
+    }
+}
+
+/// The dimensions `refs` under the bound sizes (rank checked by
+/// `check_step_operands`).
+pub(super) fn dims_under(refs: &[DimRef], bound: &[u64]) -> ArgDims {
+    let mut d = [0usize; MAX_RANK];
+    for (k, r) in refs.iter().enumerate().take(MAX_RANK) {
+        d[k] = match *r {
+            DimRef::Const(c) => c as usize,
+            DimRef::Sym(s) => bound[s] as usize,
+        };
+    }
+    ArgDims::new(&d[..refs.len().min(MAX_RANK)]).expect("rank")
+}
+
+impl Program {
+    /// Run the program in `scratch` (a nested program's own space, so a
+    /// call from inside a host step never touches the enclosing call's).
+    ///
+    /// # Safety
+    /// As for `execute_into_then`.
+    pub(super) unsafe fn call_in<R>(
+        &self,
+        launcher: &dyn Launcher,
+        args: &[RawArg],
+        dests: &[Option<RawDest>],
+        scratch: &mut Scratch,
+        take: impl FnOnce(&mut [Buffer]) -> R,
+    ) -> Result<R, String> {
+        self.check_arg_types(args.iter().map(|a| a.dtype))?;
+        // SAFETY: the caller's guarantee.
+        let r = unsafe { self.execute_with(launcher, args, dests, scratch) }
+            .map(|()| take(&mut scratch.results));
+        scratch.recycle();
+        r
+    }
+
+    /// Check each nested program of step `s` and the numbering of its kernels.
+    fn check_nested(&self, what: &str, s: &HostStep) -> Result<(), String> {
+        for n in s.programs() {
+            n.program
+                .check_schedule()
+                .map_err(|e| format!("{what}: {e}"))?;
+            if n.kernels.len() != n.program.kernels.len() {
+                return Err(format!(
+                    "{what}: a nested program's kernels are not all numbered"
+                ));
+            }
+            for (k, outer) in n.program.kernels.iter().zip(&n.kernels) {
+                if self.kernels.get(*outer) != Some(k) {
+                    return Err(format!(
+                        "{what}: nested kernel `{}` is not kernel {outer} of the program",
+                        k.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Check host step `j` against the buffers written and read so far
+    /// (see `check_schedule`), and its nested programs.
+    pub(super) fn check_host_step(
+        &self,
+        j: usize,
+        written: &mut [bool],
+        read: &mut [bool],
+    ) -> Result<(), String> {
+        let s = &self.host_steps[j];
+        let what = format!("{} step {j} (`{}`)", s.keyword(), s.name());
+        self.check_nested(&what, s)?;
+        match s {
+            HostStep::Loop(l) => self.check_loop(&what, l, written, read),
+            HostStep::Cond(c) => self.check_cond(&what, c, written, read),
+        }
+    }
+
+    /// Check that a host step passes one operand of each type in `want`
+    /// (the `step` — "loop" or "cond" — takes them) in the buffers `args`,
+    /// each a buffer a parameter holds or an earlier launch or step wrote;
+    /// mark them read.
+    pub(super) fn check_step_operands(
+        &self,
+        what: &str,
+        step: &str,
+        args: &[usize],
+        want: &[crate::ir::Type],
+        written: &[bool],
+        read: &mut [bool],
+    ) -> Result<(), String> {
+        if args.len() != want.len() {
+            return Err(format!(
+                "{what}: passes {} operands, the {step} takes {}",
+                args.len(),
+                want.len()
+            ));
+        }
+        for (a, (b, t)) in args.iter().zip(want).enumerate() {
+            let info = self
+                .buffers
+                .get(*b)
+                .ok_or_else(|| format!("{what}: operand {a} is buffer {b}, which is missing"))?;
+            if info.dtype != t.dtype || info.shape != t.shape {
+                return Err(format!("{what}: operand {a} (buffer {b}) is not {t}"));
+            }
+            if info.shape.rank() > MAX_RANK {
+                return Err(format!("{what}: operand {a} has more than {MAX_RANK} axes"));
+            }
+            if info.param.is_none() && !written[*b] {
+                return Err(format!(
+                    "{what}: reads buffer {b} before any launch writes it"
+                ));
+            }
+            read[*b] = true;
+        }
+        Ok(())
+    }
+
+    /// Check that a host step with operands `args` writes each of its
+    /// `results` (values of `types`) into the buffer of `outs` at the same
+    /// index, of that result's type, that no parameter, launch or other
+    /// step writes and that it does not also read; mark them written.
+    pub(super) fn check_step_results(
+        &self,
+        what: &str,
+        args: &[usize],
+        results: &[usize],
+        outs: &[usize],
+        types: &[crate::ir::Type],
+        written: &mut [bool],
+    ) -> Result<(), String> {
+        if outs.len() != results.len() {
+            return Err(format!(
+                "{what}: {} buffers for {} results",
+                outs.len(),
+                results.len()
+            ));
+        }
+        for (r, b) in results.iter().zip(outs) {
+            let t = types
+                .get(*r)
+                .ok_or_else(|| format!("{what}: result {r} names no value"))?;
+            let info = self
+                .buffers
+                .get(*b)
+                .ok_or_else(|| format!("{what}: writes buffer {b}, which is missing"))?;
+            if info.dtype != t.dtype || info.shape != t.shape {
+                return Err(format!(
+                    "{what}: result {r} is {t}, buffer {b} is {}{}",
+                    info.dtype, info.shape
+                ));
+            }
+            if info.param.is_some() || written[*b] || args.contains(b) {
+                return Err(format!(
+                    "{what}: writes buffer {b}, which is a parameter, written elsewhere or also read by it"
+                ));
+            }
+            written[*b] = true;
+        }
+        Ok(())
+    }
+
+    /// Run host step `j` of this program: `ops` are its operands (with
+    /// their dimensions), `outs` the pointers and element counts of the
+    /// buffers it writes; `nested` the scratch space of its programs
+    /// (three per step).
+    ///
+    /// # Safety
+    /// The program passed `check_schedule`; each operand pointer is valid
+    /// for `len` reads, each output pointer for `len` writes, and no output
+    /// overlaps an operand or another output; `launcher` runs this
+    /// program's kernels by index.
+    pub(super) unsafe fn run_host_step(
+        &self,
+        j: usize,
+        launcher: &dyn Launcher,
+        ops: &[RawArg],
+        outs: &[(*mut u8, usize)],
+        nested: &mut [Scratch],
+    ) -> Result<(), String> {
+        // SAFETY: the caller's guarantee.
+        match &self.host_steps[j] {
+            HostStep::Loop(s) => unsafe { self.run_loop(j, s, launcher, ops, outs, nested) },
+            HostStep::Cond(s) => unsafe { self.run_cond(s, launcher, ops, outs, nested) },
+        }
+    }
+
+    /// Host step `j`, for `text`: its line (kind, operands, results,
+    /// buffers written) and its nested programs (body, cond and back of a
+    /// loop; then and else of a cond), indented.
+    pub(super) fn host_step_text(&self, j: usize, s: &mut String) {
+        let step = &self.host_steps[j];
+        let b = |v: &[usize]| {
+            v.iter()
+                .map(|b| format!("b{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (kind, parts): (String, [(&str, Option<&Nested>); 3]) = match step {
+            HostStep::Loop(l) => (
+                l.text_kind(),
+                [
+                    ("body", Some(&l.body)),
+                    ("cond", l.cond.as_ref()),
+                    ("back", l.back.as_ref().map(|b| &b.0)),
+                ],
+            ),
+            HostStep::Cond(c) => (
+                "cond".to_string(),
+                [
+                    ("then", Some(&c.then)),
+                    ("else", Some(&c.otherwise)),
+                    ("", None),
+                ],
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "{kind}({}) results {:?} -> {}",
+            b(step.args()),
+            step.results(),
+            b(step.outs())
+        );
+        for (name, n) in parts {
+            let Some(n) = n else { continue };
+            let _ = writeln!(
+                s,
+                "  {name} `{}` (kernels {:?}):",
+                n.program.function.name, n.kernels
+            );
+            let mut inner = String::new();
+            n.program.schedule_text(&mut inner);
+            for line in inner.lines() {
+                let _ = writeln!(s, "    {line}");
+            }
+        }
+    }
+}
+
+/// Copy each of `from` into the output of the same index.
+///
+/// # Safety
+/// Each output pointer is valid for `len` writes of its buffer's type and
+/// overlaps none of `from`.
+pub(super) unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> Result<(), String> {
+    for (b, (ptr, len)) in from.iter().zip(outs) {
+        if b.len() != *len {
+            return Err(format!(
+                "internal error: a loop result has {} elements, its buffer {len}",
+                b.len()
+            ));
+        }
+        // SAFETY: `b` holds `len` elements of the output's type
+        // (`check_host_step` checked the dtypes), and the output overlaps
+        // nothing of the step's.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), *ptr, len * b.dtype().size_bytes()) };
+    }
+    Ok(())
+}
