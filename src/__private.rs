@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 pub use crate::device_call::{DeviceArg, DeviceArgRef, DeviceOutputs};
+pub use oxla_core::ops::special::SpecialFn;
 
 /// Record the largest tape of a loop's reverse sweep (`oxla::loop_tape_peak_bytes`).
 pub fn note_loop_tape(bytes: usize) {

@@ -13,6 +13,7 @@
 use crate::dtype::DType;
 use crate::ir::{Eqn, Function, Type, Var};
 use crate::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use crate::ops::special::SpecialFn;
 use crate::ops::{DotDims, Op};
 use crate::shape::{Dim, Shape};
 use std::fmt::Write as _;
@@ -284,6 +285,9 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
     }
     if let Some(op) = UnaryOp::SIMPLE.into_iter().find(|o| o.name() == name) {
         return Ok(Op::Unary(op));
+    }
+    if let Some(op) = SpecialFn::from_name(name) {
+        return Ok(Op::Special(op));
     }
     if let Some(op) = BinaryOp::ALL.into_iter().find(|o| o.name() == name) {
         return Ok(Op::Binary(op));

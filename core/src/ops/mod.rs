@@ -12,6 +12,7 @@ pub mod layout;
 pub mod reduce;
 pub mod scan;
 pub mod slicing;
+pub mod special;
 pub mod structural;
 
 use crate::dtype::DType;
@@ -20,12 +21,16 @@ use crate::shape::{Dim, Shape};
 use crate::tensor::Tensor;
 pub use dot_general::DotDims;
 use elementwise::{BinaryOp, CmpOp, UnaryOp};
+use special::SpecialFn;
 use std::collections::BTreeMap;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     Unary(UnaryOp),
+    /// A special function (`special`): a primitive to the transforms,
+    /// expanded into primitive ops before fusion.
+    Special(SpecialFn),
     Binary(BinaryOp),
     Cmp(CmpOp),
     /// `select(pred, on_true, on_false)`, elementwise.
@@ -170,6 +175,7 @@ impl Op {
         match self {
             Op::Literal { .. } | Op::DimSize { .. } | Op::Iota { .. } => 0,
             Op::Unary(_)
+            | Op::Special(_)
             | Op::Broadcast { .. }
             | Op::ReduceSum { .. }
             | Op::ReduceMax { .. }
@@ -210,7 +216,7 @@ impl Op {
             Op::Loop(l) => l.infer(ins),
             Op::LoopReverse(l) => l.infer(ins),
             Op::Cond(c) => c.infer(ins),
-            Op::Unary(_) => {
+            Op::Unary(_) | Op::Special(_) => {
                 if !ins[0].dtype.is_float() {
                     return Err(format!("{self} needs a float operand, got {}", ins[0]));
                 }
@@ -308,6 +314,7 @@ impl Op {
         let one = |t: Tensor| Ok(vec![t]);
         match self {
             Op::Unary(op) => one(map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i]))),
+            Op::Special(op) => one(map(ins[0], ins[0].dtype, &|i| op.eval(ins[0].data[i]))),
             Op::Binary(op) => one(map(ins[0], ins[0].dtype, &|i| {
                 op.eval(ins[0].data[i], ins[1].data[i])
             })),
@@ -393,6 +400,7 @@ impl Op {
             Op::LoopReverse(l) => return control::reverse_jvp(f, l, ins, t),
             Op::Cond(c) => return control::cond_jvp(f, c, ins, t),
             Op::Unary(op) => rule(move |f, out| t[0].and_then(|t| op.jvp(f, ins[0], out, t))),
+            Op::Special(op) => rule(move |f, out| t[0].map(|t| op.jvp(f, ins[0], out, t))),
             Op::Binary(op) => rule(move |f, out| op.jvp(f, ins[0], ins[1], out, t[0], t[1])),
             Op::Cmp(_)
             | Op::Literal { .. }
@@ -530,6 +538,7 @@ impl Op {
     pub fn is_linear_in(&self, i: usize) -> bool {
         match self {
             Op::Unary(op) => op.is_linear(),
+            Op::Special(_) => false,
             Op::Binary(op) => op.linear_in(i),
             Op::Cmp(_)
             | Op::Literal { .. }
@@ -677,6 +686,7 @@ impl Op {
                 ),
             },
             Op::Unary(_)
+            | Op::Special(_)
             | Op::Cmp(_)
             | Op::Literal { .. }
             | Op::DimSize { .. }
@@ -700,6 +710,7 @@ impl Op {
         let one = |v: Var| vec![v];
         match self {
             Op::Unary(_)
+            | Op::Special(_)
             | Op::Binary(_)
             | Op::Cmp(_)
             | Op::Select
@@ -776,6 +787,7 @@ impl Op {
     pub fn fusion_kind(&self) -> FusionKind {
         match self {
             Op::Unary(_)
+            | Op::Special(_)
             | Op::Binary(_)
             | Op::Cmp(_)
             | Op::Select
@@ -810,6 +822,7 @@ impl fmt::Display for Op {
         };
         match self {
             Op::Unary(op) => f.write_str(&op.name()),
+            Op::Special(op) => f.write_str(op.name()),
             Op::Binary(op) => f.write_str(op.name()),
             Op::Cmp(op) => f.write_str(op.name()),
             Op::Select => f.write_str("select"),

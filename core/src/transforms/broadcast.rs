@@ -175,6 +175,7 @@ fn check(
         let elementwise = matches!(
             e.op,
             Op::Unary(_)
+                | Op::Special(_)
                 | Op::Binary(_)
                 | Op::Cmp(_)
                 | Op::Select

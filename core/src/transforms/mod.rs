@@ -2,6 +2,7 @@
 //! compose in any order and to any depth.
 
 pub mod broadcast;
+pub mod expand;
 pub mod jacobian;
 pub mod jvp;
 pub mod simplify;
@@ -10,6 +11,7 @@ pub mod vjp;
 pub mod vmap;
 pub(crate) mod zeros;
 
+pub use expand::expand_special;
 pub use jacobian::{hessian, jacfwd, jacrev};
 pub use jvp::{jvp, jvp_wrt};
 pub use simplify::simplify;

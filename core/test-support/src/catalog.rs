@@ -3,6 +3,7 @@
 //! derivatives, each case with its parameters' input domains.
 
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, Rounding, UnaryOp};
+use oxla_core::ops::special::SpecialFn;
 use oxla_core::*;
 
 mod gather_cases;
@@ -123,6 +124,18 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
                 |f, p| vec![f.unary(op, p[0])],
             );
             cases.push(case("unary", f, vec![range], vec![]));
+        }
+    }
+    for op in SpecialFn::ALL {
+        // No catch-all: a new special function needs its domain here.
+        let range: (f64, f64) = match op {};
+        for rank in 0..3 {
+            let f = build(
+                &format!("{}_r{rank}", op.name()),
+                &[("x", shape(rank, n))],
+                |f, p| vec![f.push(Op::Special(op), &[p[0]]).unwrap()],
+            );
+            cases.push(case("special", f, vec![range], vec![]));
         }
     }
     for k in [-2, 0, 1, 2, 3] {

@@ -12,6 +12,7 @@ use oxla_core::*;
 pub fn op_kind(op: &Op) -> &'static str {
     match op {
         Op::Unary(_) => "unary",
+        Op::Special(_) => "special",
         Op::Binary(_) => "binary",
         Op::Cmp(_) => "cmp",
         Op::Select => "select",
@@ -46,6 +47,7 @@ pub fn op_kind(op: &Op) -> &'static str {
 /// Every kind [`op_kind`] names: the catalog must use each.
 pub const OP_KINDS: &[&str] = &[
     "unary",
+    "special",
     "binary",
     "cmp",
     "select",
@@ -107,6 +109,7 @@ pub fn same_unary_variant(a: UnaryOp, b: UnaryOp) -> bool {
 /// their own; the others run in its `other_families` test.
 pub const FAMILIES: &[&str] = &[
     "unary",
+    "special",
     "powi",
     "binary",
     "select",

@@ -12,7 +12,7 @@ use crate::kernel::{InstKind, Kernel, Reduce};
 use crate::ops::elementwise::BinaryOp;
 use crate::ops::{FusionKind, Op};
 use crate::shape::Size;
-use crate::transforms::simplify;
+use crate::transforms::{expand_special, simplify};
 use crate::verify::verify;
 use std::collections::HashMap;
 
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 /// them into kernels; return the program that runs them in order.
 pub fn fuse(f: &Function) -> Result<Program, String> {
     verify(f)?;
-    let f = simplify(f);
+    let f = simplify(&expand_special(f));
     let defs = f.definitions();
     let materialized = materialize(&f, &defs);
 

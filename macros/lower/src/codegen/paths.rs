@@ -47,6 +47,12 @@ pub fn erf() -> TokenStream {
     quote!(::oxla::oxla_core::ops::elementwise::erf)
 }
 
+/// `::oxla::__private::SpecialFn`: the special functions (`erf_inv`, …),
+/// whose f64 `eval` generated scalar code calls.
+pub fn special_fn() -> TokenStream {
+    quote!(::oxla::__private::SpecialFn)
+}
+
 /// `::oxla::ndarray`: the ndarray crate oxla is built with.
 pub fn ndarray() -> TokenStream {
     quote!(::oxla::ndarray)

@@ -131,6 +131,15 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
                     }),
                 }
             }
+            // The reference value in f64, rounded once for f32, as the
+            // interpreter computes it.
+            Op::Special(op) => {
+                let x = &ins[0];
+                let special = paths::special_fn();
+                let variant = quote::format_ident!("{op:?}");
+                let f64_ty = paths::float(DType::F64);
+                quote!((#special::#variant.eval(#x as #f64_ty) as #ty))
+            }
             Op::Binary(op) => {
                 let (a, b) = (&ins[0], &ins[1]);
                 match op {

@@ -337,7 +337,7 @@ impl Lowerer<'_> {
         let supported_fns = format!(
             "supported functions are {}, {}, {} (also as `oxla::…`)",
             crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
-            crate::lower::vocab::elementwise::ELEMENTWISE_FUNCTIONS,
+            crate::lower::vocab::elementwise::elementwise_functions(),
             crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS
         );
         let name = match &*c.func {

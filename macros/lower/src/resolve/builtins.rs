@@ -5,6 +5,7 @@
 //! built-in name the body calls, as the call would, and fails to compile
 //! when that is not oxla's built-in (see "Helpers" in docs/ARCHITECTURE.md).
 
+use oxla_core::ops::special::SpecialFn;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeMap;
@@ -71,16 +72,22 @@ const GENUINE: &[(&str, &str)] = &[
 
 /// Every built-in function name (for suggestions).
 pub(crate) fn builtin_names() -> Vec<&'static str> {
-    BUILTINS
-        .iter()
-        .copied()
+    lowered_names()
         .chain(GENUINE.iter().map(|(n, _)| *n))
         .collect()
 }
 
+/// `BUILTINS` and the special functions (`erf_inv`, …; core names them).
+fn lowered_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS
+        .iter()
+        .copied()
+        .chain(SpecialFn::ALL.iter().map(|s| s.name()))
+}
+
 /// Is `name` a built-in function name (called bare, it is lowered as the op)?
 pub(crate) fn is_builtin_name(name: &str) -> bool {
-    BUILTINS.contains(&name) || GENUINE.iter().any(|(n, _)| *n == name)
+    lowered_names().any(|n| n == name) || GENUINE.iter().any(|(n, _)| *n == name)
 }
 
 /// The bare built-in calls of `item`'s body (first call of each name), minus

@@ -778,7 +778,7 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
 pub(crate) fn is_vocabulary_function(name: &str) -> bool {
     [
         crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
-        crate::lower::vocab::elementwise::ELEMENTWISE_FUNCTIONS,
+        &crate::lower::vocab::elementwise::elementwise_functions(),
         crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
     ]
     .iter()

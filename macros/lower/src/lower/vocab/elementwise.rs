@@ -22,6 +22,7 @@
 
 use crate::lower::Lowerer;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
+use oxla_core::ops::special::SpecialFn;
 use oxla_core::{Op, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -29,9 +30,14 @@ use syn::spanned::Spanned;
 /// The elementwise methods handled here (for error messages).
 pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi), ln_1p";
 
-/// The elementwise functions handled here (for error messages).
-pub(crate) const ELEMENTWISE_FUNCTIONS: &str =
-    "sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x), sign(x), powf(x, y), power(x, y), clip(x, lo, hi), logaddexp(a, b)";
+/// The elementwise functions handled here and the special functions
+/// (for error messages).
+pub(crate) fn elementwise_functions() -> String {
+    let special = SpecialFn::ALL
+        .map(|s| format!(", {}(x)", s.name()))
+        .concat();
+    format!("sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x){special}, sign(x), powf(x, y), power(x, y), clip(x, lo, hi), logaddexp(a, b)")
+}
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
@@ -89,10 +95,13 @@ impl Lowerer<'_> {
         if matches!(name, "clip" | "logaddexp") {
             return Some(self.lower_numpy_binary(name, c));
         }
-        if !matches!(
-            name,
-            "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
-        ) {
+        let special = SpecialFn::from_name(name);
+        if special.is_none()
+            && !matches!(
+                name,
+                "sigmoid" | "relu" | "softplus" | "log1p" | "expm1" | "erf" | "sign"
+            )
+        {
             return None;
         }
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
@@ -108,6 +117,9 @@ impl Lowerer<'_> {
             return Some(None);
         };
         let span = c.span();
+        if let Some(op) = special {
+            return Some(self.push(Op::Special(op), &[x], span));
+        }
         Some(match name {
             "sigmoid" => self.sigmoid(x, span),
             "relu" => self.relu(x, span),
