@@ -29,6 +29,7 @@ mod rounding;
 mod size_one;
 mod slicing;
 mod slicing_index;
+mod special;
 mod symbolic_zeros;
 mod tape_limit;
 mod trait_methods;

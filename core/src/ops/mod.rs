@@ -7,6 +7,7 @@ pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
 pub mod erf;
+pub mod erf_inv;
 pub mod gather;
 pub mod layout;
 pub mod reduce;

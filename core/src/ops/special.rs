@@ -10,19 +10,27 @@
 //! value, the JVP, and the expansion.
 
 use crate::ir::{Function, Var};
+use crate::ops::elementwise::UnaryOp;
+use crate::ops::erf_inv;
 
 /// A special function of one float operand.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum SpecialFn {}
+pub enum SpecialFn {
+    /// The inverse of the error function on (-1, 1) (`jax.lax.erf_inv`,
+    /// `jax.scipy.special.erfinv`): ±inf at ±1, NaN beyond.
+    ErfInv,
+}
 
 impl SpecialFn {
     /// Every special function (the text parser and the Rust spelling look
     /// names up here).
-    pub const ALL: [SpecialFn; 0] = [];
+    pub const ALL: [SpecialFn; 1] = [SpecialFn::ErfInv];
 
     /// The text form's name, which is also the Rust spelling `name(x)`.
     pub fn name(self) -> &'static str {
-        match self {}
+        match self {
+            SpecialFn::ErfInv => "erf_inv",
+        }
     }
 
     /// The function of that name, if there is one.
@@ -33,18 +41,31 @@ impl SpecialFn {
     /// The reference value in f64 (callers round to the dtype): what the
     /// interpreter and generated scalar code compute, and what every
     /// backend's expansion is checked against.
-    pub fn eval(self, _x: f64) -> f64 {
-        match self {}
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            SpecialFn::ErfInv => erf_inv::reference(x),
+        }
     }
 
     /// Tangent of `y = op(x)` given the tangent `t` of `x`.
-    pub fn jvp(self, _f: &mut Function, _x: Var, _y: Var, _t: Var) -> Var {
-        match self {}
+    pub fn jvp(self, f: &mut Function, _x: Var, y: Var, t: Var) -> Var {
+        match self {
+            SpecialFn::ErfInv => {
+                // √π/2 · e^(y²), JAX's rule (in terms of the result, so its
+                // own derivatives follow from exp and mul).
+                let y2 = f.mul(y, y);
+                let e = f.unary(UnaryOp::Exp, y2);
+                let c = f.full_like(std::f64::consts::PI.sqrt() / 2.0, y);
+                let d = f.mul(c, e);
+                f.mul(t, d)
+            }
+        }
     }
 
     /// The value as primitive ops, in the operand's dtype: what kernels run.
     pub fn expand(self, f: &mut Function, x: Var) -> Var {
-        let _ = (f, x);
-        match self {}
+        match self {
+            SpecialFn::ErfInv => erf_inv::expand(f, x),
+        }
     }
 }

@@ -36,6 +36,8 @@ pub const SEP: f64 = 0.1;
 
 pub(crate) const POS: (f64, f64) = (0.5, 2.0);
 pub(crate) const ANY: (f64, f64) = (-2.0, 2.0);
+/// Inside (-1, 1), away from the poles of `erf_inv`'s derivative.
+pub(crate) const UNIT: (f64, f64) = (-0.9, 0.9);
 
 /// Shape of rank 0, 1 (`[n]`) or 2 (`[n,3]`).
 pub fn shape(rank: usize, n: &Dim) -> Shape {
@@ -128,7 +130,9 @@ pub fn catalog(n: &Dim) -> Vec<Case> {
     }
     for op in SpecialFn::ALL {
         // No catch-all: a new special function needs its domain here.
-        let range: (f64, f64) = match op {};
+        let range = match op {
+            SpecialFn::ErfInv => UNIT,
+        };
         for rank in 0..3 {
             let f = build(
                 &format!("{}_r{rank}", op.name()),
