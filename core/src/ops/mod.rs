@@ -1,6 +1,12 @@
 //! The op set. `Op` keeps every rule's `match` exhaustive, so a new op cannot
 //! miss a rule; the rules themselves live beside each other in the family
-//! files (`elementwise`, `structural`).
+//! files: `elementwise` (unary, binary, comparisons, select), `structural`
+//! (literal, broadcast, reduce_sum, dot), `reduce` (reduce_max/min),
+//! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
+//! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
+//! (reduce_prod, linear_scan) and `control` (loops, reverse sweeps, conds);
+//! `erf` holds the error function's coefficients. The files a new op
+//! touches are listed in `docs/ADDING_AN_OP.md`.
 
 pub mod control;
 pub mod convert;

@@ -36,8 +36,10 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::ScatterAdd { .. } => "scatter_add",
         Op::ReduceProd { .. } => "reduce_prod",
         Op::LinearScan { .. } => "linear_scan",
-        // Not in the catalog: loops do not run in kernels yet; their tests
-        // are `core/tests/suite/loops.rs` and the facade's `tests/suite/loops.rs`.
+        // No catalog case yet. Loops run on the kernel path as host steps
+        // whose bodies are fused programs; their tests are
+        // `core/tests/suite/loops.rs`, the backends' `tests/suite/loops.rs`
+        // and the facade's `tests/suite/loops.rs`.
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
         Op::Cond(_) => "cond",
