@@ -287,6 +287,21 @@
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into
 //! kernels that make one pass over memory.
+//!
+//! # The public surface
+//!
+//! What this page lists is oxla's API: the attributes, [`Tree`] and
+//! [`Float`], the element types ([`Element`], [`DType`], [`half`]), the
+//! [`ndarray`] version to use, devices ([`devices`], [`DeviceArray`]),
+//! threads ([`set_num_threads`]), loop checkpointing and its memory limit
+//! ([`checkpoint`], [`set_tape_limit`]), and what tells how a function was
+//! compiled ([`Inspect`], [`compile_log`]). The compiler underneath, the
+//! `oxla_core` crate (IR, transforms, fusion, interpreters), is reachable
+//! as `oxla::oxla_core` for oxla's own crates and tests, but it is an
+//! implementation detail with no stability promise: it is not documented
+//! here and may change in any release. Generated code does not name it:
+//! it calls the hidden `__private` module, which changes together with the
+//! macros.
 
 #[doc(hidden)]
 pub use oxla_macros::__resolve;
@@ -302,8 +317,22 @@ pub use tree::Tree;
 mod float;
 pub use float::Float;
 
-/// The compiler underneath: IR, transforms, fusion, interpreters.
+/// The compiler underneath: IR, transforms, fusion, interpreters. An
+/// implementation detail with no stability promise (see "The public
+/// surface" above).
+#[doc(hidden)]
 pub use oxla_core;
+
+/// The element type of an array, as a value (what [`DeviceArray::dtype`]
+/// returns).
+pub use oxla_core::DType;
+
+/// The memory limit of reverse mode through a loop: a reverse sweep fails,
+/// naming the function and the loop, rather than keep more than
+/// [`tape_limit`] bytes of loop carries (set per process with
+/// [`set_tape_limit`], per thread with [`with_tape_limit`], or with the
+/// environment variable [`TAPE_LIMIT_ENV`]).
+pub use oxla_core::ops::control::{set_tape_limit, tape_limit, with_tape_limit, TAPE_LIMIT_ENV};
 
 /// The n-dimensional arrays oxla functions take and return (the version
 /// oxla is built with: use it, or the same version, in your crate).

@@ -8,16 +8,24 @@ use std::fmt;
 /// every op, and kernels load them as `f32`, compute in `f32` and round on store.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum DType {
+    /// IEEE half precision (`half::f16`).
     F16,
+    /// bfloat16 (`half::bf16`).
     BF16,
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `bool`, one byte (0 or 1).
     Bool,
+    /// `i32`.
     I32,
+    /// `i64`.
     I64,
 }
 
 impl DType {
+    /// Every element type.
     pub const ALL: [DType; 7] = [
         DType::F16,
         DType::BF16,
@@ -28,6 +36,8 @@ impl DType {
         DType::I64,
     ];
 
+    /// The Rust name of the type (`f32`, `bf16`, `bool`, …), as the IR's
+    /// text form writes it.
     pub fn name(self) -> &'static str {
         match self {
             DType::F16 => "f16",
@@ -40,10 +50,12 @@ impl DType {
         }
     }
 
+    /// The type named `s` (see [`DType::name`]).
     pub fn parse(s: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == s)
     }
 
+    /// Whether the type is a float type (f16, bf16, f32 or f64).
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }

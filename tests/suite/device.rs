@@ -88,7 +88,7 @@ fn arrays_round_trip_through_every_device() {
         let d = device_put(&a, &dev).unwrap();
         assert_eq!(d.shape(), &[2, 3]);
         assert_eq!(d.device(), dev);
-        assert_eq!(d.dtype(), oxla::oxla_core::DType::F32);
+        assert_eq!(d.dtype(), oxla::DType::F32);
         assert_eq!(d.to_host(), a);
         // A transposed view goes over in row-major order of the view.
         let t = device_put(a.t(), &dev).unwrap();

@@ -2,13 +2,13 @@
 //! used to grow the loop's tape until the allocator aborted the process
 //! (SIGABRT at 2.1 GB). The tape now has a limit (a quarter of the
 //! physical memory by default; `OXLA_TAPE_LIMIT_BYTES`,
-//! `oxla_core::ops::control::set_tape_limit`, or per thread
+//! `oxla::set_tape_limit`, or per thread
 //! `with_tape_limit`), and passing it is an error naming the function and
 //! the loop that suggests `oxla::checkpoint`. The limit here is set on this
 //! thread only, so the other tests of the binary keep the default.
 
 use oxla::grad;
-use oxla::oxla_core::ops::control::{tape_limit, with_tape_limit};
+use oxla::{tape_limit, with_tape_limit};
 
 /// `t` only grows, so the loop never ends; 1000 f64 of `y` plus `t` are
 /// 8008 bytes of carries per step.
