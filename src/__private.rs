@@ -12,6 +12,17 @@ use std::sync::OnceLock;
 pub use crate::device_call::{DeviceArg, DeviceArgRef, DeviceOutputs};
 pub use oxla_core::ops::special::SpecialFn;
 
+// What generated code names of the public API and the crates oxla is built
+// with, so that every emitted path is `::oxla::__private::…` (see the
+// macros' `codegen/paths.rs`).
+pub use crate::{checkpoint, checkpoint_every, DeviceArray, Float, Tree};
+pub use half;
+pub use ndarray;
+/// The f64 error function generated scalar code calls.
+pub use oxla_core::ops::elementwise::erf;
+/// Resolves a helper call: the callback a helper's callable macro answers.
+pub use oxla_macros::__resolve;
+
 /// Record the largest tape of a loop's reverse sweep (`oxla::loop_tape_peak_bytes`).
 pub fn note_loop_tape(bytes: usize) {
     oxla_core::ops::control::note_tape_bytes(bytes);

@@ -303,8 +303,6 @@
 //! it calls the hidden `__private` module, which changes together with the
 //! macros.
 
-#[doc(hidden)]
-pub use oxla_macros::__resolve;
 /// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
 pub use oxla_macros::Tree;
 pub use oxla_macros::{

@@ -10,6 +10,7 @@ mod generic;
 mod loops;
 mod nd;
 mod of;
+mod paths;
 mod scale;
 mod slicing;
 mod tree;

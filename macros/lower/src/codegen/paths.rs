@@ -1,12 +1,16 @@
 //! Every path the generated code names, in one place. Generated code reaches
-//! the runtime only through the facade's hidden `::oxla::__private` module.
-//! Every path is absolute (`::oxla::…`, `::core::…`, `::std::…`), so that
+//! oxla only through the facade's hidden `::oxla::__private` module (which
+//! re-exports what it needs of the public API, `ndarray` and `half`), never
+//! `oxla_core` nor the facade's public names directly, so the facade can
+//! change its public surface without breaking generated code. Every path
+//! is absolute (`::oxla::__private::…`, `::core::…`, `::std::…`), so that
 //! nothing the user's module declares or imports (`use oxla::*;`, a type
 //! alias `f32`, a module `core`) changes what it names. The only paths
-//! emitted elsewhere are the user's own (their signature, their attributes).
+//! emitted elsewhere are the user's own (their signature, their attributes);
+//! `tests::paths` checks that no other file of this crate names `::oxla::`.
 
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
 
 /// `::oxla::__private::CompiledFn`: an array function compiled from IR text.
 pub fn compiled_fn() -> TokenStream {
@@ -29,22 +33,24 @@ pub fn flat_arg() -> TokenStream {
 }
 
 /// An element type (float, integer or bool) that a user type alias cannot
-/// shadow: `::core::primitive::f32`, `::oxla::half::f16`, ….
+/// shadow: `::core::primitive::f32`, `::oxla::__private::half::f16`, ….
 pub fn float(dtype: oxla_core::DType) -> TokenStream {
     match dtype {
         oxla_core::DType::Bool => quote!(::core::primitive::bool),
         oxla_core::DType::F64 => quote!(::core::primitive::f64),
-        oxla_core::DType::F16 => quote!(::oxla::half::f16),
-        oxla_core::DType::BF16 => quote!(::oxla::half::bf16),
+        oxla_core::DType::F16 => quote!(::oxla::__private::half::f16),
+        oxla_core::DType::BF16 => quote!(::oxla::__private::half::bf16),
         oxla_core::DType::I32 => quote!(::core::primitive::i32),
         oxla_core::DType::I64 => quote!(::core::primitive::i64),
         _ => quote!(::core::primitive::f32),
     }
 }
 
-/// The f64 error function generated scalar code calls.
-pub fn erf() -> TokenStream {
-    quote!(::oxla::oxla_core::ops::elementwise::erf)
+/// `half`'s type `name` (`f16` or `bf16`), spanned at `name` (a type the
+/// user wrote bare in a signature).
+pub fn half_type(name: &syn::Ident) -> syn::Path {
+    let span = name.span();
+    syn::parse_quote_spanned!(span=> ::oxla::__private::half::#name)
 }
 
 /// `::oxla::__private::SpecialFn`: the special functions (`erf_inv`, …),
@@ -53,9 +59,59 @@ pub fn special_fn() -> TokenStream {
     quote!(::oxla::__private::SpecialFn)
 }
 
-/// `::oxla::ndarray`: the ndarray crate oxla is built with.
+/// The f64 error function generated scalar code calls.
+pub fn erf() -> TokenStream {
+    quote!(::oxla::__private::erf)
+}
+
+/// `::oxla::__private::ndarray`: the ndarray crate oxla is built with.
 pub fn ndarray() -> TokenStream {
-    quote!(::oxla::ndarray)
+    quote!(::oxla::__private::ndarray)
+}
+
+/// ndarray's `concatenate` function (a built-in name the caller may import).
+pub fn concatenate() -> TokenStream {
+    let nd = ndarray();
+    quote!(#nd::concatenate)
+}
+
+/// ndarray's `stack` function (a built-in name the caller may import).
+pub fn stack() -> TokenStream {
+    let nd = ndarray();
+    quote!(#nd::stack)
+}
+
+/// `oxla::checkpoint` (a built-in name the caller may import).
+pub fn checkpoint() -> TokenStream {
+    quote!(::oxla::__private::checkpoint)
+}
+
+/// `oxla::checkpoint_every` (a built-in name the caller may import).
+pub fn checkpoint_every() -> TokenStream {
+    quote!(::oxla::__private::checkpoint_every)
+}
+
+/// The `oxla::Tree` trait of parameter structs.
+pub fn tree() -> TokenStream {
+    quote!(::oxla::__private::Tree)
+}
+
+/// The `oxla::Float` trait, spanned at `span` (the bound of a generic
+/// function's float type parameter: errors point there).
+pub fn float_trait(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::oxla::__private::Float)
+}
+
+/// `::oxla::__private::generic`: moving values between a generic
+/// function's `T` and its instances' f32 and f64.
+pub fn generic() -> TokenStream {
+    quote!(::oxla::__private::generic)
+}
+
+/// The macro that resolves a helper call (`__resolve!`), passed to a
+/// helper's callable macro as the callback it answers to.
+pub fn resolve_macro() -> TokenStream {
+    quote!(::oxla::__private::__resolve)
 }
 
 /// ndarray's dimension type of rank `rank` (`Ix2`; `IxDyn` above `Ix6`).
@@ -117,12 +173,12 @@ pub fn none() -> TokenStream {
     quote!(::core::option::Option::None)
 }
 
-/// `::oxla::DeviceArg`: what a `_device` function's parameter accepts.
+/// `oxla::DeviceArg`: what a `_device` function's parameter accepts.
 pub fn device_arg() -> TokenStream {
-    quote!(::oxla::DeviceArg)
+    quote!(::oxla::__private::DeviceArg)
 }
 
-/// `::oxla::DeviceArray`: an array on a device.
+/// `oxla::DeviceArray`: an array on a device.
 pub fn device_array() -> TokenStream {
-    quote!(::oxla::DeviceArray)
+    quote!(::oxla::__private::DeviceArray)
 }

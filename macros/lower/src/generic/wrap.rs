@@ -8,7 +8,7 @@ use crate::lower::{ident_name, return_tys};
 use crate::parse::types::{strip_group, RustTy};
 use crate::stack::{GeneratedFn, Origin};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, ToTokens};
 
 /// Where a value of a generic function's signature is.
 #[derive(Clone, Copy)]
@@ -29,7 +29,7 @@ fn family(t: &RustTy, place: Place) -> Option<TokenStream> {
     if !t.dtype().is_float() {
         return None;
     }
-    let g = quote!(::oxla::__private::generic);
+    let g = paths::generic();
     Some(match t {
         RustTy::Scalar(_) => quote!(#g::Scalar),
         RustTy::Unsigned(_) => return None,
@@ -106,7 +106,7 @@ pub(super) fn wrapper(
         .collect();
     let straight_line = crate::codegen::aot::is_straight_line(f);
     let name = &g64.name;
-    let private = quote!(::oxla::__private::generic);
+    let private = paths::generic();
 
     // Each parameter's family, and how the value reaches it.
     let places: Vec<Place> = match g64.origin {
@@ -241,8 +241,7 @@ pub(super) fn wrapper(
                 kind.name(),
                 codegen::ir_const_name(&ident_name(name)),
             );
-            let span = name.span();
-            let bound = quote_spanned!(span=> ::oxla::Float);
+            let bound = paths::float_trait(name.span());
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
@@ -362,8 +361,7 @@ pub(super) fn wrapper(
                     let ty = generic_param_type(ty, t);
                     quote!(#id: #ty)
                 });
-                let span = name.span();
-                let bound = quote_spanned!(span=> ::oxla::Float);
+                let bound = paths::float_trait(name.span());
                 quote!(fn #into_name<'oxla, #t: #bound>(#(#params,)* #(#dest_params),*) #ret)
             }
         };

@@ -124,9 +124,13 @@ fn last_segment<'a>(ty: &'a syn::Type, prefixes: &[&str]) -> Option<&'a syn::Pat
 }
 
 /// A float element type: `f32`, `f64` (plain or `core::primitive::…`),
-/// `f16`, `bf16` (plain or `half::…`, `oxla::half::…`).
+/// `f16`, `bf16` (plain or `half::…`, `oxla::half::…`, or as generated code
+/// names them, `::oxla::__private::half::…`).
 pub(crate) fn float_of(ty: &syn::Type) -> Option<DType> {
-    let last = last_segment(ty, &["core", "std", "primitive", "half", "oxla"])?;
+    let last = last_segment(
+        ty,
+        &["core", "std", "primitive", "half", "oxla", "__private"],
+    )?;
     if !last.arguments.is_none() {
         return None;
     }
@@ -194,9 +198,14 @@ fn type_args(seg: &syn::PathSegment) -> Option<Vec<&syn::Type>> {
     Some(out)
 }
 
+/// The segments before an ndarray type's name: `ndarray::Array2`,
+/// `oxla::ndarray::Array2`, and generated code's
+/// `::oxla::__private::ndarray::Array2`.
+const NDARRAY_PREFIXES: &[&str] = &["ndarray", "oxla", "__private"];
+
 /// The rank a dimension type names: `Ix1` … `Ix6` (also `ndarray::Ix2`).
 fn ix_rank(ty: &syn::Type) -> Option<usize> {
-    let last = last_segment(ty, &["ndarray", "oxla"])?;
+    let last = last_segment(ty, NDARRAY_PREFIXES)?;
     let name = last.ident.to_string();
     let r: usize = name.strip_prefix("Ix")?.parse().ok()?;
     (1..=MAX_NAMED_RANK).contains(&r).then_some(r)
@@ -205,7 +214,7 @@ fn ix_rank(ty: &syn::Type) -> Option<usize> {
 /// An ndarray type named `base` (`ArrayView` or `Array`): `base1`…`base6`
 /// with one element type, or `base<T, IxN>`. Returns the element type and rank.
 pub(crate) fn ndarray_of(ty: &syn::Type, base: &str) -> Option<Result<(DType, usize), String>> {
-    let last = last_segment(ty, &["ndarray", "oxla"])?;
+    let last = last_segment(ty, NDARRAY_PREFIXES)?;
     let name = last.ident.to_string();
     let rest = name.strip_prefix(base)?;
     let args = type_args(last)?;

@@ -5,6 +5,7 @@
 //! built-in name the body calls, as the call would, and fails to compile
 //! when that is not oxla's built-in (see "Helpers" in docs/ARCHITECTURE.md).
 
+use crate::codegen::paths;
 use oxla_core::ops::special::SpecialFn;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -63,11 +64,12 @@ const BUILTINS: &[&str] = &[
 /// Built-in names whose meaning is a real Rust item, which the caller may
 /// import (`use ndarray::{concatenate, stack}`, `use oxla::*`): the name in
 /// scope must be that very item.
-const GENUINE: &[(&str, &str)] = &[
-    ("concatenate", "::oxla::ndarray::concatenate"),
-    ("stack", "::oxla::ndarray::stack"),
-    ("checkpoint", "::oxla::checkpoint"),
-    ("checkpoint_every", "::oxla::checkpoint_every"),
+type PathFn = fn() -> TokenStream;
+const GENUINE: &[(&str, PathFn)] = &[
+    ("concatenate", paths::concatenate),
+    ("stack", paths::stack),
+    ("checkpoint", paths::checkpoint),
+    ("checkpoint_every", paths::checkpoint_every),
 ];
 
 /// Every built-in function name (for suggestions).
@@ -154,7 +156,7 @@ pub(crate) fn check(item: &syn::ItemFn) -> TokenStream {
         // the error points at the call.
         let at = syn::Ident::new(name, span);
         if let Some((_, path)) = GENUINE.iter().find(|(n, _)| n == name) {
-            let path: syn::Path = syn::parse_str(path).expect("a path");
+            let path = path();
             genuine.extend(quote!(pub use #path;));
             probes.extend(quote_spanned!(span=> use #at as _;));
             continue;
@@ -219,8 +221,8 @@ fn implemented_only_for(
 
 /// `f16` / `bf16` written bare in the signature mean `half`'s types to oxla
 /// (Rust's primitive `f16` is not an oxla element type): the signature is
-/// rewritten to `::oxla::half::f16` (the user's span), so the function
-/// compiles whether or not the caller imported `half::f16`. Returns the
+/// rewritten to `::oxla::__private::half::f16` (the user's span), so the
+/// function compiles whether or not the caller imported `half::f16`. Returns the
 /// check for the original function's body: the bare name as the caller's
 /// scope resolves it (its import, else a marker that shadows the
 /// primitive) must be `half`'s, or the error says what it is instead.
@@ -233,9 +235,8 @@ pub(crate) fn half_types(item: &mut syn::ItemFn) -> TokenStream {
                 if let Some(id) = t.path.get_ident().cloned() {
                     let name = id.to_string();
                     if name == "f16" || name == "bf16" {
-                        let span = id.span();
                         self.0.entry(name).or_insert_with(|| id.clone());
-                        t.path = syn::parse_quote_spanned!(span=> ::oxla::half::#id);
+                        t.path = paths::half_type(&id);
                         return;
                     }
                 }
@@ -266,7 +267,10 @@ pub(crate) fn half_types(item: &mut syn::ItemFn) -> TokenStream {
         let only = implemented_only_for(
             &trait_,
             [&message, &label, &note],
-            &[quote!(#marker), quote!(::oxla::half::#marker)],
+            &[quote!(#marker), {
+                let half = paths::half_type(&marker);
+                quote!(#half)
+            }],
         );
         markers.extend(quote! {
             struct #marker;

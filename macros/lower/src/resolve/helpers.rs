@@ -6,8 +6,9 @@
 //! name, whose expansion hands the helper's payload — its source, with the
 //! sources of the helpers it calls, already resolved where it is defined — to
 //! a callback. An annotated function that calls an unknown `path::f(..)`
-//! expands to `path::f! { (::oxla::__resolve) { <state> } }`; the helper's
-//! macro answers `::oxla::__resolve! { <state> <payload> }`, which carries on
+//! expands to `path::f! { (::oxla::__private::__resolve) { <state> } }`;
+//! the helper's macro answers
+//! `::oxla::__private::__resolve! { <state> <payload> }`, which carries on
 //! with the next unknown call and finally expands the function with every
 //! helper known. Name resolution is rustc's: `path::f` names the macro
 //! wherever it names the function (a `use` imports both).
@@ -250,8 +251,9 @@ pub(crate) fn next_step(
     if let Some(last) = mac.segments.last_mut() {
         last.ident = syn::Ident::new(&last.ident.to_string(), path_span(path));
     }
+    let resolve = crate::codegen::paths::resolve_macro();
     Some(quote! {
-        #mac! { (::oxla::__resolve) { #kind (#args) { #item } { #table_tokens } (#path) } }
+        #mac! { (#resolve) { #kind (#args) { #item } { #table_tokens } (#path) } }
     })
 }
 

@@ -496,7 +496,7 @@ fn bare_builtin_calls_are_checked_against_the_callers_scope() {
     );
     let text = out.to_string();
     assert!(
-        text.contains("pub use :: oxla :: ndarray :: stack"),
+        text.contains("pub use :: oxla :: __private :: ndarray :: stack"),
         "{text}"
     );
     assert!(text.contains("use stack as _"), "{text}");

@@ -163,7 +163,7 @@ fn the_build_script_collects_both_instances_and_the_expansion_binds_them() {
     assert!(!out.contains("compile_error"), "{out}");
     let flat = out.replace(' ', "");
     assert!(
-        flat.contains("pubfng<T:::oxla::Float>(x:&[T])->::std::vec::Vec<T>"),
+        flat.contains("pubfng<T:::oxla::__private::Float>(x:&[T])->::std::vec::Vec<T>"),
         "{flat}"
     );
     assert!(flat.contains("pubfnf<T:oxla::Float>(x:&[T])->T"), "{flat}");
@@ -194,7 +194,7 @@ fn a_scalar_instance_is_straight_line_rust() {
     assert!(flat.contains("fnf(x:f32)->f32"), "{flat}");
     assert!(flat.contains("fnf(x:f64)->f64"), "{flat}");
     assert!(
-        flat.contains("fnf_jvp<T:::oxla::Float>(x:T,t_x:T)->(T,T)"),
+        flat.contains("fnf_jvp<T:::oxla::__private::Float>(x:T,t_x:T)->(T,T)"),
         "{flat}"
     );
 }

@@ -278,7 +278,7 @@ fn an_unknown_struct_defers_to_its_macro() {
     .to_string()
     .replace(' ', "");
     assert!(
-        out.starts_with("crate::m::Params!{(::oxla::__resolve){grad(g){"),
+        out.starts_with("crate::m::Params!{(::oxla::__private::__resolve){grad(g){"),
         "{out}"
     );
 }
@@ -307,7 +307,7 @@ fn the_derive_asks_for_nested_structs_then_emits_its_macro() {
     .to_string()
     .replace(' ', "");
     assert!(
-        out.starts_with("layers::Dense!{(::oxla::__resolve){tree(){"),
+        out.starts_with("layers::Dense!{(::oxla::__private::__resolve){tree(){"),
         "{out}"
     );
     // With `Dense` known, the impl, the macro and its re-export.
@@ -318,7 +318,7 @@ fn the_derive_asks_for_nested_structs_then_emits_its_macro() {
     let out = crate::expand_resolve(state, &crate::CodegenOptions::default())
         .to_string()
         .replace(' ', "");
-    assert!(out.contains("impl::oxla::TreeforNet"), "{out}");
+    assert!(out.contains("impl::oxla::__private::TreeforNet"), "{out}");
     assert!(out.contains("macro_rules!__oxla_tree_Net_"), "{out}");
     assert!(out.contains("pubuse__oxla_tree_Net_"), "{out}");
     assert!(out.contains("asNet;"), "{out}");

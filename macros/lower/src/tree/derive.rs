@@ -166,7 +166,7 @@ fn field_impl(
     code: &mut ImplCode,
 ) -> TokenStream {
     let nd = crate::codegen::paths::ndarray();
-    let tree = quote!(::oxla::Tree);
+    let tree = crate::codegen::paths::tree();
     let slice = quote!(::core::slice);
     let expect = "oxla: a tree built from the wrong leaves";
     match field {
@@ -233,7 +233,7 @@ fn tree_impl(item: &syn::ItemStruct, fields: &[(&syn::Field, Field)], elem: DTyp
     let name = &item.ident;
     let nd = crate::codegen::paths::ndarray();
     let f = crate::codegen::paths::float(elem);
-    let tree = quote!(::oxla::Tree);
+    let tree = crate::codegen::paths::tree();
     let mut code = ImplCode::default();
     let mut build = Vec::new();
     for (field, resolved) in fields {

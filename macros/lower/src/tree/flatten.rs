@@ -140,7 +140,8 @@ fn leaf_param_type(t: &RustTy) -> syn::Type {
     match t {
         RustTy::NdArray(_, r) => {
             let arr = format_ident!("Array{}", r);
-            syn::parse_quote!(&::oxla::ndarray::#arr<#f>)
+            let nd = crate::codegen::paths::ndarray();
+            syn::parse_quote!(&#nd::#arr<#f>)
         }
         _ => syn::parse_quote!(#f),
     }
@@ -151,7 +152,8 @@ fn leaf_result_type(t: &RustTy) -> syn::Type {
     match t {
         RustTy::NdArray(_, r) => {
             let arr = format_ident!("Array{}", r);
-            syn::parse_quote!(::oxla::ndarray::#arr<#f>)
+            let nd = crate::codegen::paths::ndarray();
+            syn::parse_quote!(#nd::#arr<#f>)
         }
         _ => syn::parse_quote!(#f),
     }

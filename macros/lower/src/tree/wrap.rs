@@ -220,12 +220,16 @@ fn wrap_one(
                         o += 1;
                         match t {
                             RustTy::NdArray(..) => quote!(#v.into_dyn()),
-                            _ => quote!(::oxla::ndarray::arr0(#v).into_dyn()),
+                            _ => {
+                                let nd = crate::codegen::paths::ndarray();
+                                quote!(#nd::arr0(#v).into_dyn())
+                            }
                         }
                     })
                     .collect::<Vec<_>>();
                 ret_tys.push(quote!(#ty));
-                ret_vals.push(quote!(<#ty as ::oxla::Tree>::__from_leaves(&mut ::std::vec![#(#leaves),*].into_iter())));
+                let tree = crate::codegen::paths::tree();
+                ret_vals.push(quote!(<#ty as #tree>::__from_leaves(&mut ::std::vec![#(#leaves),*].into_iter())));
             }
         }
     }
