@@ -55,7 +55,8 @@
 //! out when the macro expands. Scalar functions become straight-line Rust;
 //! array functions run as fused kernels: compiled by the build script
 //! (`oxla_build::compile`) or, without one, by Cranelift on first call.
-//! Each generated function `name` comes with `NAME_IR`, its IR text; see
+//! Each generated function `name` comes with `NAME_IR`, its IR text (hidden
+//! from the docs); see
 //! [`Inspect`] to read its kernels, Cranelift IR and PTX, or set
 //! `OXLA_DUMP=ir,kernels,clif,ptx`.
 //!

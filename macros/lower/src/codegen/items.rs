@@ -185,9 +185,11 @@ fn generate_parts(
     let vis = &g.vis;
     let text_lit = Literal::string(&text);
     let const_doc = format!(" The oxla IR of `{name}`, in the text form of `oxla_core::text`.");
+    // Hidden from the user's docs, which would show the whole IR text.
     let ir_const = quote! {
         #(#cfgs)*
         #[doc = #const_doc]
+        #[doc(hidden)]
         #[allow(dead_code)]
         #vis const #const_ident: &str = #text_lit;
     };

@@ -90,6 +90,7 @@ pub(super) fn wrapper(
         #(#cfgs)* #ir_const
         #(#cfgs)*
         #[doc = #doc32]
+        #[doc(hidden)]
         #[allow(dead_code)]
         #vis const #ir32: &str = #text32;
     };
