@@ -11,7 +11,9 @@ use std::fmt;
 /// A kind of device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Platform {
+    /// The host's cores (`OXLA_CPU_DEVICES` devices, or one per core).
     Cpu,
+    /// A CUDA GPU.
     Gpu,
 }
 
@@ -23,6 +25,7 @@ pub struct Device {
 }
 
 impl Device {
+    /// The kind of device it is.
     pub fn platform(&self) -> Platform {
         self.platform
     }
@@ -32,6 +35,7 @@ impl Device {
         self.id
     }
 
+    /// Whether it is a GPU.
     pub fn is_gpu(&self) -> bool {
         self.platform == Platform::Gpu
     }

@@ -76,14 +76,17 @@ impl<T: Element, D: Dimension> DeviceArray<T, D> {
         self.device
     }
 
+    /// The size of each axis (ndarray's `shape`).
     pub fn shape(&self) -> &[usize] {
         self.dim.slice()
     }
 
+    /// The shape as ndarray's dimension type (ndarray's `raw_dim`).
     pub fn raw_dim(&self) -> D {
         self.dim.clone()
     }
 
+    /// The number of axes.
     pub fn ndim(&self) -> usize {
         self.dim.ndim()
     }
@@ -93,10 +96,12 @@ impl<T: Element, D: Dimension> DeviceArray<T, D> {
         self.dim.size()
     }
 
+    /// Whether it has no element.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The element type, as a value.
     pub fn dtype(&self) -> DType {
         T::DTYPE
     }

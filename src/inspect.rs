@@ -20,7 +20,8 @@ impl Inspect {
         Inspect { program }
     }
 
-    /// The program: its function and kernels.
+    /// The program: its function and kernels (a type of `oxla_core`, an
+    /// implementation detail with no stability promise).
     pub fn program(&self) -> &Program {
         &self.program
     }

@@ -304,6 +304,8 @@
 //! it calls the hidden `__private` module, which changes together with the
 //! macros.
 
+#![warn(missing_docs)]
+
 /// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
 pub use oxla_macros::Tree;
 pub use oxla_macros::{

@@ -87,7 +87,10 @@ pub(crate) struct Compiled;
 pub struct CompileRecord {
     /// The generated function's name.
     pub function: String,
+    /// How many kernels its program has (a loop body's and a cond
+    /// branch's included).
     pub kernels: usize,
+    /// Where the kernels came from.
     pub how: CompiledBy,
     /// The ISA level of the build script's kernels that were bound (`None`
     /// for JIT-compiled code, which targets the host, or no kernels).
@@ -96,6 +99,7 @@ pub struct CompileRecord {
     pub time: Duration,
 }
 
+/// Where a function's kernels came from (see [`CompileRecord`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompiledBy {
     /// Kernels linked from the build script's object code.

@@ -68,12 +68,12 @@
 //!     vmap(per_example, in_axes = (None, 0, 0), of = grad(wrt = w)),  // vmap(grad(loss))
 //!     vmap(batched_grad, in_axes = (None, 0, 0), of = loss_grad), // vmap(loss_grad)
 //! )]
-//! fn loss(w: ArrayView1<f64>, x: ArrayView1<f64>, y: f64) -> f64 { … }
+//! fn loss(w: ArrayView1<f64>, x: ArrayView1<f64>, y: f64) -> f64 { /* … */ }
 //!
 //! #[grad(d2, of = d1)]              // grad(d1)
 //! #[value_and_grad(vg, of = f)]     // of `f` itself, not of `d1`
 //! #[grad(d1)]
-//! fn f(x: f64) -> f64 { … }
+//! fn f(x: f64) -> f64 { /* … */ }
 //! ```
 //!
 //! An attribute stacked on `#[transforms(…)]` must say with `of` which of

@@ -72,8 +72,8 @@ pub fn ptxas_or_skip() -> Option<PathBuf> {
 }
 
 /// Record that the running test skipped its work (or part of it) for
-/// `reason`: print "skipped: <reason>" and append the line
-/// "<test binary> <test name>: <reason>" to the file named by env
+/// `reason`: print `skipped: <reason>` and append the line
+/// `<test binary> <test name>: <reason>` to the file named by env
 /// `OXLA_SKIP_LOG`, if set, so a CI run can count and list its skips (a
 /// skipped test still shows as passed in libtest's own output).
 pub fn record_skip(reason: &str) {

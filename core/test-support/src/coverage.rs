@@ -107,8 +107,8 @@ pub fn same_unary_variant(a: UnaryOp, b: UnaryOp) -> bool {
     std::mem::discriminant(&a) == std::mem::discriminant(&b)
 }
 
-/// The families of the catalog that [`family_tests`] gives a test of
-/// their own; the others run in its `other_families` test.
+/// The families of the catalog that [`family_tests!`](crate::family_tests)
+/// gives a test of their own; the others run in its `other_families` test.
 pub const FAMILIES: &[&str] = &[
     "unary",
     "special",
