@@ -87,7 +87,7 @@ pub fn parse(src: &str) -> Result<Function, String> {
 }
 
 /// One function, from its header line to its closing `}`.
-fn parse_function<'a>(lines: &mut dyn Iterator<Item = &'a str>) -> Result<Function, String> {
+fn parse_function(lines: &mut dyn Iterator<Item = &str>) -> Result<Function, String> {
     let header = lines.next().ok_or("empty IR text")?;
     let rest = header
         .strip_prefix("fn ")

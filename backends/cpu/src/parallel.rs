@@ -372,7 +372,7 @@ impl Split {
         {
             Some(p) => p.install(|| {
                 use rayon::prelude::*;
-                (0..parts.len()).into_par_iter().for_each(|b| one(b));
+                (0..parts.len()).into_par_iter().for_each(one);
             }),
             None => (0..parts.len()).for_each(one),
         }

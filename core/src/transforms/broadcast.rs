@@ -220,14 +220,14 @@ fn check(
             }
             let mut written = Vec::new();
             let values = collect_written(&e.op, &mut written);
-            if values.iter().any(|d| mentions(d)) {
+            if values.iter().any(&mentions) {
                 // A size the program computes with (`dim_size`, a slice's
                 // start, a loop's bounds): its value may be the argument's.
                 Verdict::Differs(format!(
                     "`{}` reads a size that may be the argument's",
                     e.op
                 ))
-            } else if written.iter().any(|d| mentions(d)) {
+            } else if written.iter().any(&mentions) {
                 // A shape written into the op: the same values, at a size
                 // not known to be full.
                 Verdict::Every(Axis::Unknown)

@@ -57,7 +57,7 @@ pub(crate) fn loop_tangent_reach(l: &Loop, ins: &[bool]) -> (Vec<bool>, Vec<bool
         .collect();
     loop {
         let mut from = consts.clone();
-        from.extend(std::iter::repeat(false).take(nb / 2));
+        from.extend(std::iter::repeat_n(false, nb / 2));
         from.extend(&carries);
         let out = tangent_reach(&l.body, &from);
         let next: Vec<bool> = carries.iter().zip(&out).map(|(a, b)| *a || *b).collect();

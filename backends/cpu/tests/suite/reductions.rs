@@ -446,26 +446,26 @@ fn big_then_small_cases_f32() -> Vec<(Vec<f32>, i64)> {
     let mut cases = Vec::new();
     // The input.
     let mut x = vec![big; 16];
-    x.extend(std::iter::repeat(1.0f32).take(1 << 22));
+    x.extend(std::iter::repeat_n(1.0f32, 1 << 22));
     cases.push((x, 16 * (1i64 << 24) + (1 << 22)));
     // 32 large values (every lane of a v3 block), then 2^21 ones.
     let mut x = vec![big; 32];
-    x.extend(std::iter::repeat(1.0f32).take(1 << 21));
+    x.extend(std::iter::repeat_n(1.0f32, 1 << 21));
     cases.push((x, 32 * (1i64 << 24) + (1 << 21)));
     // Negative large values first: the ones are lost the same way.
     let mut x = vec![-big; 16];
-    x.extend(std::iter::repeat(1.0f32).take(1 << 22));
+    x.extend(std::iter::repeat_n(1.0f32, 1 << 22));
     cases.push((x, -16 * (1i64 << 24) + (1 << 22)));
     // The large values at the start of a later block (not the first of the
     // row), then ones; an odd length so the row ends in a partial block.
     let mut x = vec![1.0f32; 3 * 4096];
-    x.extend(std::iter::repeat(big).take(16));
-    x.extend(std::iter::repeat(1.0f32).take((1 << 22) + 77));
+    x.extend(std::iter::repeat_n(big, 16));
+    x.extend(std::iter::repeat_n(1.0f32, (1 << 22) + 77));
     let ones = (x.len() - 16) as i64;
     cases.push((x, 16 * (1i64 << 24) + ones));
     // Below the threading threshold: 16 large values then 2^16 threes.
     let mut x = vec![big; 16];
-    x.extend(std::iter::repeat(3.0f32).take(1 << 16));
+    x.extend(std::iter::repeat_n(3.0f32, 1 << 16));
     cases.push((x, 16 * (1i64 << 24) + 3 * (1 << 16)));
     cases
 }
@@ -526,7 +526,7 @@ fn f64_sum_of_large_values_then_ones_is_within_4_ulp_on_every_executor() {
     k.name = "sum_f64_contiguous".into();
     let big = (1u64 << 53) as f64;
     let mut x = vec![big; 16];
-    x.extend(std::iter::repeat(1.0f64).take(1 << 20));
+    x.extend(std::iter::repeat_n(1.0f64, 1 << 20));
     let n = x.len();
     // Exact: 2^57 + 2^20; the f64 ulp there is 2^5.
     let exact = (1u64 << 57) as f64 + (1u64 << 20) as f64;

@@ -106,7 +106,7 @@ fn batch_loop(
     let body = batch_body(l, &const_axes, extra.len(), size);
     let cond = l.cond.as_ref().map(|c| {
         let mut axes = const_axes.clone();
-        axes.extend(std::iter::repeat(Some(0)).take(nc));
+        axes.extend(std::iter::repeat_n(Some(0), nc));
         let cb = vmap_sized(c, &axes, &[Some(0)], size)
             .expect("internal error: batching a loop condition");
         let mut h = Function::new(&c.name);
@@ -141,7 +141,7 @@ fn batch_body(l: &Loop, const_axes: &[Option<usize>], n_extra: usize, size: &Dim
     if l.kind == LoopKind::For {
         axes.push(None);
     }
-    axes.extend(std::iter::repeat(Some(0)).take(nc));
+    axes.extend(std::iter::repeat_n(Some(0), nc));
     let bb = vmap_sized(&l.body, &axes, &vec![Some(0); nc], size)
         .expect("internal error: batching a loop body");
     let masked = n_extra > 0 || l.kind == LoopKind::While;
@@ -169,7 +169,7 @@ fn batch_body(l: &Loop, const_axes: &[Option<usize>], n_extra: usize, size: &Dim
         Some(i) => in_range(&mut h, i, extra[0], extra[1], size),
         None => {
             let mut axes = const_axes.to_vec();
-            axes.extend(std::iter::repeat(Some(0)).take(nc));
+            axes.extend(std::iter::repeat_n(Some(0), nc));
             let c = l.cond.as_ref().expect("a while loop has a condition");
             let cb = vmap_sized(c, &axes, &[Some(0)], size)
                 .expect("internal error: batching a loop condition");
@@ -230,7 +230,7 @@ pub fn reverse_batch(
     if f.kind == LoopKind::For {
         axes.push(None);
     }
-    axes.extend(std::iter::repeat(Some(0)).take(nc + nr));
+    axes.extend(std::iter::repeat_n(Some(0), nc + nr));
     let bb = vmap_sized(&lr.back, &axes, &vec![Some(0); na + nr], size)
         .expect("internal error: batching a reverse loop");
     let back = if n_extra == 0 && f.kind == LoopKind::For {
@@ -302,7 +302,7 @@ fn step_mask(
                     (bl.body.shape(bl.body.params[k]).rank() > c.shape(c.params[k]).rank())
                         .then_some(0)
                 })
-                .chain(std::iter::repeat(Some(0)).take(carries.len()))
+                .chain(std::iter::repeat_n(Some(0), carries.len()))
                 .collect();
             let cb = vmap_sized(c, &axes, &[Some(0)], size)
                 .expect("internal error: batching a loop condition");

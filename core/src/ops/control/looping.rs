@@ -280,9 +280,9 @@ impl Loop {
         let cond = self.cond.as_ref().map(|c| {
             // The condition reads the primal values only.
             let mut order: Vec<Option<usize>> = (0..nk).map(Some).collect();
-            order.extend(std::iter::repeat(None).take(consts.len()));
+            order.extend(std::iter::repeat_n(None, consts.len()));
             order.extend((nk..nk + nc).map(Some));
-            order.extend(std::iter::repeat(None).take(carries.len()));
+            order.extend(std::iter::repeat_n(None, carries.len()));
             with_unused_params(c, &order, &body)
         });
         Loop {

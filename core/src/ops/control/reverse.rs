@@ -159,7 +159,7 @@ impl LoopReverse {
         let what = || format!("a `{}` loop", f.kind.keyword());
         let mut tape: Vec<Vec<Tensor>> = Vec::new();
         let (_, n) = f.run(&ins[..nf], |k, c| {
-            if seg.map_or(true, |s| k % s == 0) {
+            if seg.is_none_or(|s| k % s == 0) {
                 let bytes = (tape.len() + 1).saturating_mul(per_step);
                 if bytes > limit {
                     return Err(tape_limit_error(&what(), bytes, k + 1, limit));
