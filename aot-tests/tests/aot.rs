@@ -297,7 +297,7 @@ fn constructors_and_where() {
                 Tensor::vector(DType::F64, &y),
             ],
         );
-        assert_matches("constructors_f64", &[got.clone()], &want, 0.0);
+        assert_matches("constructors_f64", std::slice::from_ref(&got), &want, 0.0);
         for i in 0..n {
             let picked = if x[i] > y[i] { x[i] } else { y[i] * 2.0 };
             assert_eq!(got[i], picked + i as f64 * 0.5 + 1.0 - 0.0 + 4.0);
@@ -479,7 +479,7 @@ fn gather_matches_interpreter_and_finite_differences() {
         );
         let g = gather_loss_grad(&x, &ids);
         let want = reference(GATHER_LOSS_GRAD_IR, args());
-        assert_matches("gather_loss_grad", &[g.clone()], &want, 1e-13);
+        assert_matches("gather_loss_grad", std::slice::from_ref(&g), &want, 1e-13);
         for i in 0..n.min(12) {
             let mut e = vec![0.0; n];
             e[i] = 1.0;
@@ -523,7 +523,7 @@ fn scans_and_products_match_interpreter_and_finite_differences() {
         );
         let g = scans_loss_grad(&x);
         let want = reference(SCANS_LOSS_GRAD_IR, vec![Tensor::vector(DType::F64, &x)]);
-        assert_matches("scans_loss_grad", &[g.clone()], &want, 1e-12);
+        assert_matches("scans_loss_grad", std::slice::from_ref(&g), &want, 1e-12);
         for i in 0..n.min(12) {
             let mut e = vec![0.0; n];
             e[i] = 1.0;
@@ -834,7 +834,7 @@ fn control_flow_and_a_constant_run_on_the_build_scripts_kernels() {
                     Tensor::scalar(DType::F64, DECAY),
                 ],
             );
-            assert_matches("controlled_grad", &[g.clone()], &want_g, 1e-13);
+            assert_matches("controlled_grad", std::slice::from_ref(&g), &want_g, 1e-13);
             for i in 0..n {
                 let mean_part = if k >= 0 && n > 4 { 1.0 / n as f64 } else { 0.0 };
                 let d = 2.0 * x[i] * DECAY + mean_part;
@@ -952,7 +952,7 @@ fn a_step_calling_a_generated_gradient_runs_on_the_build_scripts_kernels() {
                 Tensor::vector(DType::F64, &y),
             ],
         );
-        assert_matches("helper_step", &[got.clone()], &want, 1e-13);
+        assert_matches("helper_step", std::slice::from_ref(&got), &want, 1e-13);
         // The same step through the gradient called from the host.
         let (gx, _) = helper_loss_grad(&x, &y);
         for i in 0..n {

@@ -25,6 +25,9 @@ pub struct Nested {
 }
 
 /// A host step of the schedule, run between launches.
+// A program has a few host steps, built once: boxing the larger variant
+// would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum HostStep {
     /// A loop (`ops::control::Loop`), or the reverse sweep `LoopReverse`

@@ -110,6 +110,6 @@ pub fn tape_limit_error(what: &str, bytes: usize, steps: u64, limit: usize) -> S
          of memory: check that the loop ends. If it does, keep fewer steps with \
          `oxla::checkpoint(..)` or `oxla::checkpoint_every(k, ..)` around its range or \
          condition, or raise the limit (`{TAPE_LIMIT_ENV}`, \
-         `oxla_core::ops::control::set_tape_limit`)"
+         `oxla::set_tape_limit`)"
     )
 }

@@ -12,6 +12,9 @@
 //!   `z²` is exact), `R, S = RA, SA` below `ERF_NEAR_FAR` and `RB, SB` above;
 //! - else `±1`.
 
+// The coefficients keep fdlibm's printed digits.
+#![allow(clippy::excessive_precision)]
+
 /// erf(1) rounded to 24 bits.
 pub const ERX: f64 = 8.45062911510467529297e-01;
 /// The boundary between the two far ranges, `1/0.35` at the precision of the

@@ -21,8 +21,8 @@ impl Body<'_> {
     /// A rank-0 kernel: one evaluation, stored at index 0.
     pub(super) fn once(&mut self, load_offsets: &[Value], out: Value) -> Result<(), String> {
         let mut vals = Vec::with_capacity(self.k.insts.len());
-        for i in 0..self.k.insts.len() {
-            let v = self.inst(i, false, &vals, Some(At::Index(load_offsets[i])))?;
+        for (i, &offset) in load_offsets[..self.k.insts.len()].iter().enumerate() {
+            let v = self.inst(i, false, &vals, Some(At::Index(offset)))?;
             vals.push(v);
         }
         for st in &self.k.stores {

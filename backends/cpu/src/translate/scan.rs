@@ -59,8 +59,8 @@ impl Body<'_> {
             };
             s.coords[axis] = Some(c);
             let mut vals = Vec::with_capacity(s.k.insts.len());
-            for i in 0..s.k.insts.len() {
-                let at = s.advance(bases[i], i, axis, c);
+            for (i, &base) in bases[..s.k.insts.len()].iter().enumerate() {
+                let at = s.advance(base, i, axis, c);
                 let v = s.inst(i, false, &vals, Some(At::Index(at)))?;
                 vals.push(v);
             }

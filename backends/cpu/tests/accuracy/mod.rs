@@ -111,6 +111,8 @@ pub struct UnaryFn<T> {
     _elem: PhantomData<T>,
 }
 
+// One per compiled function: boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Code {
     Jit(JitModule),
     Native(NativeModule),

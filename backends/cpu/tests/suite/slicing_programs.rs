@@ -56,21 +56,26 @@ fn functions(dtype: DType) -> Vec<Function> {
     let v = sh(&[n()]);
     let m5 = sh(&[n(), Dim::Const(5)]);
     let mut fs = vec![
-        build("forward_difference", dtype, &[v.clone()], |f, p| {
-            let a = sl(f, p[0], &[(Start(1), End(0), 1)]);
-            let b = sl(f, p[0], &[(Start(0), End(1), 1)]);
-            bin(f, BinaryOp::Sub, a, b)
-        }),
+        build(
+            "forward_difference",
+            dtype,
+            std::slice::from_ref(&v),
+            |f, p| {
+                let a = sl(f, p[0], &[(Start(1), End(0), 1)]);
+                let b = sl(f, p[0], &[(Start(0), End(1), 1)]);
+                bin(f, BinaryOp::Sub, a, b)
+            },
+        ),
         build(
             "rows_step_3_cols_step_2_exp",
             dtype,
-            &[m5.clone()],
+            std::slice::from_ref(&m5),
             |f, p| {
                 let s = sl(f, p[0], &[(Start(1), End(0), 3), (Start(0), End(0), 2)]);
                 f.push(Op::Unary(UnaryOp::Exp), &[s]).unwrap()
             },
         ),
-        build("last_3_step_2", dtype, &[v.clone()], |f, p| {
+        build("last_3_step_2", dtype, std::slice::from_ref(&v), |f, p| {
             sl(f, p[0], &[(End(3), End(0), 2)])
         }),
         build(
@@ -79,10 +84,15 @@ fn functions(dtype: DType) -> Vec<Function> {
             &[sh(&[n(), Dim::Const(3)])],
             |f, p| sl(f, p[0], &[ALL, (Start(3), End(0), 1)]),
         ),
-        build("slice_of_product_from_end", dtype, &[m5.clone()], |f, p| {
-            let y = bin(f, BinaryOp::Mul, p[0], p[0]);
-            sl(f, y, &[(End(2), End(0), 1), (Start(1), End(1), 1)])
-        }),
+        build(
+            "slice_of_product_from_end",
+            dtype,
+            std::slice::from_ref(&m5),
+            |f, p| {
+                let y = bin(f, BinaryOp::Mul, p[0], p[0]);
+                sl(f, y, &[(End(2), End(0), 1), (Start(1), End(1), 1)])
+            },
+        ),
         build("sum_of_concat", dtype, &[v.clone(), v.clone()], |f, p| {
             let two = f.full_like(2.0, p[0]);
             let a = bin(f, BinaryOp::Mul, p[0], two);
@@ -108,7 +118,7 @@ fn functions(dtype: DType) -> Vec<Function> {
     ];
     // Transposes: a pad with interior zeros (step 3 on the last axis), and
     // the slices of a concatenation's cotangent.
-    let strided = build("strided", dtype, &[m5.clone()], |f, p| {
+    let strided = build("strided", dtype, std::slice::from_ref(&m5), |f, p| {
         sl(f, p[0], &[(Start(1), End(1), 2), (Start(1), End(0), 3)])
     });
     fs.push(vjp(&strided));

@@ -10,6 +10,9 @@ use oxla_core::ops::slicing::{concatenate, pad, slice_bounds};
 use oxla_core::shape::derived::Bound::{self, End, Start};
 use oxla_core::*;
 
+/// A slice's start, end and step along one axis.
+type SliceBounds = (Bound, Bound, u64);
+
 fn sl(f: &mut Function, x: Var, b: &[(Bound, Bound, u64)]) -> Var {
     slice_bounds(f, x, b).unwrap()
 }
@@ -21,7 +24,7 @@ pub fn slicing_cases(n: &Dim) -> Vec<Case> {
     let sh = |d: &[Dim]| Shape(d.to_vec());
     let (d2, d3) = (Dim::Const(2), Dim::Const(3));
     let r3 = sh(&[d2.clone(), n.clone(), d3.clone()]);
-    let slices: Vec<(&str, Shape, Vec<(Bound, Bound, u64)>)> = vec![
+    let slices: Vec<(&str, Shape, Vec<SliceBounds>)> = vec![
         ("slice_from_1", shape(1, n), vec![(Start(1), End(0), 1)]),
         ("slice_to_neg_1", shape(1, n), vec![(Start(0), End(1), 1)]),
         ("slice_step_2", shape(1, n), vec![(Start(0), End(0), 2)]),
@@ -140,15 +143,19 @@ pub fn slicing_cases(n: &Dim) -> Vec<Case> {
         },
     );
     cases.push(case("slicing", f, vec![ANY], vec![]));
-    let f = build("pad_const_step_3", &[("x", sh(&[d3.clone()]))], |f, p| {
-        vec![pad(
-            f,
-            p[0],
-            sh(&[Dim::Const(8)]),
-            vec![Dim::Const(1)],
-            vec![3],
-        )]
-    });
+    let f = build(
+        "pad_const_step_3",
+        &[("x", sh(std::slice::from_ref(&d3)))],
+        |f, p| {
+            vec![pad(
+                f,
+                p[0],
+                sh(&[Dim::Const(8)]),
+                vec![Dim::Const(1)],
+                vec![3],
+            )]
+        },
+    );
     cases.push(case("slicing", f, vec![ANY], vec![]));
     // A concatenation feeding a reduction, then sliced again.
     let f = build(
