@@ -4,8 +4,9 @@
 //! (literal, broadcast, reduce_sum, dot), `reduce` (reduce_max/min),
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
-//! (reduce_prod, linear_scan) and `control` (loops, reverse sweeps, conds);
-//! `erf` holds the error function's coefficients. The files a new op
+//! (reduce_prod, linear_scan), `special` (functions expanded into primitive
+//! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds);
+//! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
 
 pub mod control;
