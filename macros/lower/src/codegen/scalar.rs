@@ -33,18 +33,10 @@ fn float_lit(value: f64, dtype: DType) -> TokenStream {
             quote!(#ty::NEG_INFINITY)
         };
     }
-    // Floats by their bits: exact, and no decimal digits for the user's
-    // lints to read as an approximate constant (`0.693…` is `LN_2` to
-    // clippy) or an excessive precision.
-    let f64_ty = paths::float(DType::F64);
-    let f32_ty = paths::float(DType::F32);
     let lit = match dtype {
-        DType::F64 => {
-            let bits = Literal::u64_suffixed(value.abs().to_bits());
-            quote!(#f64_ty::from_bits(#bits))
-        }
-        DType::I64 => Literal::i64_suffixed(value.abs() as i64).into_token_stream(),
-        DType::I32 => Literal::i32_suffixed(value.abs() as i32).into_token_stream(),
+        DType::F64 => Literal::f64_suffixed(value.abs()),
+        DType::I64 => Literal::i64_suffixed(value.abs() as i64),
+        DType::I32 => Literal::i32_suffixed(value.abs() as i32),
         DType::Bool => {
             return if value != 0.0 {
                 quote!(true)
@@ -52,15 +44,12 @@ fn float_lit(value: f64, dtype: DType) -> TokenStream {
                 quote!(false)
             }
         }
-        _ => {
-            let bits = Literal::u32_suffixed((value as f32).abs().to_bits());
-            quote!(#f32_ty::from_bits(#bits))
-        }
+        _ => Literal::f32_suffixed((value as f32).abs()),
     };
     if value.is_sign_negative() {
         quote!(-#lit)
     } else {
-        lit
+        lit.into_token_stream()
     }
 }
 
