@@ -177,180 +177,292 @@ fn generate_parts(
     stub: bool,
     prelude: &TokenStream,
 ) -> Result<(TokenStream, TokenStream, TokenStream, TokenStream), syn::Error> {
-    let f = &g.function;
     let span = g.name.span();
-    let text = guard("printing the IR", span, || Ok(oxla_core::text::print(f)))?;
-    let name = ident_name(&g.name);
-    let const_ident = syn::Ident::new(&ir_const_name(&name), span);
-    let vis = &g.vis;
+    let text = guard("printing the IR", span, || {
+        Ok(oxla_core::text::print(&g.function))
+    })?;
     let text_lit = Literal::string(&text);
-    let const_doc = format!(" The oxla IR of `{name}`, in the text form of `oxla_core::text`.");
-    // Hidden from the user's docs, which would show the whole IR text.
-    let ir_const = quote! {
-        #(#cfgs)*
-        #[doc = #const_doc]
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        #vis const #const_ident: &str = #text_lit;
-    };
+    let parts = Parts::new(item, g, cfgs, stub)?;
+    let ir_const = parts.ir_const(&text_lit);
+    let body = parts.body(opts, &text_lit)?;
+    // The constants are read before the call, like the parameters.
+    let const_lets = &parts.const_lets;
+    let compiled_static = &body.compiled_static;
+    let program = quote!(#compiled_static #const_lets);
+    let program = (!stub).then_some((&parts.compiled_ident, &program));
+    let into_fn = parts.into_fn(program);
+    let device_fn = parts.device_fn(program);
+    let function = parts.function(body, prelude);
+    Ok((ir_const, function, into_fn, device_fn))
+}
 
-    let dtype = float_type(f);
-    let param_idents = param_idents(item, g);
-    let const_lets = const_lets(g, &param_idents, dtype);
-    if param_idents.len() != f.params.len() {
-        return Err(syn::Error::new(
-            span,
-            "internal error: parameter count changed",
-        ));
-    }
-    let tuple_return = returns_tuple(item, g);
+/// What the parts of one generated function share: its name and its
+/// signature's Rust form.
+struct Parts<'a> {
+    item: &'a syn::ItemFn,
+    g: &'a GeneratedFn,
+    cfgs: &'a [&'a syn::Attribute],
+    stub: bool,
+    name: String,
+    param_idents: Vec<syn::Ident>,
+    param_tys: Vec<RustTy>,
+    result_tys: Vec<RustTy>,
+    tuple_return: bool,
+    straight_line: bool,
+    /// The `let`s of the constants the function reads (see `const_lets`).
+    const_lets: TokenStream,
+    /// Each array function holds its compiled program in a `static` in its
+    /// own body (see `compiled_item`), named this.
+    compiled_ident: syn::Ident,
+}
 
-    let (param_tys, result_tys) = rust_types(item, g, dtype);
-    let straight_line = is_straight_line(f);
-    // What to say when the build script did not compile this function.
-    let mut missing_kernels = None;
-    // A length mismatch in an array function panics: report the caller's line.
-    let track_caller = if straight_line {
-        quote!()
-    } else {
-        quote!(#[track_caller])
-    };
-    // Each array function holds its compiled program in a `static` in its
-    // own body (see `compiled_item`).
-    let compiled_ident = format_ident!("__OXLA_COMPILED", span = Span::mixed_site());
-    let mut compiled_static = TokenStream::new();
-    let body = if stub {
-        stub_body()
-    } else if straight_line {
-        scalar_body(f, &param_idents, tuple_return)
-    } else {
-        let aot = match &opts.aot_manifest {
-            Some(manifest) => {
-                let syms = aot_symbols(f);
-                let all_built = !syms.is_empty() && syms.iter().all(|s| manifest.contains(s));
-                if !syms.is_empty() && !all_built {
-                    missing_kernels = Some(not_built(&name, span, opts.aot_required)?);
-                }
-                all_built.then_some(syms)
-            }
-            None => None,
-        };
-        compiled_static = compiled_item(
-            &compiled_ident,
-            &text_lit,
-            aot.as_deref(),
-            &g.index_checks,
-            (&g.original, &g.steps),
-        );
-        array_body(
-            &param_idents,
-            &param_tys,
-            &result_tys,
-            &compiled_ident,
-            tuple_return,
-        )
-    };
-    let has_array_result = result_tys.iter().any(|t| t.rank() > 0);
-    let into_fn = if straight_line || !has_array_result {
-        TokenStream::new()
-    } else {
-        into_function(
+/// The function's body, and what comes before it there.
+struct Body {
+    /// What to say when the build script did not compile this function.
+    missing_kernels: Option<TokenStream>,
+    /// The `static` holding an array function's compiled program.
+    compiled_static: TokenStream,
+    body: TokenStream,
+}
+
+impl<'a> Parts<'a> {
+    fn new(
+        item: &'a syn::ItemFn,
+        g: &'a GeneratedFn,
+        cfgs: &'a [&'a syn::Attribute],
+        stub: bool,
+    ) -> Result<Self, syn::Error> {
+        let f = &g.function;
+        let dtype = float_type(f);
+        let param_idents = param_idents(item, g);
+        let const_lets = const_lets(g, &param_idents, dtype);
+        if param_idents.len() != f.params.len() {
+            return Err(syn::Error::new(
+                g.name.span(),
+                "internal error: parameter count changed",
+            ));
+        }
+        let (param_tys, result_tys) = rust_types(item, g, dtype);
+        Ok(Parts {
             item,
             g,
-            &param_idents,
-            &param_tys,
-            &result_tys,
-            // The constants are read before the call, like the parameters.
-            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
             cfgs,
-        )
-    };
-    let device_fn = if crate::codegen::device::has_device_form(straight_line) {
-        crate::codegen::device::device_function(
-            &name,
-            vis,
-            cfgs,
-            &param_idents,
-            &param_tys,
-            &result_tys,
-            tuple_return,
-            (!stub).then_some((&compiled_ident, &quote!(#compiled_static #const_lets))),
-        )
-    } else {
-        TokenStream::new()
-    };
-    // The original function's body also holds `prelude` (items that must
-    // be inside a function to be allowed in an `impl` block too).
-    let prelude = match g.origin {
-        Origin::Original => prelude.clone(),
-        Origin::Transform { .. } => TokenStream::new(),
-    };
-    let const_lets = if stub { quote!() } else { const_lets };
-    let body = quote! {
-        #prelude
-        #missing_kernels
-        #compiled_static
-        #const_lets
-        #body
-    };
-    // A stub's parameters are unused.
-    let stub_allow = if stub {
-        quote!(#[allow(unused_variables, unreachable_code)])
-    } else {
-        quote!()
-    };
+            stub,
+            name: ident_name(&g.name),
+            param_idents,
+            param_tys,
+            result_tys,
+            tuple_return: returns_tuple(item, g),
+            straight_line: is_straight_line(f),
+            const_lets,
+            compiled_ident: format_ident!("__OXLA_COMPILED", span = Span::mixed_site()),
+        })
+    }
 
-    let function = match &g.origin {
-        Origin::Original => {
-            let attrs = &item.attrs;
-            let sig = &item.sig;
-            quote! {
-                #(#attrs)*
-                #stub_allow
-                #track_caller
-                #vis #sig {
-                    #body
-                }
-            }
+    /// `const NAME_IR: &str`, the IR's text `text_lit`.
+    fn ir_const(&self, text_lit: &Literal) -> TokenStream {
+        let (cfgs, vis) = (self.cfgs, &self.g.vis);
+        let const_ident = self.const_ident();
+        let const_doc = format!(
+            " The oxla IR of `{}`, in the text form of `oxla_core::text`.",
+            self.name
+        );
+        // Hidden from the user's docs, which would show the whole IR text.
+        quote! {
+            #(#cfgs)*
+            #[doc = #const_doc]
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            #vis const #const_ident: &str = #text_lit;
         }
-        Origin::Transform { kind, input } => {
-            let params = param_idents
-                .iter()
-                .zip(&param_tys)
-                .filter(|(id, _)| !is_const_param(&id.to_string()))
-                .map(|(id, t)| {
-                    let t = param_type_tokens(t);
-                    quote!(#id: #t)
-                });
-            let rets: Vec<TokenStream> = result_tys.iter().map(result_type_tokens).collect();
-            // Views borrow for the call: one lifetime serves them all.
-            let generics = if param_tys.iter().any(RustTy::is_ndarray) {
-                quote!(<'oxla>)
-            } else {
-                quote!()
+    }
+
+    fn const_ident(&self) -> syn::Ident {
+        syn::Ident::new(&ir_const_name(&self.name), self.g.name.span())
+    }
+
+    /// The body: a stub's panic, straight-line Rust, or the call of the
+    /// compiled program (whose IR text is `text_lit`), bound to the
+    /// ahead-of-time kernels when the manifest lists them all.
+    fn body(&self, opts: &CodegenOptions, text_lit: &Literal) -> Result<Body, syn::Error> {
+        let f = &self.g.function;
+        let mut missing_kernels = None;
+        let mut compiled_static = TokenStream::new();
+        let body = if self.stub {
+            stub_body()
+        } else if self.straight_line {
+            scalar_body(f, &self.param_idents, self.tuple_return)
+        } else {
+            let aot = match &opts.aot_manifest {
+                Some(manifest) => {
+                    let syms = aot_symbols(f);
+                    let all_built = !syms.is_empty() && syms.iter().all(|s| manifest.contains(s));
+                    if !syms.is_empty() && !all_built {
+                        let span = self.g.name.span();
+                        missing_kernels = Some(not_built(&self.name, span, opts.aot_required)?);
+                    }
+                    all_built.then_some(syms)
+                }
+                None => None,
             };
-            let ret = if tuple_return {
-                quote!((#(#rets),*))
-            } else {
-                quote!(#(#rets)*)
-            };
-            let doc = format!(
-                " Generated by oxla: `#[{}]` applied to `{input}`. Its IR is in `{const_ident}`.",
-                kind.name()
+            compiled_static = compiled_item(
+                &self.compiled_ident,
+                text_lit,
+                aot.as_deref(),
+                &self.g.index_checks,
+                (&self.g.original, &self.g.steps),
             );
-            let name = &g.name;
-            quote! {
-                #(#cfgs)*
-                #[doc = #doc]
-                #stub_allow
-                #track_caller
-                #vis fn #name #generics(#(#params),*) -> #ret {
-                    #body
+            array_body(
+                &self.param_idents,
+                &self.param_tys,
+                &self.result_tys,
+                &self.compiled_ident,
+                self.tuple_return,
+            )
+        };
+        Ok(Body {
+            missing_kernels,
+            compiled_static,
+            body,
+        })
+    }
+
+    /// The `_into` sibling, when the function has array results and is not
+    /// straight line; `program` is how its body reaches the compiled
+    /// program (`None` for a stub).
+    fn into_fn(&self, program: Option<(&syn::Ident, &TokenStream)>) -> TokenStream {
+        let has_array_result = self.result_tys.iter().any(|t| t.rank() > 0);
+        if self.straight_line || !has_array_result {
+            return TokenStream::new();
+        }
+        into_function(
+            self.item,
+            self.g,
+            &self.param_idents,
+            &self.param_tys,
+            &self.result_tys,
+            program,
+            self.cfgs,
+        )
+    }
+
+    /// The `_device` sibling, when the function has one (see `device`).
+    fn device_fn(&self, program: Option<(&syn::Ident, &TokenStream)>) -> TokenStream {
+        if !crate::codegen::device::has_device_form(self.straight_line) {
+            return TokenStream::new();
+        }
+        crate::codegen::device::device_function(
+            &self.name,
+            &self.g.vis,
+            self.cfgs,
+            &self.param_idents,
+            &self.param_tys,
+            &self.result_tys,
+            self.tuple_return,
+            program,
+        )
+    }
+
+    /// The function: the original's signature, or a transform's from its
+    /// IR, around `body`; the original's also holds `prelude`.
+    fn function(&self, body: Body, prelude: &TokenStream) -> TokenStream {
+        // The original function's body also holds `prelude` (items that must
+        // be inside a function to be allowed in an `impl` block too).
+        let prelude = match self.g.origin {
+            Origin::Original => prelude.clone(),
+            Origin::Transform { .. } => TokenStream::new(),
+        };
+        let const_lets = if self.stub {
+            quote!()
+        } else {
+            self.const_lets.clone()
+        };
+        let Body {
+            missing_kernels,
+            compiled_static,
+            body,
+        } = body;
+        let body = quote! {
+            #prelude
+            #missing_kernels
+            #compiled_static
+            #const_lets
+            #body
+        };
+        // A stub's parameters are unused.
+        let stub_allow = if self.stub {
+            quote!(#[allow(unused_variables, unreachable_code)])
+        } else {
+            quote!()
+        };
+        // A length mismatch in an array function panics: report the caller's line.
+        let track_caller = if self.straight_line {
+            quote!()
+        } else {
+            quote!(#[track_caller])
+        };
+        let vis = &self.g.vis;
+        match &self.g.origin {
+            Origin::Original => {
+                let attrs = &self.item.attrs;
+                let sig = &self.item.sig;
+                quote! {
+                    #(#attrs)*
+                    #stub_allow
+                    #track_caller
+                    #vis #sig {
+                        #body
+                    }
+                }
+            }
+            Origin::Transform { kind, input } => {
+                let doc = format!(
+                    " Generated by oxla: `#[{}]` applied to `{input}`. Its IR is in `{}`.",
+                    kind.name(),
+                    self.const_ident()
+                );
+                let sig = self.transform_signature();
+                let cfgs = self.cfgs;
+                quote! {
+                    #(#cfgs)*
+                    #[doc = #doc]
+                    #stub_allow
+                    #track_caller
+                    #vis #sig {
+                        #body
+                    }
                 }
             }
         }
-    };
-    Ok((ir_const, function, into_fn, device_fn))
+    }
+
+    /// A transform's signature, from its IR: the parameters the caller
+    /// passes (not the constants' hidden ones) and the results.
+    fn transform_signature(&self) -> TokenStream {
+        let params = self
+            .param_idents
+            .iter()
+            .zip(&self.param_tys)
+            .filter(|(id, _)| !is_const_param(&id.to_string()))
+            .map(|(id, t)| {
+                let t = param_type_tokens(t);
+                quote!(#id: #t)
+            });
+        let rets: Vec<TokenStream> = self.result_tys.iter().map(result_type_tokens).collect();
+        // Views borrow for the call: one lifetime serves them all.
+        let generics = if self.param_tys.iter().any(RustTy::is_ndarray) {
+            quote!(<'oxla>)
+        } else {
+            quote!()
+        };
+        let ret = if self.tuple_return {
+            quote!((#(#rets),*))
+        } else {
+            quote!(#(#rets)*)
+        };
+        let name = &self.g.name;
+        quote!(fn #name #generics(#(#params),*) -> #ret)
+    }
 }
 
 /// The parameters' names: the user's for the original function (then the

@@ -124,13 +124,48 @@ pub(crate) fn ident_name(id: &syn::Ident) -> String {
     s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
 }
 
+/// A declared result: its type and the span of that type.
+type Declared = (RustTy, Span);
+
+/// A parameter: its name, its type and the span of that type.
+type Param = (String, RustTy, Span);
+
+/// The signature, checked: the parameters with their types, those whose
+/// type had errors (bound without a value, so their uses are not reported
+/// again), the declared results and the one float type.
+struct Signature {
+    params: Vec<Param>,
+    unbound: Vec<String>,
+    returns: Option<Vec<Declared>>,
+    dtype: DType,
+}
+
+/// Where a float type appears in the signature: its type, its span and
+/// what to call it in an error.
+type FloatUse = (DType, Span, String);
+
 fn lower_into(
     item: &syn::ItemFn,
     errors: &mut Errors,
     checks: &mut Vec<IndexCheck>,
     consts: &mut Vec<ConstParam>,
 ) -> Option<Function> {
-    let sig = &item.sig;
+    check_plain_fn(&item.sig, errors);
+    let sig = check_signature(&item.sig, errors);
+    let (mut f, outs) = lower_body_on_params(item, &sig, errors, checks, consts);
+    let (Some((outs, tail_span)), Some(rets)) = (outs, sig.returns) else {
+        return None;
+    };
+    if !check_results(&f, &outs, tail_span, &rets, errors) {
+        return None;
+    }
+    f.outs = outs;
+    errors.is_empty().then_some(f)
+}
+
+/// Reports what makes `sig` other than a plain, non-generic `fn`: `const`,
+/// `async`, `unsafe`, `extern`, type or const generics, variadics.
+fn check_plain_fn(sig: &syn::Signature, errors: &mut Errors) {
     if let Some(c) = &sig.constness {
         errors.spanned(
             c,
@@ -170,11 +205,31 @@ fn lower_into(
             format!("variadic functions are not supported; {SUPPORTED_PARAMS}"),
         );
     }
+}
 
-    // Parameter and result types, and the one float type.
-    let mut floats: Vec<(DType, Span, String)> = Vec::new();
-    let mut params: Vec<(String, RustTy, Span)> = Vec::new();
-    let mut unbound: Vec<String> = Vec::new();
+/// The parameter and result types, and the one float type they share.
+fn check_signature(sig: &syn::Signature, errors: &mut Errors) -> Signature {
+    let mut floats: Vec<FloatUse> = Vec::new();
+    let (params, unbound) = check_params(sig, errors, &mut floats);
+    let returns = check_returns(sig, errors, &mut floats);
+    let dtype = one_float_type(&floats, errors);
+    Signature {
+        params,
+        unbound,
+        returns,
+        dtype,
+    }
+}
+
+/// Each parameter's name and type (see `Signature`); its float type, if
+/// any, added to `floats`.
+fn check_params(
+    sig: &syn::Signature,
+    errors: &mut Errors,
+    floats: &mut Vec<FloatUse>,
+) -> (Vec<Param>, Vec<String>) {
+    let mut params = Vec::new();
+    let mut unbound = Vec::new();
     for input in &sig.inputs {
         match input {
             syn::FnArg::Receiver(r) => errors.spanned(
@@ -217,22 +272,42 @@ fn lower_into(
             }
         }
     }
-    let mut returns = None;
+    (params, unbound)
+}
+
+/// The declared results (`None` after an error); their float types added
+/// to `floats`.
+fn check_returns(
+    sig: &syn::Signature,
+    errors: &mut Errors,
+    floats: &mut Vec<FloatUse>,
+) -> Option<Vec<Declared>> {
     match &sig.output {
-        syn::ReturnType::Default => errors.spanned(
-            &sig.ident,
-            format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
-        ),
+        syn::ReturnType::Default => {
+            errors.spanned(
+                &sig.ident,
+                format!("an oxla function must return a value: {SUPPORTED_RETURNS}"),
+            );
+            None
+        }
         syn::ReturnType::Type(_, ty) => match return_tys(ty) {
-            Ok((rs, tuple)) => {
+            Ok((rs, _)) => {
                 for (r, span) in rs.iter().filter(|(r, _)| r.dtype().is_float()) {
                     floats.push((r.dtype(), *span, "the return type".to_string()));
                 }
-                returns = Some((rs, tuple));
+                Some(rs)
             }
-            Err(e) => errors.push(e),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
         },
     }
+}
+
+/// The float type of the first of `floats` (f32 when there is none); each
+/// other one that differs is reported.
+fn one_float_type(floats: &[FloatUse], errors: &mut Errors) -> DType {
     let dtype = floats.first().map(|f| f.0).unwrap_or(DType::F32);
     if let Some((_, _, first)) = floats.first() {
         for (d, span, what) in &floats[1..] {
@@ -246,10 +321,22 @@ fn lower_into(
             }
         }
     }
+    dtype
+}
 
+/// The body lowered through a `Lowerer` on the parameters: the function
+/// (without its results yet) and the body's results. The index checks and
+/// the constants it reads go to `checks` and `consts`.
+fn lower_body_on_params(
+    item: &syn::ItemFn,
+    sig: &Signature,
+    errors: &mut Errors,
+    checks: &mut Vec<IndexCheck>,
+    consts: &mut Vec<ConstParam>,
+) -> (Function, Option<super::lowerer::Results>) {
     let mut lw = Lowerer {
-        f: Function::new(&ident_name(&sig.ident)),
-        dtype,
+        f: Function::new(&ident_name(&item.sig.ident)),
+        dtype: sig.dtype,
         scopes: vec![Vec::new()],
         assign_floor: 0,
         frames: Vec::new(),
@@ -262,17 +349,24 @@ fn lower_into(
         prelowered: std::collections::HashMap::new(),
         assigned_in_ifs: None,
     };
-    for (name, t, _) in &params {
-        let v = lw.f.add_param(name, param_ir_type(name, t, dtype));
+    for (name, t, _) in &sig.params {
+        let v = lw.f.add_param(name, param_ir_type(name, t, sig.dtype));
         lw.bind_as(name.clone(), Some(v), BindKind::Param);
     }
-    for name in unbound {
-        lw.bind_as(name, None, BindKind::Param);
+    for name in &sig.unbound {
+        lw.bind_as(name.clone(), None, BindKind::Param);
     }
     let outs = lw.lower_body(&item.block);
-    // Resolved now, after every unification renamed its symbols. An index
-    // array computed in the body (not a parameter) is not checked: it picks
-    // 0 when out of range, never reading outside `x`.
+    add_index_checks(&lw, checks);
+    *consts = std::mem::take(&mut lw.consts);
+    (lw.f, outs)
+}
+
+/// The checks of the `take`s and `select`s whose indices are a parameter,
+/// each once. Resolved after the body, once every unification renamed its
+/// symbols. An index array computed in the body (not a parameter) is not
+/// checked: it picks 0 when out of range, never reading outside `x`.
+fn add_index_checks(lw: &Lowerer, checks: &mut Vec<IndexCheck>) {
     for (idx, x, axis) in &lw.takes {
         if let Some(p) = lw.f.params.iter().position(|v| v == idx) {
             let c = IndexCheck {
@@ -284,13 +378,17 @@ fn lower_into(
             }
         }
     }
-    *consts = std::mem::take(&mut lw.consts);
-    let mut f = lw.f;
-    let (Some(outs), Some((rets, _))) = (outs, returns) else {
-        return None;
-    };
-    // The results must match the declared return type.
-    let (outs, tail_span) = outs;
+}
+
+/// Reports where the body's results `outs` (the tail at `tail_span`) do not
+/// match the declared results `rets`; `false` when their counts differ.
+fn check_results(
+    f: &Function,
+    outs: &[oxla_core::Var],
+    tail_span: Span,
+    rets: &[Declared],
+    errors: &mut Errors,
+) -> bool {
     if outs.len() != rets.len() {
         errors.at(
             tail_span,
@@ -300,39 +398,44 @@ fn lower_into(
                 rets.len()
             ),
         );
-        return None;
+        return false;
     }
-    for (v, (r, span)) in outs.iter().zip(&rets) {
-        let shape = f.shape(*v).clone();
-        let computed = f.dtype(*v);
-        if r.dtype().is_float() != computed.is_float()
-            || (!computed.is_float() && computed != r.dtype())
-        {
-            let declared = r.dtype();
-            let want = if computed.is_float() {
-                "a float".to_string()
-            } else {
-                format!("`{computed}`")
-            };
-            errors.at(*span, format!("the declared result holds {declared} but the function computes {computed} values here; declare {want}"));
-            continue;
-        }
-        match (r, shape.rank()) {
-            (r, rank) if r.rank() == rank => {}
-            (RustTy::Scalar(_), _) => errors.at(
-                *span,
-                format!("the declared result is a scalar but the function computes an array of shape {shape} here; reduce it (`sum`, `mean`, …) or declare an array result"),
-            ),
-            (_, 0) => errors.at(
-                *span,
-                "the declared result is an array but the function computes a scalar here; declare a float result",
-            ),
-            (r, rank) => errors.at(
-                *span,
-                format!("the declared result has rank {} but the function computes an array of rank {rank} (shape {shape}) here", r.rank()),
-            ),
-        }
+    for (v, (r, span)) in outs.iter().zip(rets) {
+        check_result(f, *v, r, *span, errors);
     }
-    f.outs = outs;
-    errors.is_empty().then_some(f)
+    true
+}
+
+/// Reports where the result `v` does not match the declared type `r`
+/// (at `span`): its element type, or its rank.
+fn check_result(f: &Function, v: oxla_core::Var, r: &RustTy, span: Span, errors: &mut Errors) {
+    let shape = f.shape(v).clone();
+    let computed = f.dtype(v);
+    if r.dtype().is_float() != computed.is_float()
+        || (!computed.is_float() && computed != r.dtype())
+    {
+        let declared = r.dtype();
+        let want = if computed.is_float() {
+            "a float".to_string()
+        } else {
+            format!("`{computed}`")
+        };
+        errors.at(span, format!("the declared result holds {declared} but the function computes {computed} values here; declare {want}"));
+        return;
+    }
+    match (r, shape.rank()) {
+        (r, rank) if r.rank() == rank => {}
+        (RustTy::Scalar(_), _) => errors.at(
+            span,
+            format!("the declared result is a scalar but the function computes an array of shape {shape} here; reduce it (`sum`, `mean`, …) or declare an array result"),
+        ),
+        (_, 0) => errors.at(
+            span,
+            "the declared result is an array but the function computes a scalar here; declare a float result",
+        ),
+        (r, rank) => errors.at(
+            span,
+            format!("the declared result has rank {} but the function computes an array of rank {rank} (shape {shape}) here", r.rank()),
+        ),
+    }
 }
