@@ -765,7 +765,7 @@ pub fn index_arg<T: IndexArg + std::fmt::Display>(x: T, name: &str) -> i64 {
 impl Outputs<'_> {
     /// Output `i` from its slot, if a direct call left it there.
     #[inline]
-    fn from_slot<T: Element>(&self, i: usize) -> Option<T> {
+    fn slot_value<T: Element>(&self, i: usize) -> Option<T> {
         match &self.dims {
             ResultDims::Direct(dims, slots) if dims.is_scalar(i) => Some(T::from_slot(&slots[i])),
             _ => None,
@@ -780,7 +780,7 @@ impl Outputs<'_> {
     }
     /// Output `i` as a vector (its elements in row-major order).
     pub fn vec<T: Element>(&mut self, i: usize) -> Vec<T> {
-        if let Some(v) = self.from_slot(i) {
+        if let Some(v) = self.slot_value(i) {
             return vec![v];
         }
         T::take(oxla_core::exec::take_buffer(&mut self.bufs[i]))
@@ -788,7 +788,7 @@ impl Outputs<'_> {
     /// Output `i`, a scalar (its buffer stays for reuse by the next call).
     #[inline]
     pub fn scalar<T: Element>(&mut self, i: usize) -> T {
-        if let Some(v) = self.from_slot(i) {
+        if let Some(v) = self.slot_value(i) {
             return v;
         }
         T::first(&self.bufs[i])

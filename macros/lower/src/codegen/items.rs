@@ -190,7 +190,7 @@ fn generate_parts(
     let compiled_static = &body.compiled_static;
     let program = quote!(#compiled_static #const_lets);
     let program = (!stub).then_some((&parts.compiled_ident, &program));
-    let into_fn = parts.into_fn(program);
+    let into_fn = parts.sibling_into(program);
     let device_fn = parts.device_fn(program);
     let function = parts.function(body, prelude);
     Ok((ir_const, function, into_fn, device_fn))
@@ -330,7 +330,7 @@ impl<'a> Parts<'a> {
     /// The `_into` sibling, when the function has array results and is not
     /// straight line; `program` is how its body reaches the compiled
     /// program (`None` for a stub).
-    fn into_fn(&self, program: Option<(&syn::Ident, &TokenStream)>) -> TokenStream {
+    fn sibling_into(&self, program: Option<(&syn::Ident, &TokenStream)>) -> TokenStream {
         let has_array_result = self.result_tys.iter().any(|t| t.rank() > 0);
         if self.straight_line || !has_array_result {
             return TokenStream::new();

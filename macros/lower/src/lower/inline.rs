@@ -64,7 +64,7 @@ impl Lowerer<'_> {
         let shown = p.path.to_token_stream().to_string().replace(' ', "");
         let args: Vec<Option<Var>> = c.args.iter().map(|a| self.lower_expr(a)).collect();
         if self.inlining.contains(&name) {
-            let chain = [self.inlining.as_slice(), &[name.clone()]]
+            let chain = [self.inlining.as_slice(), std::slice::from_ref(&name)]
                 .concat()
                 .join(" → ");
             self.errors.spanned(

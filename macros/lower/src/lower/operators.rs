@@ -101,7 +101,7 @@ impl Lowerer<'_> {
         let shown = int_side.to_token_stream().to_string();
         let op = b.op.to_token_stream().to_string();
         self.errors.spanned(
-            &b.op,
+            b.op,
             format!(
                 "`{op}` of a float and an integer ({int_ty}): convert the integer, `({shown}) as {}`",
                 self.dtype

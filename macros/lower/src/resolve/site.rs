@@ -316,17 +316,20 @@ mod tests {
     }
 }
 
+/// The hook that reads the source at a span (see `CodegenOptions::source`).
+type SourceHook = fn(proc_macro2::Span) -> Option<SourceAt>;
+
 thread_local! {
     /// The source hook and the name of the annotated function being
     /// expanded (see `with_caller`).
-    static CALLER: std::cell::RefCell<Option<(fn(proc_macro2::Span) -> Option<SourceAt>, proc_macro2::Span)>> =
+    static CALLER: std::cell::RefCell<Option<(SourceHook, proc_macro2::Span)>> =
         const { std::cell::RefCell::new(None) };
 }
 
 /// Run `f` with `name` (the span of the function being expanded) as the
 /// caller `in_callers_module` compares with.
 pub(crate) fn with_caller<R>(
-    source: Option<fn(proc_macro2::Span) -> Option<SourceAt>>,
+    source: Option<SourceHook>,
     name: proc_macro2::Span,
     f: impl FnOnce() -> R,
 ) -> R {

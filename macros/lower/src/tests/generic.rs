@@ -20,7 +20,7 @@ fn item(ts: TokenStream) -> syn::ItemFn {
 fn param_errors(ts: TokenStream) -> Vec<String> {
     let mut errors = Errors::new();
     let t = float_param(&item(ts), &mut errors);
-    assert!(t.is_none() == !errors.is_empty());
+    assert_eq!(t.is_none(), !errors.is_empty());
     errors.messages()
 }
 

@@ -244,7 +244,7 @@ impl Lowerer<'_> {
                 let i = rest.iter().position(|r| r == s)?;
                 rest.remove(i);
             }
-            if known.factor == 0 || count.factor % known.factor != 0 {
+            if known.factor == 0 || !count.factor.is_multiple_of(known.factor) {
                 return None;
             }
             let factor = count.factor / known.factor;
@@ -287,7 +287,7 @@ impl Lowerer<'_> {
             None => true,
         });
         if let ([only], []) = (left.as_slice(), right.as_slice()) {
-            if count.factor != 0 && target.factor % count.factor == 0 {
+            if count.factor != 0 && target.factor.is_multiple_of(count.factor) {
                 let k = Dim::Const(target.factor / count.factor);
                 self.unify(&Dim::Sym(only.clone()), &k);
             }
