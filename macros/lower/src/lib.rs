@@ -25,6 +25,7 @@
 //! here panics on user input.
 
 pub mod codegen;
+mod collect;
 pub mod errors;
 mod generic;
 pub mod lower;
@@ -41,14 +42,15 @@ pub use codegen::{
     generate, ir_const_name, CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV,
     MANIFEST_NO_OBJECTS,
 };
+pub use collect::{collect_from_file, collect_from_files};
 pub use errors::Errors;
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use parse::attr::{InAxes, Input, TransformAttr, TransformKind};
-pub use resolve::helpers::{collect_from_files, expand_func, expand_resolve, HelperTable};
+pub use resolve::helpers::{expand_func, expand_resolve, HelperTable};
 /// Where a function is written; the proc-macro crate reads its file for it.
 pub use resolve::site;
-pub use stack::{collect_from_file, expand_stack, GeneratedFn, Origin};
+pub use stack::{expand_stack, GeneratedFn, Origin};
 pub use tree::expand_derive as expand_tree_derive;
 
 use codegen::trait_impl;
@@ -226,11 +228,7 @@ fn expand_items(
             attr::AttrName::List => quote!(#[oxla::transforms(#args_tokens)]),
         };
         let names: Vec<syn::Ident> = std::iter::once(item.sig.ident.clone())
-            .chain(
-                stack::in_order(&stack)
-                    .iter()
-                    .filter_map(|a| a.name.clone()),
-            )
+            .chain(attr::in_order(&stack).iter().filter_map(|a| a.name.clone()))
             .collect();
         helpers::callable_macros(attr, &item_tokens, helper_tokens, &item, &names, opts, site)
     };

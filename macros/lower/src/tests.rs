@@ -16,9 +16,10 @@ mod slicing;
 mod tree;
 
 use crate::codegen::{aot_items, ir_const_name, CodegenOptions};
+use crate::collect::collect_from_file;
 use crate::errors::Errors;
 use crate::parse::attr::{parse_args, take_oxla_attrs, InAxes, TransformKind};
-use crate::stack::{collect_from_file, expand_stack, Origin};
+use crate::stack::{expand_stack, Origin};
 use crate::{expand_attribute_with, is_straight_line, lower_fn};
 use oxla_core::{DType, Function, Tensor};
 use proc_macro2::{Span, TokenStream};

@@ -18,26 +18,11 @@ use crate::errors::Errors;
 use crate::lower::consts::is_const_param;
 use crate::lower::{ident_name, return_tys};
 use crate::parse::types::RustTy;
-use crate::stack::{guard, GeneratedFn, Origin};
+use crate::stack::{guard, ir_const_name, GeneratedFn, Origin};
 use oxla_core::{DType, Function};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeSet;
-
-/// `NAME_IR` for a function called `name`.
-pub fn ir_const_name(name: &str) -> String {
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c.is_uppercase() && prev_lower {
-            out.push('_');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_uppercase());
-    }
-    out.push_str("_IR");
-    out
-}
 
 /// The items for `gens` (the original function first): for each, its IR
 /// constant and its function. `item` is the original function, with its

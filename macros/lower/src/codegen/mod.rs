@@ -18,6 +18,7 @@ pub(crate) mod scalar_loop;
 mod signature;
 pub(crate) mod trait_impl;
 
+pub use crate::stack::ir_const_name;
 #[cfg(test)]
 pub(crate) use compiled::aot_items;
 pub(crate) use into_fn::dest_idents;
@@ -25,7 +26,7 @@ pub(crate) use items::{
     flat_types, float_type, generate_instance, generate_nested, generate_stubs, param_idents,
     returns_tuple, stub_body,
 };
-pub use items::{generate, generate_with_prelude, ir_const_name};
+pub use items::{generate, generate_with_prelude};
 pub use options::{CodegenOptions, AOT_MANIFEST_ENV, AOT_REQUIRED_ENV, MANIFEST_NO_OBJECTS};
 pub(crate) use scalar::scalar_block;
 #[cfg(test)]

@@ -603,3 +603,19 @@ pub fn take_oxla_attrs_with_paths(
     *attrs = kept;
     (out, paths)
 }
+
+/// Every attribute of `stack` in the order they are applied: bottom-up, a
+/// nested `of = …` transform before the one that uses it.
+pub(crate) fn in_order(stack: &[TransformAttr]) -> Vec<&TransformAttr> {
+    fn visit<'a>(a: &'a TransformAttr, out: &mut Vec<&'a TransformAttr>) {
+        if let Input::Nested(inner) = &a.input {
+            visit(inner, out);
+        }
+        out.push(a);
+    }
+    let mut out = Vec::new();
+    for a in stack.iter().rev() {
+        visit(a, &mut out);
+    }
+    out
+}

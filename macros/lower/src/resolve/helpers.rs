@@ -672,7 +672,7 @@ pub(crate) fn is_func_attr(attr: &syn::Attribute) -> bool {
 }
 
 /// Whether `attr` is a `#[derive(..)]` listing `Tree` or `oxla::Tree`.
-fn derives_tree(attr: &syn::Attribute) -> bool {
+pub(crate) fn derives_tree(attr: &syn::Attribute) -> bool {
     if !attr.path().is_ident("derive") {
         return false;
     }
@@ -682,96 +682,6 @@ fn derives_tree(attr: &syn::Attribute) -> bool {
         Ok(())
     });
     found
-}
-
-/// What annotated functions of the build script's files may call.
-#[derive(Default)]
-struct Callables {
-    /// `#[oxla::func]` helpers.
-    helpers: Vec<syn::ItemFn>,
-    /// `#[derive(oxla::Tree)]` structs.
-    trees: Vec<syn::ItemStruct>,
-    /// The functions annotated functions generate, by name, each with its
-    /// annotated item (as its callable macro carries it).
-    generated: Vec<(String, syn::ItemFn)>,
-}
-
-/// The callables of `items` (also in inline modules; not in `impl` blocks,
-/// which define no callable macros).
-fn gather_helpers(items: &[syn::Item], out: &mut Callables) {
-    for item in items {
-        match item {
-            syn::Item::Struct(s) if s.attrs.iter().any(derives_tree) => {
-                let mut s = s.clone();
-                s.attrs.clear();
-                out.trees.push(s);
-            }
-            syn::Item::Fn(f) if f.attrs.iter().any(is_func_attr) => {
-                let mut f = f.clone();
-                f.attrs.retain(|a| !is_func_attr(a));
-                out.helpers.push(f);
-            }
-            syn::Item::Fn(f) => {
-                let mut attrs = f.attrs.clone();
-                let stack = crate::parse::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
-                if !stack.is_empty() {
-                    let named = crate::stack::in_order(&stack);
-                    let names = std::iter::once(&f.sig.ident)
-                        .chain(named.iter().filter_map(|a| a.name.as_ref()));
-                    out.generated
-                        .extend(names.map(|n| (n.to_string(), f.clone())));
-                }
-            }
-            syn::Item::Mod(m) => {
-                if let Some((_, items)) = &m.content {
-                    gather_helpers(items, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Every function annotated with an oxla attribute in `files`, with the
-/// functions its attributes generate, after the transforms, and every
-/// `#[oxla::func]` helper compiled as `#[jit]` would: what the build helper
-/// compiles ahead of time. A call is resolved to the helper or generated
-/// function of the same name in any of `files` (the build script has no
-/// name resolution); a
-/// function calling a helper of another crate is skipped, as are functions
-/// with errors (the macro reports them when it expands).
-pub fn collect_from_files(files: &[syn::File]) -> Vec<crate::GeneratedFn> {
-    let mut found = Callables::default();
-    for file in files {
-        gather_helpers(&file.items, &mut found);
-    }
-    let helpers = found.helpers;
-    let table = HelperTable::by_name(helpers.clone())
-        .with_trees(found.trees)
-        .with_generated(found.generated);
-    let mut out = Vec::new();
-    for file in files {
-        out.extend(with_helpers(&table, || crate::stack::collect_from_file(file)).0);
-    }
-    let mut errors = Errors::new();
-    let jit: Vec<_> = crate::parse::attr::parse_args(
-        crate::parse::attr::TransformKind::Jit,
-        TokenStream::new(),
-        Span::call_site(),
-        &mut errors,
-    )
-    .into_iter()
-    .collect();
-    for h in &helpers {
-        let (gens, _) = with_helpers(&table, || match crate::generic::is_generic(h) {
-            true => crate::generic::collect(h, &jit),
-            false => crate::tree::expand_stack_flat(h, &jit),
-        });
-        if let Ok(gens) = gens {
-            out.extend(gens);
-        }
-    }
-    out
 }
 
 /// Whether `name` is a function of oxla's vocabulary (`sum`, `softplus`,

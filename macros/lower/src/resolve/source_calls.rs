@@ -345,7 +345,7 @@ fn file_fn(name: &Ident, attrs: TokenStream, body: TokenStream, module: &[String
     let stack = crate::parse::attr::take_oxla_attrs(&mut attrs, &mut Errors::new());
     let mut names = vec![crate::lower::ident_name(name)];
     names.extend(
-        crate::stack::in_order(&stack)
+        crate::parse::attr::in_order(&stack)
             .iter()
             .filter_map(|a| a.name.as_ref().map(crate::lower::ident_name)),
     );

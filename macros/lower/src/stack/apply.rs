@@ -5,7 +5,7 @@ use super::generated::{GeneratedFn, Origin, Original};
 use crate::errors::Errors;
 use crate::lower::consts::{is_const_param, visible_params, ConstParam};
 use crate::lower::{ident_name, lower_fn_full, IndexCheck};
-use crate::parse::attr::{InAxes, Input, TransformAttr, TransformKind};
+use crate::parse::attr::{in_order, InAxes, Input, TransformAttr, TransformKind};
 use oxla_core::transforms::{self, Step};
 use oxla_core::Function;
 use proc_macro2::Span;
@@ -257,22 +257,6 @@ fn describe_nested(attr: &TransformAttr, run: &Run) -> String {
     format!("{}({of})", attr.kind.name())
 }
 
-/// Every attribute of `stack` in the order they are applied: bottom-up, a
-/// nested `of = …` transform before the one that uses it.
-pub(crate) fn in_order(stack: &[TransformAttr]) -> Vec<&TransformAttr> {
-    fn visit<'a>(a: &'a TransformAttr, out: &mut Vec<&'a TransformAttr>) {
-        if let Input::Nested(inner) = &a.input {
-            visit(inner, out);
-        }
-        out.push(a);
-    }
-    let mut out = Vec::new();
-    for a in stack.iter().rev() {
-        visit(a, &mut out);
-    }
-    out
-}
-
 /// The names the expansion defines must be distinct: each function, its
 /// `NAME_IR` constant and its `name_into` sibling (`#[grad(fooBar)] fn
 /// foo_bar` would define `FOO_BAR_IR` twice). Names starting with `__oxla`
@@ -299,7 +283,7 @@ fn check_generated_names(item: &syn::ItemFn, stack: &[TransformAttr], errors: &m
         vec![
             n.to_string(),
             format!("{n}_into"),
-            crate::codegen::ir_const_name(n),
+            super::generated::ir_const_name(n),
         ]
     };
     let mut taken: Vec<(String, String)> = defines(&ident_name(&item.sig.ident))

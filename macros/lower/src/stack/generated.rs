@@ -52,3 +52,18 @@ impl Original {
             .get_or_init(|| oxla_core::text::print(&self.function))
     }
 }
+
+/// `NAME_IR` for a function called `name`.
+pub fn ir_const_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
+    }
+    out.push_str("_IR");
+    out
+}

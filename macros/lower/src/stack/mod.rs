@@ -4,10 +4,8 @@
 //! (`generated`); `collect` runs the same stack for the build helper.
 
 mod apply;
-mod collect;
 mod generated;
 
 pub use apply::expand_stack;
-pub(crate) use apply::{apply_stack, guard, in_order};
-pub use collect::collect_from_file;
-pub use generated::{GeneratedFn, Origin, Original};
+pub(crate) use apply::{apply_stack, guard};
+pub use generated::{ir_const_name, GeneratedFn, Origin, Original};

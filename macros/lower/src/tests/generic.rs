@@ -2,10 +2,11 @@
 //! source and IR, the values of both instances, what the build script
 //! collects and what the expansion binds to, and the errors.
 
+use crate::collect::collect_from_file;
 use crate::errors::Errors;
 use crate::generic::{float_param, instantiate};
 use crate::parse::attr::{take_oxla_attrs, TransformKind};
-use crate::stack::{collect_from_file, expand_stack};
+use crate::stack::expand_stack;
 use crate::tests::eval;
 use crate::{aot_symbols, expand_attribute_with, CodegenOptions};
 use oxla_core::DType;

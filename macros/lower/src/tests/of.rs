@@ -323,7 +323,7 @@ fn the_build_script_collects_every_listed_function() {
         #[oxla::transforms(grad(g), vmap(v, of = grad(g2)))]
         fn f(x: &[f32]) -> f32 { sum(x * x) }
     };
-    let names: Vec<String> = crate::stack::collect_from_file(&file)
+    let names: Vec<String> = crate::collect::collect_from_file(&file)
         .iter()
         .map(|g| g.name.to_string())
         .collect();

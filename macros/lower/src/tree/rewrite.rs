@@ -377,7 +377,7 @@ fn generated_struct_results(path: &syn::Path) -> Option<Vec<Slot>> {
     let kind = match item.sig.ident == ident {
         true => None,
         false => Some(
-            crate::stack::in_order(&stack)
+            crate::parse::attr::in_order(&stack)
                 .iter()
                 .find(|a| a.name.as_ref() == Some(&ident))?
                 .kind,
