@@ -114,6 +114,7 @@ pub(crate) fn device_function(
             }
         }
     };
+    let lints = super::lints::function();
     let allow = if program.is_none() {
         quote!(#[allow(unused_variables, unreachable_code)])
     } else {
@@ -124,6 +125,7 @@ pub(crate) fn device_function(
         #[doc = #doc]
         #[allow(dead_code)]
         #allow
+        #lints
         #[track_caller]
         #vis fn #device_ident(#(#params),*) -> #ret {
             #body

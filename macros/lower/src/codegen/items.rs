@@ -391,9 +391,12 @@ impl<'a> Parts<'a> {
             Origin::Original => {
                 let attrs = &self.item.attrs;
                 let sig = &self.item.sig;
+                // Also a flattened struct function's, whose signature oxla wrote.
+                let lints = super::lints::function();
                 quote! {
                     #(#attrs)*
                     #stub_allow
+                    #lints
                     #track_caller
                     #vis #sig {
                         #body
@@ -408,10 +411,12 @@ impl<'a> Parts<'a> {
                 );
                 let sig = self.transform_signature();
                 let cfgs = self.cfgs;
+                let lints = super::lints::function();
                 quote! {
                     #(#cfgs)*
                     #[doc = #doc]
                     #stub_allow
+                    #lints
                     #track_caller
                     #vis #sig {
                         #body

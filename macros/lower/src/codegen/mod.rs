@@ -4,13 +4,15 @@
 //! `::oxla::__private::CompiledFn` for array functions (`compiled`), bound
 //! to ahead-of-time kernels when the build script compiled them (`aot`,
 //! `options`). Each function gets `_into` and `_device` siblings
-//! (`into_fn`, `device`); `paths` holds every path the generated code names.
+//! (`into_fn`, `device`); `paths` holds every path the generated code names, `lints` the
+//! lints allowed on what it generates.
 
 pub mod aot;
 mod compiled;
 pub(crate) mod device;
 mod into_fn;
 mod items;
+pub(crate) mod lints;
 mod options;
 pub(crate) mod paths;
 mod scalar;

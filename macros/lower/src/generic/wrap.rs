@@ -366,9 +366,11 @@ impl<'a> Wrapper<'a> {
             .then(|| quote!('oxla,));
         let bound = paths::float_trait(name.span());
         let cfgs = self.cfgs;
+        let lints = crate::codegen::lints::function();
         quote! {
             #(#cfgs)*
             #[doc = #doc]
+            #lints
             #track_caller
             #vis fn #name<#lifetime #t: #bound>(#(#params),*) -> #ret {
                 #body

@@ -513,10 +513,12 @@ fn callable_macro(
             $($callback)*! { $($state)* { #payload } }
         };
     };
+    let carrier = crate::codegen::lints::source_carrier();
     if at == crate::resolve::site::Enclosing::Block {
         return quote! {
             #(#cfgs)*
             #[allow(unused_macros)]
+            #carrier
             macro_rules! #name { #rules }
         };
     }
@@ -529,6 +531,7 @@ fn callable_macro(
         #(#cfgs)*
         #[doc(hidden)]
         #[macro_export]
+        #carrier
         macro_rules! #mac { #rules }
         #(#cfgs)*
         #[doc(hidden)]

@@ -285,10 +285,12 @@ fn wrap_one(
                 kind.name(),
                 crate::codegen::ir_const_name(&ident_name(name))
             );
+            let lints = crate::codegen::lints::function();
             quote! {
                 #(#cfgs)*
                 #[doc = #doc]
                 #[allow(unused_variables, non_snake_case)]
+                #lints
                 #[track_caller]
                 #vis fn #name #generics(#(#ps),*) -> #ret_ty { #body }
             }
