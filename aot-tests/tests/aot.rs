@@ -142,7 +142,8 @@ fn unary_f32_within_the_documented_ulp() {
     let mut rng = StdRng::seed_from_u64(21);
     let level = expected_isa();
     // erf has no std reference: it is checked against the interpreter below.
-    let refs: [(&str, Option<fn(f64) -> f64>); 8] = [
+    type Reference = Option<fn(f64) -> f64>;
+    let refs: [(&str, Reference); 8] = [
         ("exp", Some(f64::exp)),
         ("ln", Some(f64::ln)),
         ("sin", Some(f64::sin)),

@@ -3,6 +3,21 @@
 //! Tests that change process-wide state (the thread count, the allocator,
 //! teardown) stay binaries of their own beside this folder.
 
+// The tests write what users write in annotated functions and what edge
+// cases need: index loops (the form a `for` over a range lowers), values
+// that are NaN or a bool that is constant on purpose (`x - x`, `c || false`,
+// `!(x > a)` for NaN), ndarray's negative slice ends (`1..-1`), and wide
+// tuple signatures of references.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::eq_op,
+    clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::reversed_empty_ranges,
+    clippy::type_complexity
+)]
+
 mod boundary;
 mod calls_transformed;
 mod constructors;

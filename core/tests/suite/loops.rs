@@ -318,9 +318,9 @@ fn vmap_of_a_while_loop_with_a_batched_condition_matches_a_loop_per_example() {
     let got = eval(&vmap(&f, &axes).unwrap(), &args);
     let ggot = eval(&vmap(&grad(&f, &[0, 2]).unwrap(), &axes).unwrap(), &args);
     let g = grad(&f, &[0, 2]).unwrap();
-    for k in 0..a.len() {
+    for (k, &ak) in a.iter().enumerate() {
         let one = vec![
-            Tensor::scalar(DType::F64, a[k]),
+            Tensor::scalar(DType::F64, ak),
             Tensor::scalar(DType::F64, args[1].data[k]),
             Tensor::scalar(DType::F64, 1.0),
         ];
