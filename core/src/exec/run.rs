@@ -195,6 +195,30 @@ impl Program {
         dests: &[Option<RawDest>],
         scratch: &mut Scratch,
     ) -> Result<(), String> {
+        self.bind_and_check(args, scratch)?;
+        self.size_buffers_and_results(scratch);
+        let mut call = Call {
+            program: self,
+            launcher,
+            args,
+            dests,
+            scratch,
+        };
+        call.check_dests()?;
+        call.place_owned_buffers();
+        // SAFETY: the caller's guarantee (as for `execute`) is what both
+        // steps require; the destinations were checked and the owned
+        // buffers placed just above.
+        unsafe {
+            call.run_schedule()?;
+            call.collect_results();
+        }
+        Ok(())
+    }
+
+    /// Bind every size symbol from the arguments into `scratch.bound`, then
+    /// check the binding against the program's bounds and nonempty axes.
+    fn bind_and_check(&self, args: &[RawArg], scratch: &mut Scratch) -> Result<(), String> {
         if !self.bind_fast(args, scratch) {
             self.bind_into(&|i| (args[i].len, args[i].dims), scratch)?;
             let bound: Vec<u64> = scratch.sizes.iter().map(|s| s.expect("bound")).collect();
@@ -206,6 +230,12 @@ impl Program {
         if !self.nonempty.is_empty() {
             self.check_nonempty(&scratch.bound)?;
         }
+        Ok(())
+    }
+
+    /// Each buffer's element count and each result's dimensions under the
+    /// binding, into `scratch.lens` and `scratch.result_dims`.
+    fn size_buffers_and_results(&self, scratch: &mut Scratch) {
         scratch.lens.clear();
         for (factor, syms) in &self.numel {
             let n = syms.iter().fold(*factor, |acc, s| acc * scratch.bound[*s]);
@@ -223,186 +253,6 @@ impl Program {
             let dims = ArgDims::new(&d[..want.len().min(MAX_RANK)]).expect("rank");
             scratch.result_dims.push(dims);
         }
-        // Every destination is checked before any kernel writes.
-        let dest = |i: usize| dests.get(i).copied().flatten();
-        for (i, b) in self.outputs.iter().enumerate() {
-            if let Some(d) = dest(i) {
-                self.check_dest(i, &d, &scratch.result_dims[i], scratch.lens[*b])?;
-            }
-        }
-        // An owned output buffer lives in the first destination of a result
-        // it is: the kernels write there.
-        let n_owned = self.buffers.iter().filter(|b| b.param.is_none()).count();
-        scratch.backing.clear();
-        scratch.backing.resize(n_owned, None);
-        for (i, b) in self.outputs.iter().enumerate() {
-            if let (Some(_), Slot::Owned(o)) = (dest(i), self.slots[*b]) {
-                scratch.backing[o].get_or_insert(i);
-            }
-        }
-        scratch.owned.clear();
-        for (b, info) in self.buffers.iter().enumerate() {
-            if let Slot::Owned(o) = self.slots[b] {
-                let buf = match scratch.backing[o] {
-                    Some(_) => Buffer::F32(Vec::new()),
-                    None => scratch.buffer(info.dtype, scratch.lens[b]),
-                };
-                scratch.owned.push(buf);
-            }
-        }
-        if scratch.nested.len() < 3 * self.host_steps.len() {
-            scratch
-                .nested
-                .resize_with(3 * self.host_steps.len(), Scratch::default);
-        }
-        let Scratch {
-            bound: sizes,
-            lens,
-            ptrs,
-            kernel_sizes,
-            owned,
-            results,
-            backing,
-            nested,
-            step_args,
-            step_outs,
-            ..
-        } = scratch;
-        // Where buffer `b` is during this call, and its element count,
-        // checked: the precondition every kernel and host step relies on is
-        // that each buffer holds exactly its shape's element count under
-        // this binding.
-        let place = |b: usize, owned: &mut [Buffer]| -> Result<(*mut u8, usize), String> {
-            let (ptr, len) = match self.slots[b] {
-                Slot::Param(p) => (args[p].ptr as *mut u8, args[p].len),
-                Slot::Owned(o) => match backing[o].and_then(dest) {
-                    Some(d) => (d.ptr, d.len),
-                    None => (owned[o].as_mut_ptr(), owned[o].len()),
-                },
-            };
-            if len != lens[b] {
-                return Err(format!("internal error: buffer {b} has {len} elements"));
-            }
-            Ok((ptr, len))
-        };
-        let mut next_step = 0;
-        for l in 0..=self.launches.len() {
-            while next_step < self.host_steps.len() && self.host_steps[next_step].at() == l {
-                let j = next_step;
-                next_step += 1;
-                let step = &self.host_steps[j];
-                step_args.clear();
-                for (b, dims) in step.args().iter().zip(&self.host_step_dims[j]) {
-                    let (ptr, len) = place(*b, owned)?;
-                    step_args.push(RawArg {
-                        dtype: self.buffers[*b].dtype,
-                        ptr,
-                        len,
-                        dims: host_step::dims_under(dims, sizes),
-                    });
-                }
-                step_outs.clear();
-                for b in step.outs() {
-                    step_outs.push(place(*b, owned)?);
-                }
-                // SAFETY: the operands point into this call's arguments
-                // and buffers, valid for their element counts (checked by
-                // `place`); the outputs are buffers this call owns, or the
-                // caller's destinations, distinct from each other and from
-                // the operands (`check_schedule`, run once per program by
-                // the callers, and the caller's guarantee for destinations).
-                unsafe {
-                    self.run_host_step(
-                        j,
-                        launcher,
-                        step_args,
-                        step_outs,
-                        &mut nested[3 * j..3 * j + 3],
-                    )?
-                };
-            }
-            let Some(launch) = self.launches.get(l) else {
-                break;
-            };
-            ptrs.clear();
-            kernel_sizes.clear();
-            kernel_sizes.extend(self.launch_sizes[l].iter().map(|s| sizes[*s] as i64));
-            for b in &launch.args {
-                ptrs.push(place(*b, owned)?.0);
-            }
-            // SAFETY: each pointer is valid for its buffer's element count
-            // (checked just above); fusion only emits loads within a buffer's
-            // shape and stores within the output's shape (`check_bounds`,
-            // run in tests, and before any launch of every call of a
-            // program with offset loads or region stores, whose extents
-            // depend on the IR's stated slice shapes); a launch writes only
-            // buffers this call owns, or destinations the caller owns, which
-            // are distinct from each other and from the arguments and never
-            // also passed as its inputs (`check_schedule`, run once per
-            // program by the callers); the caller guarantees `RawArg`
-            // pointers are valid for `len` elements and destinations for
-            // `len` writes, overlapping nothing.
-            unsafe { launcher.launch(launch.kernel, ptrs, kernel_sizes) };
-        }
-        results.clear();
-        for (i, b) in self.outputs.iter().enumerate() {
-            // Where the result's elements are when the kernels are done:
-            // in a destination, when a result shares a buffer with an
-            // earlier one.
-            let in_dest = match self.slots[*b] {
-                Slot::Owned(o) => backing[o].filter(|k| *k != i).and_then(dest),
-                Slot::Param(_) => None,
-            };
-            if let Some(d) = dest(i) {
-                let written_here =
-                    matches!(self.slots[*b], Slot::Owned(o) if backing[o] == Some(i));
-                if !written_here {
-                    let src = match (self.slots[*b], in_dest) {
-                        (_, Some(k)) => k.ptr as *const u8,
-                        (Slot::Param(p), None) => args[p].ptr,
-                        (Slot::Owned(o), None) => owned[o].as_ptr(),
-                    };
-                    // SAFETY: `src` holds `d.len` elements of `d.dtype`
-                    // (checked against the result's shape and type above),
-                    // and the destination overlaps no argument, other
-                    // destination or buffer of this call (the caller's
-                    // guarantee; owned buffers are this call's own).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src, d.ptr, d.len * d.dtype.size_bytes())
-                    };
-                }
-                results.push(Buffer::F32(Vec::new()));
-                continue;
-            }
-            if let Some(k) = in_dest {
-                let mut out = Buffer::zeros(k.dtype, k.len);
-                // SAFETY: as above; `out` is a fresh buffer of `k.len` elements.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        k.ptr as *const u8,
-                        out.as_mut_ptr(),
-                        k.len * k.dtype.size_bytes(),
-                    )
-                };
-                results.push(out);
-                continue;
-            }
-            let out = match self.slots[*b] {
-                Slot::Param(p) => {
-                    let a = args[p];
-                    // SAFETY: the caller guarantees `a.ptr` is valid for `a.len` elements of `a.dtype`.
-                    let vals: Vec<f64> = (0..a.len)
-                        .map(|i| unsafe { crate::buffer::read_raw(a.ptr, a.dtype, i) })
-                        .collect();
-                    Buffer::from_f64(a.dtype, &vals)
-                }
-                // An output returned twice is copied; otherwise it is moved out.
-                Slot::Owned(o) if self.outputs[i + 1..].contains(b) => owned[o].clone(),
-                Slot::Owned(o) => take_buffer(&mut owned[o]),
-            };
-            results.push(out);
-        }
-        Ok(())
     }
 
     /// Check destination `d` of result `i`, whose dimensions under this
@@ -431,5 +281,262 @@ impl Program {
             ));
         }
         Ok(())
+    }
+}
+
+/// The destination the caller gave for result `i`, if any.
+fn dest(dests: &[Option<RawDest>], i: usize) -> Option<RawDest> {
+    dests.get(i).copied().flatten()
+}
+
+/// One call of `execute_with` once its symbols are bound and its buffers
+/// sized: the program, the call's arguments and destinations, and the
+/// scratch space that holds its binding, buffers and results.
+struct Call<'a> {
+    program: &'a Program,
+    launcher: &'a dyn Launcher,
+    args: &'a [RawArg],
+    dests: &'a [Option<RawDest>],
+    scratch: &'a mut Scratch,
+}
+
+impl Call<'_> {
+    /// Check every destination against its result before any kernel writes.
+    fn check_dests(&self) -> Result<(), String> {
+        let (p, s) = (self.program, &*self.scratch);
+        // Every destination is checked before any kernel writes.
+        for (i, b) in p.outputs.iter().enumerate() {
+            if let Some(d) = dest(self.dests, i) {
+                p.check_dest(i, &d, &s.result_dims[i], s.lens[*b])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Give each owned buffer its place (a destination, or a buffer from the
+    /// pool), and make room for the host steps' nested programs.
+    fn place_owned_buffers(&mut self) {
+        let (p, scratch) = (self.program, &mut *self.scratch);
+        // An owned output buffer lives in the first destination of a result
+        // it is: the kernels write there.
+        let n_owned = p.buffers.iter().filter(|b| b.param.is_none()).count();
+        scratch.backing.clear();
+        scratch.backing.resize(n_owned, None);
+        for (i, b) in p.outputs.iter().enumerate() {
+            if let (Some(_), Slot::Owned(o)) = (dest(self.dests, i), p.slots[*b]) {
+                scratch.backing[o].get_or_insert(i);
+            }
+        }
+        scratch.owned.clear();
+        for (b, info) in p.buffers.iter().enumerate() {
+            if let Slot::Owned(o) = p.slots[b] {
+                let buf = match scratch.backing[o] {
+                    Some(_) => Buffer::F32(Vec::new()),
+                    None => scratch.buffer(info.dtype, scratch.lens[b]),
+                };
+                scratch.owned.push(buf);
+            }
+        }
+        if scratch.nested.len() < 3 * p.host_steps.len() {
+            scratch
+                .nested
+                .resize_with(3 * p.host_steps.len(), Scratch::default);
+        }
+    }
+
+    /// Where buffer `b` is during this call, and its element count,
+    /// checked: the precondition every kernel and host step relies on is
+    /// that each buffer holds exactly its shape's element count under
+    /// this binding.
+    fn place(&mut self, b: usize) -> Result<(*mut u8, usize), String> {
+        let s = &mut *self.scratch;
+        let (ptr, len) = match self.program.slots[b] {
+            Slot::Param(p) => (self.args[p].ptr as *mut u8, self.args[p].len),
+            Slot::Owned(o) => match s.backing[o].and_then(|k| dest(self.dests, k)) {
+                Some(d) => (d.ptr, d.len),
+                None => (s.owned[o].as_mut_ptr(), s.owned[o].len()),
+            },
+        };
+        if len != s.lens[b] {
+            return Err(format!("internal error: buffer {b} has {len} elements"));
+        }
+        Ok((ptr, len))
+    }
+
+    /// Run the schedule: before each launch, and after the last, the host
+    /// steps placed there.
+    ///
+    /// # Safety
+    /// As for `Program::execute`, for this call's arguments and
+    /// destinations, with `check_dests` and `place_owned_buffers` done.
+    unsafe fn run_schedule(&mut self) -> Result<(), String> {
+        let p = self.program;
+        let mut next_step = 0;
+        for l in 0..=p.launches.len() {
+            while next_step < p.host_steps.len() && p.host_steps[next_step].at() == l {
+                let j = next_step;
+                next_step += 1;
+                // SAFETY: the caller's guarantee, passed on.
+                unsafe { self.run_host_step(j)? };
+            }
+            if l == p.launches.len() {
+                break;
+            }
+            // SAFETY: the caller's guarantee, passed on.
+            unsafe { self.launch(l)? };
+        }
+        Ok(())
+    }
+
+    /// Run host step `j` on its operands and outputs, placed.
+    ///
+    /// # Safety
+    /// As for `run_schedule`.
+    unsafe fn run_host_step(&mut self, j: usize) -> Result<(), String> {
+        let p = self.program;
+        let step = &p.host_steps[j];
+        self.scratch.step_args.clear();
+        for (b, dims) in step.args().iter().zip(&p.host_step_dims[j]) {
+            let (ptr, len) = self.place(*b)?;
+            let dims = host_step::dims_under(dims, &self.scratch.bound);
+            self.scratch.step_args.push(RawArg {
+                dtype: p.buffers[*b].dtype,
+                ptr,
+                len,
+                dims,
+            });
+        }
+        self.scratch.step_outs.clear();
+        for b in step.outs() {
+            let out = self.place(*b)?;
+            self.scratch.step_outs.push(out);
+        }
+        let s = &mut *self.scratch;
+        // SAFETY: the operands point into this call's arguments
+        // and buffers, valid for their element counts (checked by
+        // `place`); the outputs are buffers this call owns, or the
+        // caller's destinations, distinct from each other and from
+        // the operands (`check_schedule`, run once per program by
+        // the callers, and the caller's guarantee for destinations).
+        unsafe {
+            p.run_host_step(
+                j,
+                self.launcher,
+                &s.step_args,
+                &s.step_outs,
+                &mut s.nested[3 * j..3 * j + 3],
+            )
+        }
+    }
+
+    /// Launch the schedule's launch `l` on its buffers, placed, with the
+    /// kernel's sizes under the binding.
+    ///
+    /// # Safety
+    /// As for `run_schedule`.
+    unsafe fn launch(&mut self, l: usize) -> Result<(), String> {
+        let p = self.program;
+        let launch = &p.launches[l];
+        let s = &mut *self.scratch;
+        s.ptrs.clear();
+        s.kernel_sizes.clear();
+        s.kernel_sizes
+            .extend(p.launch_sizes[l].iter().map(|i| s.bound[*i] as i64));
+        for b in &launch.args {
+            let ptr = self.place(*b)?.0;
+            self.scratch.ptrs.push(ptr);
+        }
+        let s = &*self.scratch;
+        // SAFETY: each pointer is valid for its buffer's element count
+        // (checked just above); fusion only emits loads within a buffer's
+        // shape and stores within the output's shape (`check_bounds`,
+        // run in tests, and before any launch of every call of a
+        // program with offset loads or region stores, whose extents
+        // depend on the IR's stated slice shapes); a launch writes only
+        // buffers this call owns, or destinations the caller owns, which
+        // are distinct from each other and from the arguments and never
+        // also passed as its inputs (`check_schedule`, run once per
+        // program by the callers); the caller guarantees `RawArg`
+        // pointers are valid for `len` elements and destinations for
+        // `len` writes, overlapping nothing.
+        unsafe {
+            self.launcher
+                .launch(launch.kernel, &s.ptrs, &s.kernel_sizes)
+        };
+        Ok(())
+    }
+
+    /// Leave the results in `scratch.results`, once the kernels are done.
+    ///
+    /// # Safety
+    /// As for `run_schedule`, after it ran.
+    unsafe fn collect_results(&mut self) {
+        self.scratch.results.clear();
+        for i in 0..self.program.outputs.len() {
+            // SAFETY: the caller's guarantee, passed on.
+            let out = unsafe { self.take_result(i) };
+            self.scratch.results.push(out);
+        }
+    }
+
+    /// Result `i`: copied into its destination if it has one (an empty
+    /// buffer stands for it), or else moved or copied out of where it is.
+    ///
+    /// # Safety
+    /// As for `collect_results`.
+    unsafe fn take_result(&mut self, i: usize) -> Buffer {
+        let (p, s) = (self.program, &mut *self.scratch);
+        let b = &p.outputs[i];
+        // Where the result's elements are when the kernels are done:
+        // in a destination, when a result shares a buffer with an
+        // earlier one.
+        let in_dest = match p.slots[*b] {
+            Slot::Owned(o) => s.backing[o]
+                .filter(|k| *k != i)
+                .and_then(|k| dest(self.dests, k)),
+            Slot::Param(_) => None,
+        };
+        if let Some(d) = dest(self.dests, i) {
+            let written_here = matches!(p.slots[*b], Slot::Owned(o) if s.backing[o] == Some(i));
+            if !written_here {
+                let src = match (p.slots[*b], in_dest) {
+                    (_, Some(k)) => k.ptr as *const u8,
+                    (Slot::Param(a), None) => self.args[a].ptr,
+                    (Slot::Owned(o), None) => s.owned[o].as_ptr(),
+                };
+                // SAFETY: `src` holds `d.len` elements of `d.dtype`
+                // (checked against the result's shape and type above),
+                // and the destination overlaps no argument, other
+                // destination or buffer of this call (the caller's
+                // guarantee; owned buffers are this call's own).
+                unsafe { std::ptr::copy_nonoverlapping(src, d.ptr, d.len * d.dtype.size_bytes()) };
+            }
+            return Buffer::F32(Vec::new());
+        }
+        if let Some(k) = in_dest {
+            let mut out = Buffer::zeros(k.dtype, k.len);
+            // SAFETY: as above; `out` is a fresh buffer of `k.len` elements.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    k.ptr as *const u8,
+                    out.as_mut_ptr(),
+                    k.len * k.dtype.size_bytes(),
+                )
+            };
+            return out;
+        }
+        match p.slots[*b] {
+            Slot::Param(a) => {
+                let a = self.args[a];
+                // SAFETY: the caller guarantees `a.ptr` is valid for `a.len` elements of `a.dtype`.
+                let vals: Vec<f64> = (0..a.len)
+                    .map(|i| unsafe { crate::buffer::read_raw(a.ptr, a.dtype, i) })
+                    .collect();
+                Buffer::from_f64(a.dtype, &vals)
+            }
+            // An output returned twice is copied; otherwise it is moved out.
+            Slot::Owned(o) if p.outputs[i + 1..].contains(b) => s.owned[o].clone(),
+            Slot::Owned(o) => take_buffer(&mut s.owned[o]),
+        }
     }
 }
