@@ -41,6 +41,33 @@ use oxla_core::kernel::Reduce;
 /// level adds sequentially.
 pub(crate) const LEVELS: usize = 24;
 
+/// What the steps of a reduction's emission share, from its prologue.
+struct ReductionRegs {
+    sum: bool,
+    atomics: bool,
+    /// The number of outer (output) axes.
+    outer: usize,
+    n_out: String,
+    n_in: String,
+    /// The label after the loop over work units.
+    end: String,
+    /// The predicate the bounds tests write.
+    p: String,
+    tid: String,
+    lane: String,
+    warp: String,
+    ncta: String,
+}
+
+/// One work unit: its output index `o`, its chunk `begin..stop` of the
+/// reduced range, and the output's coordinates.
+struct UnitRange {
+    o: String,
+    begin: String,
+    stop: String,
+    outer_coords: Vec<Coord>,
+}
+
 impl Emitter<'_> {
     /// Reduction: work units are (outer index, chunk of the reduced index
     /// range); each block takes units in a grid-stride loop, its threads sum
@@ -52,6 +79,29 @@ impl Emitter<'_> {
     /// thread 0 merges into the output, which the host filled with -inf /
     /// +inf, by a compare-and-swap loop (`atomic_combine`).
     pub(super) fn reduction(&mut self) {
+        let red = self.reduction_prologue();
+        let (chunks, chunk_len) = self.reduction_chunks(&red);
+        let (units, unit, step, tid64) = self.reduction_unit_loop_setup(&red, &chunks);
+
+        let unit_top = self.f.new_label("unit");
+        self.f.place_label(&unit_top);
+        let range = self.reduction_unit_range(&red, &units, &unit, &chunks, &chunk_len);
+        let (acc_tys, levels) = self.reduction_accumulators(red.sum);
+        self.reduction_thread_loop(&red, &range, &tid64, &acc_tys, &levels);
+        let accs = self.reduction_thread_total(&levels, &acc_tys);
+        let totals = self.reduction_block_combine(&red, &accs, &acc_tys);
+        self.reduction_write_unit(&red, &range.o, &totals, &acc_tys);
+        self.f.ins("bar.sync 0");
+        self.f.ins(format!("add.u64 {unit}, {unit}, {step}"));
+        self.f.ins(format!("bra {unit_top}"));
+        self.f.place_label(&red.end);
+        self.f.ins("ret");
+    }
+
+    /// The reduction's entry: the output and reduced counts, the early exit
+    /// when either is zero, the shared memory of the block combine, and the
+    /// thread's lane and warp.
+    fn reduction_prologue(&mut self) -> ReductionRegs {
         let k = self.k;
         let sum = k.reduce == Reduce::Sum;
         let (outer, rank) = (k.outer_dims(), k.domain.len());
@@ -80,11 +130,29 @@ impl Emitter<'_> {
         self.f.ins(format!("and.b32 {lane}, {tid}, 31"));
         self.f.ins(format!("shr.u32 {warp}, {tid}, 5"));
         self.f.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        ReductionRegs {
+            sum,
+            atomics,
+            outer,
+            n_out,
+            n_in,
+            end,
+            p,
+            tid,
+            lane,
+            warp,
+            ncta,
+        }
+    }
 
+    /// The number of chunks each output's reduced range is split into, and
+    /// the chunk length.
+    fn reduction_chunks(&mut self, red: &ReductionRegs) -> (String, String) {
+        let (n_in, n_out, ncta) = (&red.n_in, &red.n_out, &red.ncta);
         // chunks = clamp(min(⌈n_in/MIN_CHUNK⌉, ⌈grid/n_out⌉), 1, ..):
         // split the reduced range only as far as it fills the grid.
         let chunks = self.f.reg(Class::B64);
-        if atomics {
+        if red.atomics {
             let t = self.f.reg(Class::B64);
             self.f
                 .ins(format!("add.u64 {chunks}, {n_in}, {}", MIN_CHUNK - 1));
@@ -104,7 +172,7 @@ impl Emitter<'_> {
         self.f.ins(format!("sub.u64 {chunk_len}, {chunk_len}, 1"));
         self.f
             .ins(format!("div.u64 {chunk_len}, {chunk_len}, {chunks}"));
-        if atomics {
+        if red.atomics {
             // A multiple of MIN_CHUNK, so a chunk's count of ones (say) is a
             // multiple of 1024 and the atomic partial sums stay exact longer.
             self.f.ins(format!(
@@ -116,6 +184,18 @@ impl Emitter<'_> {
             self.f
                 .ins(format!("mul.lo.u64 {chunk_len}, {chunk_len}, {MIN_CHUNK}"));
         }
+        (chunks, chunk_len)
+    }
+
+    /// The grid-stride loop over work units: their count, this block's
+    /// first unit and the stride, and the thread index in 64 bits
+    /// (returned in that order).
+    fn reduction_unit_loop_setup(
+        &mut self,
+        red: &ReductionRegs,
+        chunks: &str,
+    ) -> (String, String, String, String) {
+        let (n_out, tid, ncta) = (&red.n_out, &red.tid, &red.ncta);
         let units = self.f.reg(Class::B64);
         self.f.ins(format!("mul.lo.u64 {units}, {n_out}, {chunks}"));
         let unit = self.f.reg(Class::B64);
@@ -127,9 +207,20 @@ impl Emitter<'_> {
         self.f.ins(format!("mov.u32 {cta}, %ctaid.x"));
         self.f.ins(format!("cvt.u64.u32 {unit}, {cta}"));
         self.f.ins(format!("cvt.u64.u32 {step}, {ncta}"));
+        (units, unit, step, tid64)
+    }
 
-        let unit_top = self.f.new_label("unit");
-        self.f.place_label(&unit_top);
+    /// The top of a unit: leave when the units are done, else the unit's
+    /// output index, the bounds of its chunk and the output's coordinates.
+    fn reduction_unit_range(
+        &mut self,
+        red: &ReductionRegs,
+        units: &str,
+        unit: &str,
+        chunks: &str,
+        chunk_len: &str,
+    ) -> UnitRange {
+        let (p, end, n_in) = (&red.p, &red.end, &red.n_in);
         self.f.ins(format!("setp.ge.u64 {p}, {unit}, {units}"));
         self.f.ins(format!("@{p} bra {end}"));
         let (o, c) = (self.f.reg(Class::B64), self.f.reg(Class::B64));
@@ -140,8 +231,19 @@ impl Emitter<'_> {
         self.f.ins(format!("mul.lo.u64 {begin}, {c}, {chunk_len}"));
         self.f.ins(format!("add.u64 {stop}, {begin}, {chunk_len}"));
         self.f.ins(format!("min.u64 {stop}, {stop}, {n_in}"));
-        let outer_coords = self.decode(&o, 0..outer);
+        let outer_coords = self.decode(&o, 0..red.outer);
+        UnitRange {
+            o,
+            begin,
+            stop,
+            outer_coords,
+        }
+    }
 
+    /// Each store's accumulator type, and its accumulators set to the
+    /// reduction's identity.
+    fn reduction_accumulators(&mut self, sum: bool) -> (Vec<Ty>, Vec<Vec<String>>) {
+        let k = self.k;
         // Accumulators: in the value's compute type; bools count in f32.
         let acc_tys: Vec<Ty> = k
             .stores
@@ -174,6 +276,21 @@ impl Emitter<'_> {
                     .collect()
             })
             .collect();
+        (acc_tys, levels)
+    }
+
+    /// The thread's loop over its elements of the unit's chunk, into the
+    /// accumulators `levels`.
+    fn reduction_thread_loop(
+        &mut self,
+        red: &ReductionRegs,
+        range: &UnitRange,
+        tid64: &str,
+        acc_tys: &[Ty],
+        levels: &[Vec<String>],
+    ) {
+        let (p, begin, stop) = (&red.p, &range.begin, &range.stop);
+        let outer_coords = &range.outer_coords;
         let trips = self.f.reg(Class::B64);
         self.f.ins(format!("mov.u64 {trips}, 0"));
         let r = self.f.reg(Class::B64);
@@ -200,7 +317,7 @@ impl Emitter<'_> {
                 self.f.ins(format!("add.u64 {d}, {r}, {}", u * BLOCK));
                 d
             };
-            quads.push(self.values_at(&ru, &outer_coords, &acc_tys));
+            quads.push(self.values_at(&ru, outer_coords, acc_tys));
         }
         let sums: Vec<String> = acc_tys
             .iter()
@@ -213,19 +330,23 @@ impl Emitter<'_> {
                 a
             })
             .collect();
-        self.accumulate(&sums, &levels, &acc_tys, &trips);
+        self.accumulate(&sums, levels, acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {}", 4 * BLOCK));
         self.f.ins(format!("bra {wide_top}"));
         self.f.place_label(&inner_top);
         self.f.ins(format!("setp.ge.u64 {p}, {r}, {stop}"));
         self.f.ins(format!("@{p} bra {inner_end}"));
-        let one = self.values_at(&r, &outer_coords, &acc_tys);
-        self.accumulate(&one, &levels, &acc_tys, &trips);
+        let one = self.values_at(&r, outer_coords, acc_tys);
+        self.accumulate(&one, levels, acc_tys, &trips);
         self.f.ins(format!("add.u64 {r}, {r}, {BLOCK}"));
         self.f.ins(format!("bra {inner_top}"));
         self.f.place_label(&inner_end);
+    }
+
+    /// The thread's sum of each store, from its accumulators.
+    fn reduction_thread_total(&mut self, levels: &[Vec<String>], acc_tys: &[Ty]) -> Vec<String> {
         // The thread's sum: the levels from the lowest up (unused ones are 0).
-        let accs: Vec<String> = acc_tys
+        acc_tys
             .iter()
             .enumerate()
             .map(|(s, t)| {
@@ -237,8 +358,18 @@ impl Emitter<'_> {
                 }
                 a
             })
-            .collect();
+            .collect()
+    }
 
+    /// The block's sum of each store, valid in thread 0.
+    fn reduction_block_combine(
+        &mut self,
+        red: &ReductionRegs,
+        accs: &[String],
+        acc_tys: &[Ty],
+    ) -> Vec<String> {
+        let (tid, lane, warp) = (&red.tid, &red.lane, &red.warp);
+        let identity = self.k.reduce.identity();
         // Block sum: shuffle within warps, lane 0s to shared, warp 0 again.
         let smem = self.f.reg(Class::B32);
         self.f.ins(format!("mov.u32 {smem}, red_smem"));
@@ -275,22 +406,35 @@ impl Emitter<'_> {
             self.warp_sum(&v, *t);
             totals.push(v);
         }
+        totals
+    }
+
+    /// Thread 0 combines each store's block total into output `o`:
+    /// atomically when units share an output, else by a plain store.
+    fn reduction_write_unit(
+        &mut self,
+        red: &ReductionRegs,
+        o: &str,
+        totals: &[String],
+        acc_tys: &[Ty],
+    ) {
+        let k = self.k;
         // Thread 0 writes; the barrier keeps the next unit off shared memory
         // until every warp has read it.
         let skip = self.f.new_label("not_first");
         let t0 = self.f.reg(Class::Pred);
-        self.f.ins(format!("setp.ne.u32 {t0}, {tid}, 0"));
+        self.f.ins(format!("setp.ne.u32 {t0}, {}, 0", red.tid));
         self.f.ins(format!("@{t0} bra {skip}"));
         for (s, st) in k.stores.iter().enumerate() {
             let total = Val {
                 ty: acc_tys[s],
                 reg: totals[s].clone(),
             };
-            if atomics {
+            if red.atomics {
                 let dtype = k.args[st.arg].dtype;
                 let base = self.bases[st.arg].clone();
-                let addr = self.address(&base, Some(&o), dtype.size_bytes());
-                if sum {
+                let addr = self.address(&base, Some(o), dtype.size_bytes());
+                if red.sum {
                     let old = self.f.reg(acc_tys[s].class());
                     let sfx = acc_tys[s].suffix();
                     self.f.ins(format!(
@@ -308,15 +452,10 @@ impl Emitter<'_> {
                     Ty::of(value_ty).expect("validated type"),
                 );
                 let v = values::round_to(&mut self.f, v, value_ty);
-                self.store(st.arg, &o, &v);
+                self.store(st.arg, o, &v);
             }
         }
         self.f.place_label(&skip);
-        self.f.ins("bar.sync 0");
-        self.f.ins(format!("add.u64 {unit}, {unit}, {step}"));
-        self.f.ins(format!("bra {unit_top}"));
-        self.f.place_label(&end);
-        self.f.ins("ret");
     }
 
     /// `d = a ⊕ b` in float type `t`, ⊕ the kernel's reduction (`d` may be
