@@ -5,12 +5,14 @@
 
 use crate::ir::Function;
 use crate::ops::Op;
+use std::borrow::Cow;
 
-/// `f` with every special function replaced by its expansion. Loop and cond
-/// bodies are left as they are: fusion expands each when it fuses it.
-pub fn expand_special(f: &Function) -> Function {
+/// `f` with every special function replaced by its expansion (`f` itself,
+/// uncopied, when it has none). Loop and cond bodies are left as they are:
+/// fusion expands each when it fuses it.
+pub fn expand_special(f: &Function) -> Cow<'_, Function> {
     if !f.eqns.iter().any(|e| matches!(e.op, Op::Special(_))) {
-        return f.clone();
+        return Cow::Borrowed(f);
     }
     let (mut g, mut map) = Function::with_params_of(f, &f.name, f.params.len());
     for e in &f.eqns {
@@ -29,5 +31,5 @@ pub fn expand_special(f: &Function) -> Function {
         .iter()
         .map(|v| map[v.index()].expect("internal error: result not mapped"))
         .collect();
-    g
+    Cow::Owned(g)
 }

@@ -350,7 +350,7 @@ fn is_stacked_marker(args: &TokenStream) -> bool {
 /// Each is re-emitted by its own path on an empty item, which it expands to
 /// nothing: the import counts as used.
 fn stacked_markers(item: &syn::ItemFn, paths: &[syn::Path]) -> TokenStream {
-    let cfgs = cfg_attrs(item);
+    let cfgs = parse::attr::cfg_attrs(item);
     let marker = syn::Ident::new(STACKED_MARKER, Span::call_site());
     paths
         .iter()
@@ -376,19 +376,10 @@ fn axis_uses(item: &syn::ItemFn) -> TokenStream {
     }
     let mut found = Paths(Vec::new());
     syn::visit::Visit::visit_block(&mut found, &item.block);
-    let cfgs = cfg_attrs(item);
+    let cfgs = parse::attr::cfg_attrs(item);
     found
         .0
         .iter()
         .map(|path| quote!(#(#cfgs)* const _: () = { let _ = #path; };))
-        .collect()
-}
-
-/// The item's `#[cfg(..)]` attributes, which the items emitted beside it
-/// repeat so that they exist exactly when it does.
-fn cfg_attrs(item: &syn::ItemFn) -> Vec<&syn::Attribute> {
-    item.attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
         .collect()
 }

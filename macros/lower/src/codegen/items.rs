@@ -45,11 +45,7 @@ pub fn generate_with_prelude(
 ) -> Result<TokenStream, Errors> {
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     for g in gens {
         match generate_one(item, g, &cfgs, opts, false, prelude) {
             Ok(ts) => out.extend(ts),
@@ -66,11 +62,7 @@ pub(crate) fn generate_stubs(
     gens: &[GeneratedFn],
     prelude: &TokenStream,
 ) -> Option<TokenStream> {
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     // A name the errors say is taken twice is emitted once.
     let mut defined = BTreeSet::new();
     let mut out = TokenStream::new();

@@ -105,11 +105,7 @@ pub(crate) fn expand(
     let [(item32, gens32), (item64, gens64)] = instances.as_slice() else {
         return Err(errors);
     };
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     let mut out = TokenStream::new();
     for (g32, g64) in gens32.iter().zip(gens64) {
         match wrapper(
@@ -141,11 +137,7 @@ pub(crate) fn stubs(
     let inst = instantiate(item, &t, DType::F64);
     let f = crate::lower::placeholder::signature_ir(&inst)?;
     let gens = crate::stack::apply_stack(&inst, stack, f, Vec::new(), Vec::new()).0;
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     // A name the errors say is taken twice is emitted once.
     let mut defined = std::collections::BTreeSet::new();
     let mut out = TokenStream::new();

@@ -619,3 +619,12 @@ pub(crate) fn in_order(stack: &[TransformAttr]) -> Vec<&TransformAttr> {
     }
     out
 }
+
+/// The item's `#[cfg(..)]` attributes, which the items emitted beside it
+/// repeat so that they exist exactly when it does.
+pub(crate) fn cfg_attrs(item: &syn::ItemFn) -> Vec<&syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect()
+}

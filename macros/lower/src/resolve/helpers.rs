@@ -567,11 +567,7 @@ pub(crate) fn callable_macros(
     let whole = quote!(#attr #item_tokens);
     let item_payload = Group::new(Delimiter::Brace, whole.clone());
     let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     names
         .iter()
         .filter(|name| !shadows_a_macro(&crate::lower::ident_name(name)))

@@ -35,11 +35,7 @@ pub(crate) fn generate(
 ) -> Result<TokenStream, Errors> {
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::parse::attr::cfg_attrs(item);
     let inner_name = syn::Ident::new("__oxla_flat", Span::mixed_site());
     let mut inner_item = flat.item.clone();
     inner_item.attrs.clear();

@@ -23,7 +23,7 @@
 
 use crate::lower::Lowerer;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
-use oxla_core::{Dim, DotDims, Op, Shape, Var};
+use oxla_core::{Dim, DotDims, Op, Shape, Type, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::Expr;
@@ -930,29 +930,9 @@ impl Lowerer<'_> {
         args: &[&Expr],
         span: Span,
     ) -> Option<Var> {
-        let (xt, it) = (self.f.ty(x).clone(), self.f.ty(idx).clone());
-        if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) {
-            self.errors.spanned(
-                args[1],
-                format!("`take_along_axis` takes integer indices (i32 or i64), got {it}"),
-            );
-            return None;
-        }
-        if !xt.dtype.is_float() {
-            self.errors.spanned(
-                args[0],
-                format!("`take_along_axis` takes a float array, got {xt}"),
-            );
-            return None;
-        }
+        let (xt, it) =
+            self.gather_operands("take_along_axis", x, idx, axis, [args[0], args[1], args[2]])?;
         let rank = xt.shape.rank();
-        if axis >= rank {
-            self.errors.spanned(
-                args[2],
-                format!("axis {axis} is out of range for an array of rank {rank}"),
-            );
-            return None;
-        }
         let kept: Vec<usize> = (0..rank).filter(|a| *a != axis).collect();
         if it.shape.rank() != kept.len() {
             self.errors.spanned(
@@ -1011,6 +991,22 @@ impl Lowerer<'_> {
         exprs: [&Expr; 3],
         span: Span,
     ) -> Option<Var> {
+        self.gather_operands(name, x, idx, axis, exprs)?;
+        self.takes.push((idx, x, axis));
+        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
+    }
+
+    /// The checks `take` and `take_along_axis` share: integer indices, a
+    /// float array, an axis within its rank (`exprs`: the expressions of
+    /// `x`, the indices and the axis, for errors). Their types, when valid.
+    fn gather_operands(
+        &mut self,
+        name: &str,
+        x: Var,
+        idx: Var,
+        axis: usize,
+        exprs: [&Expr; 3],
+    ) -> Option<(Type, Type)> {
         let (xt, it) = (self.f.ty(x).clone(), self.f.ty(idx).clone());
         if !matches!(it.dtype, oxla_core::DType::I32 | oxla_core::DType::I64) {
             self.errors.spanned(
@@ -1024,16 +1020,15 @@ impl Lowerer<'_> {
                 .spanned(exprs[0], format!("`{name}` takes a float array, got {xt}"));
             return None;
         }
-        let r = xt.shape.rank();
-        if axis >= r {
+        let rank = xt.shape.rank();
+        if axis >= rank {
             self.errors.spanned(
                 exprs[2],
-                format!("axis {axis} is out of range for an array of rank {r}"),
+                format!("axis {axis} is out of range for an array of rank {rank}"),
             );
             return None;
         }
-        self.takes.push((idx, x, axis));
-        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
+        Some((xt, it))
     }
 
     fn array_call(
