@@ -66,6 +66,7 @@ pub fn nested_functions(op: &Op) -> Vec<&Function> {
         Op::Loop(l) => l.functions(),
         Op::LoopReverse(l) => l.functions(),
         Op::Cond(c) => c.functions(),
+        Op::Pmap(p) => p.functions(),
         _ => Vec::new(),
     }
 }
@@ -204,6 +205,9 @@ fn parse_control(word: &str, fns: Vec<Function>) -> Result<Op, String> {
         "loop" | "loop_tangent" => Ok(Op::Loop(Box::new(Loop::from_text(name, arg, fns)?))),
         "loop_reverse" => Ok(Op::LoopReverse(Box::new(LoopReverse::from_text(arg, fns)?))),
         "cond" => Ok(Op::Cond(Box::new(Cond::from_text(arg, fns)?))),
+        "pmap" => Ok(Op::Pmap(Box::new(crate::ops::control::Pmap::from_text(
+            arg, fns,
+        )?))),
         _ => Err(format!("`{name}` holds no functions")),
     }
 }
@@ -254,6 +258,9 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         ),
         None => (word, None),
     };
+    if let Some(c) = arg.and_then(|a| crate::ops::collective::Collective::from_text(name, a, out)) {
+        return Ok(Op::Collective(c));
+    }
     let list = |a: Option<&str>| -> Result<Vec<usize>, String> {
         a.unwrap_or("")
             .split(',')

@@ -9,6 +9,7 @@
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
 
+pub mod collective;
 pub mod control;
 pub mod convert;
 pub mod dot_general;
@@ -27,6 +28,8 @@ use crate::dtype::DType;
 use crate::ir::{Function, Type, Var};
 use crate::shape::{Dim, Shape};
 use crate::tensor::Tensor;
+use crate::transforms::vmap::BatchAxis;
+use collective::Collective;
 pub use dot_general::DotDims;
 use elementwise::{BinaryOp, CmpOp, UnaryOp};
 use special::SpecialFn;
@@ -151,6 +154,11 @@ pub enum Op {
     /// `if pred { then } else { otherwise }` with branch functions (see
     /// `control::Cond`); one result per branch result.
     Cond(Box<control::Cond>),
+    /// A collective over a named axis (see `collective`).
+    Collective(Collective),
+    /// A body run once per device along a named axis (see
+    /// `control::Pmap`); one result per body result.
+    Pmap(Box<control::Pmap>),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -176,6 +184,9 @@ pub enum FusionKind {
     /// A loop or a cond: its body or branches are programs of their own,
     /// which the host runs as a step of the program.
     Control,
+    /// A collective: the per-device program's host step that reaches the
+    /// other devices.
+    Collective,
 }
 
 impl Op {
@@ -207,6 +218,8 @@ impl Op {
             Op::Loop(l) => l.n_operands(),
             Op::LoopReverse(l) => l.fwd.n_operands() + l.n_r(),
             Op::Cond(c) => c.n_operands(),
+            Op::Collective(c) => c.arity(),
+            Op::Pmap(p) => p.n_operands(),
         }
     }
 
@@ -224,6 +237,8 @@ impl Op {
             Op::Loop(l) => l.infer(ins),
             Op::LoopReverse(l) => l.infer(ins),
             Op::Cond(c) => c.infer(ins),
+            Op::Pmap(p) => p.infer(ins),
+            Op::Collective(c) => one(c.infer(ins)),
             Op::Unary(_) | Op::Special(_) => {
                 if !ins[0].dtype.is_float() {
                     return Err(format!("{self} needs a float operand, got {}", ins[0]));
@@ -366,6 +381,11 @@ impl Op {
             Op::Loop(l) => l.eval(ins),
             Op::LoopReverse(l) => l.eval(ins),
             Op::Cond(c) => c.eval(ins),
+            Op::Pmap(p) => p.eval(ins),
+            Op::Collective(c) => Err(format!(
+                "`{c}` runs outside every pmap and vmap over the axis `{}`",
+                c.axis
+            )),
             Op::Transpose { perm } => one(layout::transpose_eval(ins[0], perm)),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
@@ -407,6 +427,11 @@ impl Op {
             Op::Loop(l) => return control::loop_jvp(f, l, ins, t),
             Op::LoopReverse(l) => return control::reverse_jvp(f, l, ins, t),
             Op::Cond(c) => return control::cond_jvp(f, c, ins, t),
+            Op::Pmap(p) => return control::pmap_jvp(f, p, ins, t),
+            Op::Collective(c) => rule(move |f, out| match (ins.first(), t.first()) {
+                (Some(x), Some(Some(t))) => c.jvp(f, *x, out, *t),
+                _ => None,
+            }),
             Op::Unary(op) => rule(move |f, out| t[0].and_then(|t| op.jvp(f, ins[0], out, t))),
             Op::Special(op) => rule(move |f, out| t[0].map(|t| op.jvp(f, ins[0], out, t))),
             Op::Binary(op) => rule(move |f, out| op.jvp(f, ins[0], ins[1], out, t[0], t[1])),
@@ -499,11 +524,16 @@ impl Op {
                 l.results.iter().map(|r| carries[*r]).collect()
             }
             Op::LoopReverse(l) => vec![true; l.results.len()],
+            Op::Pmap(p) => tangent_reach(&p.body, ins),
             Op::Cmp(_)
             | Op::Literal { .. }
             | Op::DimSize { .. }
             | Op::Iota { .. }
             | Op::StopGradient
+            | Op::Collective(Collective {
+                kind: collective::CollectiveKind::AxisIndex { .. },
+                ..
+            })
             | Op::Unary(UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum) => one(false),
             Op::Select => one(ins[1] || ins[2]),
             Op::Gather { .. } | Op::ScatterAdd { .. } => one(ins[0]),
@@ -537,6 +567,7 @@ impl Op {
                     .chain(carries)
                     .collect()
             }
+            Op::Pmap(p) => cotangent_reach(&p.body, outs),
             _ => vec![true; self.arity()],
         }
     }
@@ -560,6 +591,8 @@ impl Op {
             Op::LinearScan { .. } => i == 1,
             Op::Loop(l) => l.is_linear_in(i),
             Op::Cond(c) => c.is_linear_in(i),
+            Op::Pmap(p) => p.is_linear_in(i),
+            Op::Collective(c) => c.is_linear(),
             // Reverse over reverse is not supported.
             Op::LoopReverse(_) => false,
             Op::Broadcast { .. }
@@ -708,13 +741,23 @@ impl Op {
             }
             Op::Loop(l) => control::loop_transpose(f, l, known, cts),
             Op::Cond(c) => control::cond_transpose(f, c, known, cts),
+            Op::Pmap(p) => control::pmap_transpose(f, p, known, cts),
+            Op::Collective(c) => vec![Some(c.transpose(f, ct()))],
         }
     }
 
     /// Batching rule: the op applied to operands of which `batched[i]` carry
-    /// a leading batch axis of size `size` (at least one does); every result
-    /// carries it too.
-    pub fn batch(&self, f: &mut Function, ins: &[Var], batched: &[bool], size: &Dim) -> Vec<Var> {
+    /// a leading batch axis of size `axis.size` (at least one does, unless
+    /// the op has a collective over `axis.name`); every result carries it
+    /// too.
+    pub fn batch(
+        &self,
+        f: &mut Function,
+        ins: &[Var],
+        batched: &[bool],
+        axis: &BatchAxis,
+    ) -> Vec<Var> {
+        let size = &axis.size;
         let one = |v: Var| vec![v];
         match self {
             Op::Unary(_)
@@ -756,9 +799,11 @@ impl Op {
             Op::LinearScan { axis, reverse } => one(scan::linear_scan_batch(
                 f, ins, batched, *axis, *reverse, size,
             )),
-            Op::Loop(l) => control::loop_batch(f, l, ins, batched, size),
-            Op::LoopReverse(l) => control::reverse_batch(f, l, ins, batched, size),
-            Op::Cond(c) => control::cond_batch(f, c, ins, batched, size),
+            Op::Loop(l) => control::loop_batch(f, l, ins, batched, axis),
+            Op::LoopReverse(l) => control::reverse_batch(f, l, ins, batched, axis),
+            Op::Cond(c) => control::cond_batch(f, c, ins, batched, axis),
+            Op::Pmap(p) => control::pmap_batch(f, p, ins, batched, axis),
+            Op::Collective(c) => one(c.batch(f, ins, axis)),
             Op::Transpose { perm } => one(layout::transpose_batch(f, ins[0], perm)),
             Op::Reshape { shape } => one(layout::reshape_batch(f, ins[0], shape, size)),
             Op::DotGeneral(d) => one(dot_general::dot_general_batch(
@@ -791,6 +836,19 @@ impl Op {
         }
     }
 
+    /// Whether the op runs a collective over the axis `name` that no pmap
+    /// inside it binds (a named vmap batches such an op even when none of
+    /// its operands is batched).
+    pub fn uses_axis(&self, name: &str) -> bool {
+        match self {
+            Op::Collective(c) => c.axis == name,
+            Op::Pmap(p) => p.axis != name && function_uses_axis(&p.body, name),
+            op => crate::text::nested_functions(op)
+                .iter()
+                .any(|g| function_uses_axis(g, name)),
+        }
+    }
+
     /// How fusion treats the op (see `FusionKind`).
     pub fn fusion_kind(&self) -> FusionKind {
         match self {
@@ -815,7 +873,8 @@ impl Op {
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
             Op::LinearScan { .. } => FusionKind::Scan,
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) => FusionKind::Control,
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) | Op::Pmap(_) => FusionKind::Control,
+            Op::Collective(_) => FusionKind::Collective,
         }
     }
 }
@@ -871,8 +930,15 @@ impl fmt::Display for Op {
             Op::Loop(l) => f.write_str(&l.header()),
             Op::LoopReverse(l) => f.write_str(&l.header()),
             Op::Cond(c) => f.write_str(&c.header()),
+            Op::Pmap(p) => f.write_str(&p.header()),
+            Op::Collective(c) => write!(f, "{c}"),
         }
     }
+}
+
+/// Whether an equation of `f` uses the axis `name` (`Op::uses_axis`).
+pub fn function_uses_axis(f: &Function, name: &str) -> bool {
+    f.eqns.iter().any(|e| e.op.uses_axis(name))
 }
 
 /// A single-result op's tangent, given its primal result.

@@ -8,7 +8,7 @@
 use super::jvp::jvp_raw;
 use super::simplify::simplify;
 use super::vjp::vjp_cotangents;
-use super::vmap::vmap_sized;
+use super::vmap::{vmap_sized, BatchAxis};
 use crate::ir::{Function, Var};
 use crate::ops::elementwise::CmpOp;
 use crate::ops::Op;
@@ -86,7 +86,7 @@ fn batch_over_basis(
         let mut in_axes = vec![None; g.params.len()];
         in_axes[at] = Some(0);
         let out_axes = vec![Some(out_axis); g.outs.len()];
-        g = vmap_sized(&g, &in_axes, &out_axes, d)?;
+        g = vmap_sized(&g, &in_axes, &out_axes, &BatchAxis::unnamed(d))?;
     }
     Ok(g)
 }

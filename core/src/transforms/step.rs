@@ -16,8 +16,16 @@ pub enum Step {
     ValueAndGrad(Vec<usize>),
     Jvp(Vec<usize>),
     Vjp(Vec<usize>),
-    /// `jax.vmap(in_axes, out_axes)`, over every parameter and result.
+    /// `jax.vmap(in_axes, out_axes, axis_name)`, over every parameter and
+    /// result.
     Vmap {
+        in_axes: Vec<Option<usize>>,
+        out_axes: Vec<Option<usize>>,
+        axis_name: Option<String>,
+    },
+    /// `jax.pmap(axis_name, in_axes, out_axes)` (see `transforms::pmap`).
+    Pmap {
+        axis_name: String,
         in_axes: Vec<Option<usize>>,
         out_axes: Vec<Option<usize>>,
     },
@@ -34,7 +42,21 @@ impl Step {
             Step::ValueAndGrad(wrt) => value_and_grad(f, wrt)?,
             Step::Jvp(wrt) => jvp_wrt(f, wrt),
             Step::Vjp(wrt) => vjp_wrt(f, wrt),
-            Step::Vmap { in_axes, out_axes } => vmap_axes(f, in_axes, out_axes)?,
+            Step::Vmap {
+                in_axes,
+                out_axes,
+                axis_name: None,
+            } => vmap_axes(f, in_axes, out_axes)?,
+            Step::Vmap {
+                in_axes,
+                out_axes,
+                axis_name: Some(name),
+            } => super::vmap::vmap_named(f, in_axes, out_axes, name)?,
+            Step::Pmap {
+                axis_name,
+                in_axes,
+                out_axes,
+            } => super::pmap::pmap(f, axis_name, in_axes, out_axes)?,
             Step::Jacfwd(i) => jacfwd(f, *i)?,
             Step::Jacrev(i) => jacrev(f, *i)?,
             Step::Hessian(i) => hessian(f, *i)?,
@@ -95,8 +117,23 @@ impl Step {
             "jvp" => Step::Jvp(indices(rest)?),
             "vjp" => Step::Vjp(indices(rest)?),
             "vmap" => {
-                let (i, o) = rest.split_once("][").ok_or_else(bad)?;
-                Step::Vmap {
+                let parts: Vec<&str> = rest.split("][").collect();
+                match parts[..] {
+                    [i, o] | [i, o, _] => Step::Vmap {
+                        in_axes: axes(i)?,
+                        out_axes: axes(o)?,
+                        axis_name: parts.get(2).map(|n| n.to_string()),
+                    },
+                    _ => return Err(bad()),
+                }
+            }
+            "pmap" => {
+                let parts: Vec<&str> = rest.split("][").collect();
+                let [n, i, o] = parts[..] else {
+                    return Err(bad());
+                };
+                Step::Pmap {
+                    axis_name: n.to_string(),
                     in_axes: axes(i)?,
                     out_axes: axes(o)?,
                 }
@@ -128,9 +165,27 @@ impl fmt::Display for Step {
             Step::ValueAndGrad(w) => write!(f, "value_and_grad[{}]", list(w)),
             Step::Jvp(w) => write!(f, "jvp[{}]", list(w)),
             Step::Vjp(w) => write!(f, "vjp[{}]", list(w)),
-            Step::Vmap { in_axes, out_axes } => {
-                write!(f, "vmap[{}][{}]", axes(in_axes), axes(out_axes))
+            Step::Vmap {
+                in_axes,
+                out_axes,
+                axis_name,
+            } => {
+                write!(f, "vmap[{}][{}]", axes(in_axes), axes(out_axes))?;
+                match axis_name {
+                    Some(n) => write!(f, "[{n}]"),
+                    None => Ok(()),
+                }
             }
+            Step::Pmap {
+                axis_name,
+                in_axes,
+                out_axes,
+            } => write!(
+                f,
+                "pmap[{axis_name}][{}][{}]",
+                axes(in_axes),
+                axes(out_axes)
+            ),
             Step::Jacfwd(i) => write!(f, "jacfwd[{i}]"),
             Step::Jacrev(i) => write!(f, "jacrev[{i}]"),
             Step::Hessian(i) => write!(f, "hessian[{i}]"),
@@ -152,6 +207,17 @@ mod tests {
             Step::Vmap {
                 in_axes: vec![Some(0), None, Some(2)],
                 out_axes: vec![Some(1)],
+                axis_name: None,
+            },
+            Step::Vmap {
+                in_axes: vec![Some(1)],
+                out_axes: vec![None],
+                axis_name: Some("j".into()),
+            },
+            Step::Pmap {
+                axis_name: "i".into(),
+                in_axes: vec![Some(0), None],
+                out_axes: vec![Some(0), None],
             },
             Step::Jacfwd(0),
             Step::Jacrev(3),

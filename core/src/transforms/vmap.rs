@@ -9,6 +9,35 @@ use crate::ir::{Function, Var};
 use crate::ops::layout::{move_axis_perm, transpose};
 use crate::shape::Dim;
 
+/// The axis a vmap batches over: its size, and the name collectives over it
+/// use (`#[vmap(.., axis_name = i)]`; `None` for an unnamed batch). Under a
+/// named batch, a collective naming it is a reduction over the batch (JAX's
+/// batching rule of `psum` and the others, `ops::collective`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchAxis {
+    pub size: Dim,
+    pub name: Option<String>,
+}
+
+impl BatchAxis {
+    /// An unnamed batch of `size`.
+    pub fn unnamed(size: &Dim) -> BatchAxis {
+        BatchAxis {
+            size: size.clone(),
+            name: None,
+        }
+    }
+
+    /// A batch over the axis `name`, of the size that name's dimension
+    /// symbol (`collective::axis_dim`) takes.
+    pub fn named(name: &str) -> BatchAxis {
+        BatchAxis {
+            size: crate::ops::collective::axis_dim(name),
+            name: Some(name.to_string()),
+        }
+    }
+}
+
 /// Batch `f` over a new leading axis: `in_axes[i]` is `Some(0)` for a batched
 /// param and `None` for one shared by every example. Every output is batched
 /// along axis 0 (see `vmap_axes` for other axes).
@@ -37,19 +66,33 @@ pub fn vmap_axes(
         })
         .find(|s| !used.contains(s))
         .expect("a free symbol");
-    vmap_sized(f, in_axes, out_axes, &Dim::Sym(size))
+    vmap_sized(f, in_axes, out_axes, &BatchAxis::unnamed(&Dim::Sym(size)))
 }
 
-/// `vmap_axes` with a given batch size (the jacobians batch over a basis
-/// whose size is a dimension `f` already has).
+/// `vmap_axes` over the named axis `name` (`jax.vmap(.., axis_name=name)`):
+/// collectives over `name` in `f` become reductions over the batch. The
+/// batch size is the axis's dimension symbol (`collective::axis_dim`).
+pub fn vmap_named(
+    f: &Function,
+    in_axes: &[Option<usize>],
+    out_axes: &[Option<usize>],
+    name: &str,
+) -> Result<Function, String> {
+    vmap_sized(f, in_axes, out_axes, &BatchAxis::named(name))
+}
+
+/// `vmap_axes` over a given batch axis (the jacobians batch over a basis
+/// whose size is a dimension `f` already has; a named batch's size is its
+/// axis symbol).
 pub(crate) fn vmap_sized(
     f: &Function,
     in_axes: &[Option<usize>],
     out_axes: &[Option<usize>],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Result<Function, String> {
     let _running = super::Running::start();
-    check_axes(f, in_axes, out_axes)?;
+    let size = &axis.size;
+    check_axes(f, in_axes, out_axes, axis.name.is_some())?;
     let mut g = Function::new(&format!("{}_vmap", f.name));
     let mut map: Vec<Option<Var>> = vec![None; f.types.len()];
     let mut batched = vec![false; f.types.len()];
@@ -68,17 +111,27 @@ pub(crate) fn vmap_sized(
         map[p.index()] = Some(v);
     }
     for e in &f.eqns {
-        let flags: Vec<bool> = e.ins.iter().map(|v| batched[v.index()]).collect();
-        let outs = if flags.iter().any(|b| *b) {
+        let mut flags: Vec<bool> = e.ins.iter().map(|v| batched[v.index()]).collect();
+        // An op with a collective over this batch's name is batched even
+        // when no operand is: `psum(x)` of a shared `x` is `n·x`, and
+        // `axis_index` differs per example.
+        let names_batch = axis.name.as_deref().is_some_and(|n| e.op.uses_axis(n));
+        let outs = if flags.iter().any(|b| *b) || names_batch {
             for o in &e.outs {
                 batched[o.index()] = true;
             }
-            let ins: Vec<Var> = e
+            let mut ins: Vec<Var> = e
                 .ins
                 .iter()
                 .map(|v| map[v.index()].expect("verified IR"))
                 .collect();
-            e.op.batch(&mut g, &ins, &flags, size)
+            if !flags.iter().any(|b| *b) && !ins.is_empty() {
+                for (v, b) in ins.iter_mut().zip(flags.iter_mut()) {
+                    *v = g.broadcast_batch(*v, size);
+                    *b = true;
+                }
+            }
+            e.op.batch(&mut g, &ins, &flags, axis)
         } else {
             g.copy_eqn(e, &mut map)
         };
@@ -113,6 +166,7 @@ fn check_axes(
     f: &Function,
     in_axes: &[Option<usize>],
     out_axes: &[Option<usize>],
+    named: bool,
 ) -> Result<(), String> {
     if in_axes.len() != f.params.len() {
         return Err(format!(
@@ -130,7 +184,9 @@ fn check_axes(
             f.outs.len()
         ));
     }
-    if in_axes.iter().all(Option::is_none) {
+    // A named batch may batch nothing but its collectives (a pmap body
+    // whose params are all replicated).
+    if !named && in_axes.iter().all(Option::is_none) {
         return Err(format!(
             "vmap of `{}` needs at least one batched argument",
             f.name

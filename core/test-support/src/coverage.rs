@@ -43,6 +43,10 @@ pub fn op_kind(op: &Op) -> &'static str {
         Op::Loop(_) => "loop",
         Op::LoopReverse(_) => "loop_reverse",
         Op::Cond(_) => "cond",
+        // No catalog case: a collective needs an enclosing pmap or named
+        // vmap. Their tests are `core/tests/suite/pmap.rs`.
+        Op::Collective(_) => "collective",
+        Op::Pmap(_) => "pmap",
     }
 }
 

@@ -200,7 +200,8 @@ impl<'a> KernelBuilder<'a> {
             FusionKind::Reduction
             | FusionKind::Scan
             | FusionKind::Assemble
-            | FusionKind::Control => self.load(v, cmap),
+            | FusionKind::Control
+            | FusionKind::Collective => self.load(v, cmap),
             FusionKind::Elementwise
             | FusionKind::Broadcast
             | FusionKind::Layout

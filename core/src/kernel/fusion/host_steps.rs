@@ -20,6 +20,12 @@ pub(super) fn host_step(
 ) -> Result<HostStep, String> {
     Ok(match &e.op {
         Op::Cond(c) => HostStep::Cond(cond_step(f, c, at, args, outs, kernels)?),
+        Op::Pmap(_) | Op::Collective(_) => {
+            return Err(format!(
+                "`{}`: pmap and collectives do not run in compiled programs yet",
+                e.op
+            ))
+        }
         _ => HostStep::Loop(loop_step(f, e, at, args, outs, kernels)?),
     })
 }

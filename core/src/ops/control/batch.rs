@@ -8,7 +8,7 @@ use crate::ir::{Function, Type, Var};
 use crate::ops::elementwise::CmpOp;
 use crate::ops::Op;
 use crate::shape::{Dim, Shape};
-use crate::transforms::vmap::vmap_sized;
+use crate::transforms::vmap::{vmap_sized, BatchAxis};
 
 /// A per-example mask `[b]` as a select predicate over `like` (`[b, ...]`).
 pub(super) fn mask_over(g: &mut Function, mask: Var, like: Var) -> Var {
@@ -50,8 +50,9 @@ fn batch_loop(
     l: &Loop,
     ins: &[Var],
     batched: &[bool],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> (Loop, Vec<Var>) {
+    let size = &axis.size;
     let (nb, nk, nc) = (l.n_bounds(), l.n_consts, l.n_carries());
     let mut operands: Vec<Var> = Vec::new();
     let bounds_batched = batched[..nb].iter().any(|b| *b);
@@ -103,11 +104,11 @@ fn batch_loop(
         });
     }
     let const_axes: Vec<Option<usize>> = (0..nk).map(|k| batched[nb + k].then_some(0)).collect();
-    let body = batch_body(l, &const_axes, extra.len(), size);
+    let body = batch_body(l, &const_axes, extra.len(), axis);
     let cond = l.cond.as_ref().map(|c| {
         let mut axes = const_axes.clone();
         axes.extend(std::iter::repeat_n(Some(0), nc));
-        let cb = vmap_sized(c, &axes, &[Some(0)], size)
+        let cb = vmap_sized(c, &axes, &[Some(0)], axis)
             .expect("internal error: batching a loop condition");
         let mut h = Function::new(&c.name);
         let ps: Vec<Var> = cb
@@ -135,14 +136,20 @@ fn batch_loop(
 
 /// The batched body with its per-example mask; params (consts, [lo_b, hi_b],
 /// [i], carries), every carry batched.
-fn batch_body(l: &Loop, const_axes: &[Option<usize>], n_extra: usize, size: &Dim) -> Function {
+fn batch_body(
+    l: &Loop,
+    const_axes: &[Option<usize>],
+    n_extra: usize,
+    axis: &BatchAxis,
+) -> Function {
+    let size = &axis.size;
     let (nk, nc) = (l.n_consts, l.n_carries());
     let mut axes = const_axes.to_vec();
     if l.kind == LoopKind::For {
         axes.push(None);
     }
     axes.extend(std::iter::repeat_n(Some(0), nc));
-    let bb = vmap_sized(&l.body, &axes, &vec![Some(0); nc], size)
+    let bb = vmap_sized(&l.body, &axes, &vec![Some(0); nc], axis)
         .expect("internal error: batching a loop body");
     let masked = n_extra > 0 || l.kind == LoopKind::While;
     if !masked {
@@ -171,7 +178,7 @@ fn batch_body(l: &Loop, const_axes: &[Option<usize>], n_extra: usize, size: &Dim
             let mut axes = const_axes.to_vec();
             axes.extend(std::iter::repeat_n(Some(0), nc));
             let c = l.cond.as_ref().expect("a while loop has a condition");
-            let cb = vmap_sized(c, &axes, &[Some(0)], size)
+            let cb = vmap_sized(c, &axes, &[Some(0)], axis)
                 .expect("internal error: batching a loop condition");
             let mut cargs = consts.clone();
             cargs.extend(&carries);
@@ -195,9 +202,9 @@ pub fn loop_batch(
     l: &Loop,
     ins: &[Var],
     batched: &[bool],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Vec<Var> {
-    let (bl, operands) = batch_loop(g, l, ins, batched, size);
+    let (bl, operands) = batch_loop(g, l, ins, batched, axis);
     g.push_all(Op::Loop(Box::new(bl)), &operands)
         .expect("internal error: batching a loop")
 }
@@ -210,11 +217,12 @@ pub fn reverse_batch(
     lr: &LoopReverse,
     ins: &[Var],
     batched: &[bool],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Vec<Var> {
+    let size = &axis.size;
     let f = &lr.fwd;
     let nf = f.n_operands();
-    let (bl, mut operands) = batch_loop(g, f, &ins[..nf], &batched[..nf], size);
+    let (bl, mut operands) = batch_loop(g, f, &ins[..nf], &batched[..nf], axis);
     for k in 0..lr.n_r() {
         let v = ins[nf + k];
         operands.push(if batched[nf + k] {
@@ -231,7 +239,7 @@ pub fn reverse_batch(
         axes.push(None);
     }
     axes.extend(std::iter::repeat_n(Some(0), nc + nr));
-    let bb = vmap_sized(&lr.back, &axes, &vec![Some(0); na + nr], size)
+    let bb = vmap_sized(&lr.back, &axes, &vec![Some(0); na + nr], axis)
         .expect("internal error: batching a reverse loop");
     let back = if n_extra == 0 && f.kind == LoopKind::For {
         bb
@@ -258,7 +266,7 @@ pub fn reverse_batch(
         let out = inline(&mut h, &bb, &args);
         // The mask: the masked body's own, recomputed from its params.
         let carries = &ps[ps.len() - nc..];
-        let mask = step_mask(&mut h, &bl, f, &ps, carries, size);
+        let mask = step_mask(&mut h, &bl, f, &ps, carries, axis);
         let mut outs = Vec::new();
         for (k, o) in out.iter().enumerate() {
             let keep = if k < na { h.zeros_like(*o) } else { rs[k - na] };
@@ -286,8 +294,9 @@ fn step_mask(
     f: &Loop,
     ps: &[Var],
     carries: &[Var],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Var {
+    let size = &axis.size;
     let nk = f.n_consts;
     let n_extra = bl.n_consts - nk;
     match f.kind {
@@ -304,7 +313,7 @@ fn step_mask(
                 })
                 .chain(std::iter::repeat_n(Some(0), carries.len()))
                 .collect();
-            let cb = vmap_sized(c, &axes, &[Some(0)], size)
+            let cb = vmap_sized(c, &axes, &[Some(0)], axis)
                 .expect("internal error: batching a loop condition");
             let mut args: Vec<Var> = ps[..nk].to_vec();
             args.extend(carries);

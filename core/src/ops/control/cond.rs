@@ -6,11 +6,10 @@ use crate::dtype::DType;
 use crate::interp;
 use crate::ir::{Function, Type, Var};
 use crate::ops::Op;
-use crate::shape::Dim;
 use crate::tensor::Tensor;
 use crate::transforms::jvp::jvp_wrt;
 use crate::transforms::vjp::vjp_cotangents;
-use crate::transforms::vmap::vmap_sized;
+use crate::transforms::vmap::{vmap_sized, BatchAxis};
 
 /// `if pred { then(consts) } else { otherwise(consts) }`, in the manner of
 /// JAX's `lax.cond`: only the taken branch runs. Operands: the predicate (a
@@ -342,7 +341,7 @@ pub fn cond_batch(
     c: &Cond,
     ins: &[Var],
     batched: &[bool],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Vec<Var> {
     let consts = &ins[1..];
     let const_batched = &batched[1..];
@@ -350,7 +349,7 @@ pub fn cond_batch(
         let axes: Vec<Option<usize>> = const_batched.iter().map(|b| b.then_some(0)).collect();
         let outs = vec![Some(0); c.then.outs.len()];
         let bc = c.map_branches(
-            |b| vmap_sized(b, &axes, &outs, size).expect("internal error: batching a cond branch"),
+            |b| vmap_sized(b, &axes, &outs, axis).expect("internal error: batching a cond branch"),
             c.n_linear,
         );
         return g
@@ -360,7 +359,7 @@ pub fn cond_batch(
     // A per-example predicate: both branches run, a select picks.
     let [t, e] = c
         .branches()
-        .map(|b| batched_branch(g, b, consts, const_batched, size));
+        .map(|b| batched_branch(g, b, consts, const_batched, axis));
     t.iter()
         .zip(&e)
         .map(|(t, e)| {
@@ -376,11 +375,12 @@ fn batched_branch(
     b: &Function,
     consts: &[Var],
     batched: &[bool],
-    size: &Dim,
+    axis: &BatchAxis,
 ) -> Vec<Var> {
+    let size = &axis.size;
     if batched.iter().any(|x| *x) {
         let axes: Vec<Option<usize>> = batched.iter().map(|x| x.then_some(0)).collect();
-        let bb = vmap_sized(b, &axes, &vec![Some(0); b.outs.len()], size)
+        let bb = vmap_sized(b, &axes, &vec![Some(0); b.outs.len()], axis)
             .expect("internal error: batching a cond branch");
         inline(g, &bb, consts)
     } else {

@@ -28,6 +28,7 @@
 mod batch;
 mod cond;
 mod looping;
+mod pmap;
 mod reverse;
 mod surgery;
 mod transpose;
@@ -40,6 +41,8 @@ pub use batch::{loop_batch, reverse_batch};
 pub(crate) use cond::cond_transpose;
 pub use cond::{cond_batch, cond_jvp, push_cond, Cond};
 pub use looping::{loop_jvp, push_for, push_while, Checkpoint, Loop, LoopKind, TangentOf};
+pub(crate) use pmap::pmap_transpose;
+pub use pmap::{pmap_batch, pmap_jvp, push_pmap, Pmap};
 pub use reverse::{reverse_jvp, reverse_sweep, LoopReverse};
 pub(crate) use surgery::inline;
 pub(crate) use transpose::loop_transpose;

@@ -40,7 +40,9 @@ pub fn is_straight_line(f: &Function) -> bool {
 fn all_scalar(f: &Function) -> bool {
     live_eqns(f).iter().all(|&i| {
         let e = &f.eqns[i];
+        // A collective reaches other devices: never straight-line Rust.
         e.outs.iter().all(|o| f.shape(*o).is_scalar())
+            && !matches!(e.op, oxla_core::Op::Collective(_) | oxla_core::Op::Pmap(_))
             && oxla_core::text::nested_functions(&e.op)
                 .into_iter()
                 .all(|g| g.params.iter().all(|p| g.shape(*p).is_scalar()) && all_scalar(g))

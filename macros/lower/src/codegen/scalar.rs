@@ -234,7 +234,9 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
             | Op::LinearScan { .. }
             | Op::Loop(_)
             | Op::LoopReverse(_)
-            | Op::Cond(_) => {
+            | Op::Cond(_)
+            | Op::Collective(_)
+            | Op::Pmap(_) => {
                 let msg = format!("internal error: {} in a scalar function", e.op);
                 { let panic = paths::panic(); quote!(#panic(#msg)) }
             }

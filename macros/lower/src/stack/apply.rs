@@ -426,6 +426,7 @@ fn apply(
             Step::Vmap {
                 in_axes: axes,
                 out_axes,
+                axis_name: None,
             }
         }
         TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
