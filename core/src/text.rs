@@ -416,7 +416,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
 }
 
 /// A constant, a symbol, or a derived dimension (`shape::derived`).
-fn parse_dim(d: &str) -> Option<Dim> {
+pub(crate) fn parse_dim(d: &str) -> Option<Dim> {
     match d.parse::<u64>() {
         Ok(c) => Some(Dim::Const(c)),
         Err(_) if crate::shape::derived::is_derived(d) => crate::shape::derived::parse_dim(d),

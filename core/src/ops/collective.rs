@@ -69,14 +69,27 @@ pub enum CollectiveKind {
     AxisIndex { dtype: DType },
 }
 
-/// A collective over the axis named `axis`.
+/// A collective over the axis named `axis`, whose size is `size`: the
+/// axis's symbol `axis_dim(axis)`, or the extent the function's own shapes
+/// give it (`unify_axis`: a `psum_scatter` of a `[4]` operand needs 4
+/// devices).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collective {
     pub kind: CollectiveKind,
     pub axis: String,
+    pub size: Dim,
 }
 
 impl Collective {
+    /// `kind` over `axis`, of the axis's own size.
+    pub fn new(kind: CollectiveKind, axis: &str) -> Collective {
+        Collective {
+            kind,
+            axis: axis.to_string(),
+            size: axis_dim(axis),
+        }
+    }
+
     pub fn arity(&self) -> usize {
         match self.kind {
             CollectiveKind::AxisIndex { .. } => 0,
@@ -102,7 +115,7 @@ impl Collective {
                 if *axis > rank {
                     return Err(format!("{self}: axis {axis} is past the rank of {x}"));
                 }
-                dims.insert(*axis, axis_dim(&self.axis));
+                dims.insert(*axis, self.size.clone());
             }
             PsumScatter { axis } => {
                 if *axis >= rank {
@@ -118,7 +131,7 @@ impl Collective {
                     ));
                 }
                 dims.remove(*split);
-                dims.insert(*concat, axis_dim(&self.axis));
+                dims.insert(*concat, self.size.clone());
             }
             AxisIndex { .. } => unreachable!(),
         }
@@ -136,6 +149,7 @@ impl Collective {
         Collective {
             kind,
             axis: self.axis.clone(),
+            size: self.size.clone(),
         }
     }
 
@@ -306,9 +320,13 @@ impl Collective {
     /// The text form's argument list after the op's name.
     fn text_args(&self) -> String {
         use CollectiveKind::*;
-        let a = &self.axis;
+        let a = if self.size == axis_dim(&self.axis) {
+            self.axis.clone()
+        } else {
+            format!("{}:{}", self.axis, self.size)
+        };
         match &self.kind {
-            Psum | Pmax | Pmin | AxisIndex { .. } => a.clone(),
+            Psum | Pmax | Pmin | AxisIndex { .. } => a,
             AllGather { axis } | PsumScatter { axis } => format!("{a},{axis}"),
             Ppermute { perm } => {
                 let pairs: Vec<String> = perm.iter().map(|(s, d)| format!("{s}>{d}")).collect();
@@ -383,9 +401,14 @@ impl Collective {
             }
             _ => return None,
         };
+        let (axis, size) = match axis.split_once(':') {
+            Some((a, d)) => (a, crate::text::parse_dim(d)?),
+            None => (axis, axis_dim(axis)),
+        };
         Some(Collective {
             kind,
             axis: axis.to_string(),
+            size,
         })
     }
 }
@@ -418,10 +441,7 @@ pub fn collective(
     axis: &str,
     x: Option<Var>,
 ) -> Result<Var, String> {
-    let op = Op::Collective(Collective {
-        kind,
-        axis: axis.to_string(),
-    });
+    let op = Op::Collective(Collective::new(kind, axis));
     f.push(op, x.as_slice())
 }
 
@@ -473,4 +493,74 @@ pub fn free_axes(f: &Function) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The size the function's own shapes give the axis `name`: the extent of
+/// the axis a `psum_scatter` scatters or an `all_to_all` splits, which must
+/// be the number of devices (or the batch). `None` when nothing fixes it;
+/// an error when two such extents differ.
+pub fn axis_extent(f: &Function, name: &str) -> Result<Option<Dim>, String> {
+    let mut found: Option<Dim> = None;
+    let mut note = |d: &Dim| -> Result<(), String> {
+        if *d == axis_dim(name) {
+            return Ok(());
+        }
+        match &found {
+            Some(e) if e != d => Err(format!(
+                "the collectives over `{name}` need it to have both {e} and {d} devices"
+            )),
+            _ => {
+                found = Some(d.clone());
+                Ok(())
+            }
+        }
+    };
+    visit_collectives(f, name, &mut |f, e, c| {
+        let at = match c.kind {
+            CollectiveKind::PsumScatter { axis } => axis,
+            CollectiveKind::AllToAll { split, .. } => split,
+            _ => return Ok(()),
+        };
+        note(&f.shape(e.ins[0]).0[at])
+    })?;
+    Ok(found)
+}
+
+/// Calls `visit` on every collective over `name` in `f` and in the
+/// functions its ops hold (not inside a pmap that binds `name` again).
+fn visit_collectives(
+    f: &Function,
+    name: &str,
+    visit: &mut dyn FnMut(&Function, &crate::ir::Eqn, &Collective) -> Result<(), String>,
+) -> Result<(), String> {
+    for e in f.eqns.iter() {
+        match &e.op {
+            Op::Collective(c) if c.axis == name => visit(f, e, c)?,
+            Op::Pmap(p) if p.axis == name => {}
+            op => {
+                for g in crate::text::nested_functions(op) {
+                    visit_collectives(g, name, visit)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `f` with the axis `name`'s size fixed where its shapes fix it
+/// (`axis_extent`), and that size: the symbol `axis_dim(name)` renamed
+/// everywhere, so that a collective's results agree with the shapes they
+/// meet. The pmap (or the named vmap) then has exactly that many devices
+/// (examples).
+pub fn unify_axis(f: &Function, name: &str) -> Result<(Function, Dim), String> {
+    match axis_extent(f, name)? {
+        None => Ok((f.clone(), axis_dim(name))),
+        Some(d) => {
+            let mut g = f.clone();
+            let from = axis_dim(name);
+            let Dim::Sym(from) = from else { unreachable!() };
+            crate::transforms::substitute::substitute(&mut g, &from, &d);
+            Ok((g, d))
+        }
+    }
 }

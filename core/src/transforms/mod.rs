@@ -8,6 +8,7 @@ pub mod jvp;
 pub mod pmap;
 pub mod simplify;
 pub mod step;
+pub mod substitute;
 pub mod vjp;
 pub mod vmap;
 pub(crate) mod zeros;

@@ -67,8 +67,8 @@ pub fn pmap(
         operands.push(v);
     }
     let mapped: Vec<bool> = in_axes.iter().map(Option::is_some).collect();
-    let outs = push_pmap(&mut g, f.clone(), axis_name, mapped, &operands)
-        .map_err(|e| format!("{what}: {e}"))?;
+    let outs =
+        push_pmap(&mut g, f, axis_name, mapped, &operands).map_err(|e| format!("{what}: {e}"))?;
     for (j, (v, axis)) in outs.into_iter().zip(out_axes).enumerate() {
         let rank = g.shape(v).rank();
         let v = match axis {

@@ -78,7 +78,12 @@ pub fn vmap_named(
     out_axes: &[Option<usize>],
     name: &str,
 ) -> Result<Function, String> {
-    vmap_sized(f, in_axes, out_axes, &BatchAxis::named(name))
+    let (f, size) = crate::ops::collective::unify_axis(f, name)?;
+    let axis = BatchAxis {
+        size,
+        name: Some(name.to_string()),
+    };
+    vmap_sized(&f, in_axes, out_axes, &axis)
 }
 
 /// `vmap_axes` over a given batch axis (the jacobians batch over a basis

@@ -13,6 +13,7 @@ mod jax_conventions;
 mod kernel_verify;
 mod loops;
 mod ops_ad;
+mod pmap;
 mod prod_scan;
 mod slicing_schedule;
 mod smoke;

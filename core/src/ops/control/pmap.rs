@@ -10,7 +10,7 @@ use crate::shape::{Dim, Shape};
 use crate::tensor::Tensor;
 use crate::transforms::jvp::jvp_wrt;
 use crate::transforms::vjp::vjp_cotangents;
-use crate::transforms::vmap::{vmap_named, vmap_sized, BatchAxis};
+use crate::transforms::vmap::{vmap_sized, BatchAxis};
 
 /// `body` run once per device along the axis `axis`, in the manner of
 /// `jax.pmap`: operand `k` is split along its leading axis when
@@ -39,6 +39,9 @@ use crate::transforms::vmap::{vmap_named, vmap_sized, BatchAxis};
 pub struct Pmap {
     pub body: Function,
     pub axis: String,
+    /// The number of devices the body assumes: the axis symbol, or the
+    /// extent its shapes fix (`collective::unify_axis`).
+    pub size: Dim,
     pub mapped: Vec<bool>,
     /// How many trailing operands are tangents the body is linear in (on a
     /// JVP's tangent pmap; 0 otherwise).
@@ -71,7 +74,16 @@ impl Pmap {
                 _ => {}
             }
         }
-        n.ok_or_else(|| format!("pmap over `{}` maps no operand", self.axis))
+        let n = n.ok_or_else(|| format!("pmap over `{}` maps no operand", self.axis))?;
+        if let (Dim::Const(a), Dim::Const(b)) = (n, &self.size) {
+            if a != b {
+                return Err(format!(
+                    "pmap over `{}`: {a} devices, but its collectives need {b}",
+                    self.axis
+                ));
+            }
+        }
+        Ok(n)
     }
 
     /// The body's type `t` as the op sees it: the axis symbol is the
@@ -133,7 +145,11 @@ impl Pmap {
     pub fn eval(&self, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {
         let in_axes: Vec<Option<usize>> = self.mapped.iter().map(|m| m.then_some(0)).collect();
         let out_axes = vec![Some(0); self.body.outs.len()];
-        let batched = vmap_named(&self.body, &in_axes, &out_axes, &self.axis)?;
+        let axis = BatchAxis {
+            size: self.size.clone(),
+            name: Some(self.axis.clone()),
+        };
+        let batched = vmap_sized(&self.body, &in_axes, &out_axes, &axis)?;
         let args: Vec<Tensor> = ins.iter().map(|t| (*t).clone()).collect();
         interp::eval(&batched, &args)
     }
@@ -144,7 +160,10 @@ impl Pmap {
             .iter()
             .map(|m| if *m { '1' } else { '0' })
             .collect();
-        format!("pmap[{},{mapped},{}]", self.axis, self.n_linear)
+        format!(
+            "pmap[{},{},{mapped},{}]",
+            self.axis, self.size, self.n_linear
+        )
     }
 
     pub fn functions(&self) -> Vec<&Function> {
@@ -155,12 +174,13 @@ impl Pmap {
         let bad = || format!("bad op `pmap[{arg}]`");
         let [body]: [Function; 1] = fns.try_into().map_err(|_| bad())?;
         let parts: Vec<&str> = arg.split(',').collect();
-        let [axis, mapped, n_linear] = parts[..] else {
+        let [axis, size, mapped, n_linear] = parts[..] else {
             return Err(bad());
         };
         Ok(Pmap {
             body,
             axis: axis.to_string(),
+            size: crate::text::parse_dim(size).ok_or_else(bad)?,
             mapped: mapped.chars().map(|c| c == '1').collect(),
             n_linear: n_linear.parse().map_err(|_| bad())?,
         })
@@ -171,23 +191,27 @@ impl Pmap {
         Pmap {
             body,
             axis: self.axis.clone(),
+            size: self.size.clone(),
             mapped,
             n_linear,
         }
     }
 }
 
-/// Push `pmap(body)` over `axis` onto `f`.
+/// Push `pmap(body)` over `axis` onto `f` (the body's axis size unified
+/// with its shapes, `collective::unify_axis`).
 pub fn push_pmap(
     f: &mut Function,
-    body: Function,
+    body: &Function,
     axis: &str,
     mapped: Vec<bool>,
     ins: &[Var],
 ) -> Result<Vec<Var>, String> {
+    let (body, size) = crate::ops::collective::unify_axis(body, axis)?;
     let p = Pmap {
         body,
         axis: axis.to_string(),
+        size,
         mapped,
         n_linear: 0,
     };

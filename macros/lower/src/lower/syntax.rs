@@ -4,7 +4,7 @@
 use super::function::SUPPORTED_EXPRS;
 use crate::parse::types::PURE;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp};
-use oxla_core::{DType, Dim, Function, Op, Shape};
+use oxla_core::{DType, Dim, Function};
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -12,49 +12,7 @@ use syn::{BinOp, Expr};
 
 /// Replace the dimension symbol `from` by `to` in every type and op of `f`.
 pub(crate) fn substitute(f: &mut Function, from: &str, to: &Dim) {
-    use oxla_core::shape::derived::rename;
-    let fix = |shape: &mut Shape| {
-        for d in shape.0.iter_mut() {
-            *d = rename(d, from, to);
-        }
-    };
-    for t in f.types.iter_mut() {
-        fix(&mut t.shape);
-    }
-    for e in f.eqns.iter_mut() {
-        match &mut e.op {
-            Op::Broadcast { shape, .. } | Op::Reshape { shape } | Op::Iota { shape, .. } => {
-                fix(shape)
-            }
-            Op::Slice { shape, starts, .. } | Op::Pad { shape, starts, .. } => {
-                fix(shape);
-                for d in starts.iter_mut() {
-                    *d = rename(d, from, to);
-                }
-            }
-            Op::DimSize { dim, .. } => *dim = rename(dim, from, to),
-            Op::Loop(l) => substitute_in_loop(l, from, to),
-            Op::LoopReverse(l) => {
-                substitute_in_loop(&mut l.fwd, from, to);
-                substitute(&mut l.back, from, to);
-            }
-            Op::Cond(c) => {
-                substitute(&mut c.then, from, to);
-                substitute(&mut c.otherwise, from, to);
-            }
-            _ => {}
-        }
-    }
-}
-
-fn substitute_in_loop(l: &mut oxla_core::ops::control::Loop, from: &str, to: &Dim) {
-    substitute(&mut l.body, from, to);
-    if let Some(c) = l.cond.as_mut() {
-        substitute(c, from, to);
-    }
-    if let Some(t) = l.tangent_of.as_mut() {
-        substitute_in_loop(&mut t.primal, from, to);
-    }
+    oxla_core::transforms::substitute::substitute(f, from, to)
 }
 
 /// The identifiers of a path's segments (`f64::consts::PI` → `f64`, `consts`, `PI`).
