@@ -27,6 +27,8 @@
 //! | `#[jvp(name)]`, `#[jvp(name, wrt = (x, y))]` | `name(primals…, tangents…) -> (outs…, tangent outs…)`: one tangent per `wrt` parameter (default: every float parameter), named `t_x`; the other parameters are held constant |
 //! | `#[vjp(name)]`, `#[vjp(name, wrt = (x, y))]` | `name(primals…, cotangents…) -> (outs…, cotangents…)`: one cotangent per result (`ct`, or `ct0`, `ct1`, …) in, one per `wrt` parameter (default: every float parameter) out, in `wrt`'s order |
 //! | `#[vmap(name)]`, `#[vmap(name, in_axes = (0, None, 1), out_axes = 0)]` | `name` batched along the given axis of each parameter (`None`: shared by every example; default: all `0`; `in_axes = 0` or `None` applies to all) and placed at the `out_axes` axis of each result |
+//! | `#[vmap(name, axis_name = j)]` | as `#[vmap]`; the body's collectives over `j` (`psum(x, j)`, …) reduce over the batch |
+//! | `#[pmap(name, axis_name = i)]`, `#[pmap(name, axis_name = i, in_axes = …, out_axes = …)]` | `name` mapped over devices (JAX's `pmap`): each mapped argument gets the device axis at its `in_axes` position; the body's collectives over `i` (`psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`, `ppermute`, `all_to_all`, `axis_index`, `axis_size`) run across the devices |
 //! | `#[jacfwd(name, wrt = x)]`, `#[jacrev(name, wrt = x)]` | the full Jacobian of a function with one result with respect to `x` (default: the first parameter), shaped as the result's axes then `x`'s, by forward or reverse mode |
 //! | `#[hessian(name, wrt = x)]` | `jacfwd(jacrev(f))` of a function returning one scalar |
 //! | `#[transforms(grad(g, wrt = w), value_and_grad(vg), …)]` | one function per entry, each a transform of the annotated function (below) |
@@ -235,6 +237,16 @@ pub fn vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn vmap(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(TransformKind::Vmap, attr, item)
+}
+
+/// `#[pmap(name, axis_name = i)]`, `#[pmap(name, axis_name = i, in_axes =
+/// (0, None, …), out_axes = …)]`: generate `name`, the function mapped over
+/// devices along a new axis of each mapped argument (JAX's `pmap`); the
+/// body's collectives over `i` (`psum(x, i)`, `axis_index(i)`, …) run
+/// across those devices.
+#[proc_macro_attribute]
+pub fn pmap(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(TransformKind::Pmap, attr, item)
 }
 
 /// `#[jacfwd(name, wrt = x)]`: generate `name`, the full Jacobian of a

@@ -6,7 +6,7 @@
 use crate::errors::Errors;
 use crate::parse::attr::take_oxla_attrs;
 use crate::resolve::helpers::{derives_tree, is_func_attr, with_helpers, HelperTable};
-use crate::stack::GeneratedFn;
+use crate::stack::{has_free_axes, GeneratedFn};
 use proc_macro2::{Span, TokenStream};
 
 /// Every function annotated with an oxla attribute in `file` (also inside
@@ -35,7 +35,9 @@ fn collect_items(items: &[syn::Item], out: &mut Vec<GeneratedFn>) {
                     crate::tree::expand_stack_flat(&f, &stack)
                 };
                 if let Ok(gens) = gens {
-                    out.extend(gens);
+                    // One whose collectives leave an axis free is not
+                    // emitted as a function (see `stack::has_free_axes`).
+                    out.extend(gens.into_iter().filter(|g| !has_free_axes(g)));
                 }
             }
             syn::Item::Mod(m) => {
@@ -144,12 +146,14 @@ pub fn collect_from_files(files: &[syn::File]) -> Vec<GeneratedFn> {
     .into_iter()
     .collect();
     for h in &helpers {
-        let (gens, _) = with_helpers(&table, || match crate::generic::is_generic(h) {
-            true => crate::generic::collect(h, &jit),
-            false => crate::tree::expand_stack_flat(h, &jit),
+        let (gens, _) = with_helpers(&table, || {
+            crate::stack::as_helper(|| match crate::generic::is_generic(h) {
+                true => crate::generic::collect(h, &jit),
+                false => crate::tree::expand_stack_flat(h, &jit),
+            })
         });
         if let Ok(gens) = gens {
-            out.extend(gens);
+            out.extend(gens.into_iter().filter(|g| !has_free_axes(g)));
         }
     }
     out

@@ -269,7 +269,15 @@ fn expand_items(
             tree::Flattened::None => (None, expand_stack(&item, &stack)),
             tree::Flattened::Unknown => (None, Err(Errors::new())),
             tree::Flattened::Flat(flat, e) if e.is_empty() => {
-                let r = expand_stack(&flat.item, &flat.stack);
+                let r = expand_stack(&flat.item, &flat.stack).and_then(|gens| {
+                    no_free_axes(
+                        &item,
+                        &gens,
+                        "a function with a parameter struct",
+                        "pass its fields as parameters",
+                    )
+                    .map(|()| gens)
+                });
                 (Some(flat), r)
             }
             tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
@@ -323,6 +331,33 @@ fn expand_items(
     }
     let item = without_body(item, &markers);
     quote!(#item #errs)
+}
+
+/// Collectives whose axes an attribute binds are not supported yet in
+/// `what` (the function would not be emitted as written): an error at the
+/// signature saying so, and `instead`.
+pub(crate) fn no_free_axes(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    what: &str,
+    instead: &str,
+) -> Result<(), Errors> {
+    let Some(g) = gens.iter().find(|g| stack::has_free_axes(g)) else {
+        return Ok(());
+    };
+    let axes: Vec<String> = stack::unbound_axes(&g.function)
+        .into_iter()
+        .map(|a| format!("`{a}`"))
+        .collect();
+    let mut e = Errors::new();
+    e.spanned(
+        &item.sig.ident,
+        format!(
+            "collectives over an axis an attribute binds ({}) are not supported yet in {what}: {instead}",
+            axes.join(", ")
+        ),
+    );
+    Err(e)
 }
 
 /// The function as written, for the IDE and for its callers to type-check

@@ -11,6 +11,7 @@ mod loops;
 mod nd;
 mod of;
 mod paths;
+mod pmap;
 mod scale;
 mod slicing;
 mod tree;

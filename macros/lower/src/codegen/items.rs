@@ -18,7 +18,7 @@ use crate::errors::Errors;
 use crate::lower::consts::is_const_param;
 use crate::lower::{ident_name, return_tys};
 use crate::parse::types::RustTy;
-use crate::stack::{guard, ir_const_name, GeneratedFn, Origin};
+use crate::stack::{guard, has_free_axes, ir_const_name, GeneratedFn, Origin};
 use oxla_core::{DType, Function};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -46,11 +46,39 @@ pub fn generate_with_prelude(
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
     let cfgs = crate::parse::attr::cfg_attrs(item);
+    // The prelude goes into the first function emitted as one.
+    let mut prelude = Some(prelude);
     for g in gens {
-        match generate_one(item, g, &cfgs, opts, false, prelude) {
+        // A function whose collectives leave an axis for another attribute
+        // to bind is not callable as it is: its IR constant alone (its
+        // callable macro still serves calls inside annotated functions).
+        let r = if has_free_axes(g) {
+            Parts::new(item, g, &cfgs, false).and_then(|parts| {
+                let text = guard("printing the IR", g.name.span(), || {
+                    Ok(oxla_core::text::print(&g.function))
+                })?;
+                Ok(parts.ir_const(&Literal::string(&text)))
+            })
+        } else {
+            let empty = TokenStream::new();
+            let p = prelude.take().unwrap_or(&empty);
+            generate_one(item, g, &cfgs, opts, false, p)
+        };
+        match r {
             Ok(ts) => out.extend(ts),
             Err(e) => errors.push(e),
         }
+    }
+    // No function to hold it (a helper whose collectives its callers bind).
+    if let Some(prelude) = prelude.filter(|p| !p.is_empty()) {
+        let host = format_ident!("__oxla_prelude", span = Span::mixed_site());
+        out.extend(quote! {
+            #(#cfgs)*
+            const _: () = {
+                #[allow(dead_code)]
+                fn #host() { #prelude }
+            };
+        });
     }
     errors.check().map(|()| out)
 }
@@ -78,6 +106,12 @@ pub(crate) fn generate_stubs(
             continue;
         }
         defined.extend(items);
+        // The prelude goes into the original function.
+        let empty = TokenStream::new();
+        let prelude = match g.origin {
+            Origin::Original => prelude,
+            Origin::Transform { .. } => &empty,
+        };
         out.extend(generate_one(item, g, &cfgs, &CodegenOptions::default(), true, prelude).ok()?);
     }
     Some(out)
@@ -341,14 +375,10 @@ impl<'a> Parts<'a> {
     }
 
     /// The function: the original's signature, or a transform's from its
-    /// IR, around `body`; the original's also holds `prelude`.
+    /// IR, around `body`, which starts with `prelude` (items that must be
+    /// inside a function to be allowed in an `impl` block too: the callers
+    /// pass it to one function, the original unless it is not emitted).
     fn function(&self, body: Body, prelude: &TokenStream) -> TokenStream {
-        // The original function's body also holds `prelude` (items that must
-        // be inside a function to be allowed in an `impl` block too).
-        let prelude = match self.g.origin {
-            Origin::Original => prelude.clone(),
-            Origin::Transform { .. } => TokenStream::new(),
-        };
         let const_lets = if self.stub {
             quote!()
         } else {

@@ -48,7 +48,15 @@ fn expand_instances(
     for dtype in INSTANCES {
         let inst = instantiate(item, t, dtype);
         let result = match tree::flatten_fn(&inst, stack) {
-            tree::Flattened::None => crate::stack::expand_stack(&inst, stack),
+            tree::Flattened::None => crate::stack::expand_stack(&inst, stack).and_then(|gens| {
+                crate::no_free_axes(
+                    item,
+                    &gens,
+                    "a function generic over its float type",
+                    "write it for `f32` or `f64`",
+                )
+                .map(|()| gens)
+            }),
             tree::Flattened::Unknown => Err(Errors::new()),
             _ => {
                 let mut e = Errors::new();

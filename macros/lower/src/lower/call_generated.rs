@@ -16,6 +16,7 @@ use crate::lower::{IndexCheck, Lowerer};
 use crate::resolve::helpers::{self, Helper, HelperTable};
 use oxla_core::{Dim, Function, Var};
 use quote::ToTokens;
+use syn::spanned::Spanned;
 
 impl Lowerer<'_> {
     /// The results of `c`, a call of the generated function `generated`
@@ -66,6 +67,14 @@ impl Lowerer<'_> {
         for name in &g.param_names[visible..] {
             let k = consts.iter().find(|k| k.param == *name)?;
             args.push(self.const_param(&k.path)?);
+        }
+        // The callee's collectives over axes it leaves free come along: an
+        // axis no attribute of the caller binds is an error at the call.
+        let func_span = crate::lower::vocab::arrays::strip(&c.func).span();
+        for axis in crate::stack::unbound_axes(&g) {
+            if !self.axis_spans.iter().any(|(n, _)| *n == axis) {
+                self.axis_spans.push((axis, func_span));
+            }
         }
         self.inlining.push(generated.to_string());
         let outs = self.inline_ir(c, &shown, g, &args, &checks);

@@ -335,10 +335,11 @@ impl Lowerer<'_> {
             return v;
         }
         let supported_fns = format!(
-            "supported functions are {}, {}, {} (also as `oxla::…`)",
+            "supported functions are {}, {}, {}, {} (also as `oxla::…`)",
             crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
             crate::lower::vocab::elementwise::elementwise_functions(),
-            crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS
+            crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
+            crate::lower::vocab::collectives::COLLECTIVE_FUNCTIONS
         );
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
@@ -370,6 +371,9 @@ impl Lowerer<'_> {
                 return v;
             }
             if let Some(v) = self.lower_constructor_call(n, c) {
+                return v;
+            }
+            if let Some(v) = self.lower_collective_call(n, c) {
                 return v;
             }
         }

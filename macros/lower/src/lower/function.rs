@@ -101,12 +101,24 @@ pub fn lower_fn_checked(item: &syn::ItemFn) -> Result<(Function, Vec<IndexCheck>
 pub fn lower_fn_full(
     item: &syn::ItemFn,
 ) -> Result<(Function, Vec<IndexCheck>, Vec<ConstParam>), Errors> {
+    lower_fn_axes(item).map(|(f, checks, consts, _)| (f, checks, consts))
+}
+
+/// Each axis name the body's collectives use, with the span of its first
+/// use (see `stack::check_bound_axes`).
+pub(crate) type AxisSpans = Vec<(String, Span)>;
+
+/// `lower_fn_full`, with where each axis name is first used.
+pub(crate) fn lower_fn_axes(
+    item: &syn::ItemFn,
+) -> Result<(Function, Vec<IndexCheck>, Vec<ConstParam>, AxisSpans), Errors> {
     let mut errors = Errors::new();
     let mut checks = Vec::new();
     let mut consts = Vec::new();
-    let f = lower_into(item, &mut errors, &mut checks, &mut consts);
+    let mut axes = Vec::new();
+    let f = lower_into(item, &mut errors, &mut checks, &mut consts, &mut axes);
     match (f, errors.is_empty()) {
-        (Some(f), true) => Ok((f, checks, consts)),
+        (Some(f), true) => Ok((f, checks, consts, axes)),
         _ => {
             if errors.is_empty() {
                 errors.spanned(
@@ -149,10 +161,11 @@ fn lower_into(
     errors: &mut Errors,
     checks: &mut Vec<IndexCheck>,
     consts: &mut Vec<ConstParam>,
+    axes: &mut AxisSpans,
 ) -> Option<Function> {
     check_plain_fn(&item.sig, errors);
     let sig = check_signature(&item.sig, errors);
-    let (mut f, outs) = lower_body_on_params(item, &sig, errors, checks, consts);
+    let (mut f, outs) = lower_body_on_params(item, &sig, errors, checks, consts, axes);
     let (Some((outs, tail_span)), Some(rets)) = (outs, sig.returns) else {
         return None;
     };
@@ -333,6 +346,7 @@ fn lower_body_on_params(
     errors: &mut Errors,
     checks: &mut Vec<IndexCheck>,
     consts: &mut Vec<ConstParam>,
+    axes: &mut AxisSpans,
 ) -> (Function, Option<super::lowerer::Results>) {
     let mut lw = Lowerer {
         f: Function::new(&ident_name(&item.sig.ident)),
@@ -348,6 +362,7 @@ fn lower_body_on_params(
         spans: std::collections::HashMap::new(),
         prelowered: std::collections::HashMap::new(),
         assigned_in_ifs: None,
+        axis_spans: Vec::new(),
     };
     for (name, t, _) in &sig.params {
         let v = lw.f.add_param(name, param_ir_type(name, t, sig.dtype));
@@ -359,6 +374,7 @@ fn lower_body_on_params(
     let outs = lw.lower_body(&item.block);
     add_index_checks(&lw, checks);
     *consts = std::mem::take(&mut lw.consts);
+    *axes = std::mem::take(&mut lw.axis_spans);
     (lw.f, outs)
 }
 

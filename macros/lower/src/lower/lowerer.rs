@@ -64,6 +64,10 @@ pub(crate) struct Lowerer<'e> {
     /// While a scalar `if` is lowered: the `let mut` names each `if`
     /// inside it assigns, by address (see `cond::assigned_in`).
     pub(crate) assigned_in_ifs: Option<std::collections::HashMap<usize, Vec<String>>>,
+    /// Each axis name a collective uses (`psum(x, i)`), with where it is
+    /// first written: an axis no attribute binds is an error there (see
+    /// `stack::check_bound_axes`).
+    pub(crate) axis_spans: Vec<(String, Span)>,
 }
 
 /// The tuple result of a block: its values and the span of the expression.

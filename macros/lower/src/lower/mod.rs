@@ -26,7 +26,7 @@ pub(crate) mod vocab;
 pub use function::{
     dim_symbol, length_symbol, lower_fn, lower_fn_checked, lower_fn_full, IndexCheck,
 };
-pub(crate) use function::{ident_name, param_ir_type, return_tys};
+pub(crate) use function::{ident_name, lower_fn_axes, param_ir_type, return_tys, AxisSpans};
 pub(crate) use lowerer::{BindKind, Binding, Lowerer, Scope};
 pub(crate) use syntax::{
     cmp_op, early_return, if_span, is_compound_assign, segment_names, strip_parens, substitute,

@@ -6,6 +6,8 @@
 //! #[value_and_grad(name)]    #[value_and_grad(name, wrt = …)]
 //! #[jvp(name)]      #[jvp(name, wrt = x)]      #[vjp(name)]     #[vjp(name, wrt = (x, y))]
 //! #[vmap(name)]     #[vmap(name, in_axes = (0, None, 1), out_axes = 0)]   (or `in_axes = 0`)
+//!                   #[vmap(name, axis_name = j)]   (collectives over `j` reduce over the batch)
+//! #[pmap(name, axis_name = i)]   #[pmap(name, axis_name = i, in_axes = …, out_axes = …)]
 //! #[jacfwd(name, wrt = x)]   #[jacrev(name, wrt = x)]   #[hessian(name, wrt = x)]
 //!
 //! any of them, `of = f`:        the transform of `f` (the annotated function
@@ -33,19 +35,21 @@ pub enum TransformKind {
     Jvp,
     Vjp,
     Vmap,
+    Pmap,
     Jacfwd,
     Jacrev,
     Hessian,
 }
 
 impl TransformKind {
-    pub const ALL: [TransformKind; 9] = [
+    pub const ALL: [TransformKind; 10] = [
         TransformKind::Jit,
         TransformKind::Grad,
         TransformKind::ValueAndGrad,
         TransformKind::Jvp,
         TransformKind::Vjp,
         TransformKind::Vmap,
+        TransformKind::Pmap,
         TransformKind::Jacfwd,
         TransformKind::Jacrev,
         TransformKind::Hessian,
@@ -60,6 +64,7 @@ impl TransformKind {
             TransformKind::Jvp => "jvp",
             TransformKind::Vjp => "vjp",
             TransformKind::Vmap => "vmap",
+            TransformKind::Pmap => "pmap",
             TransformKind::Jacfwd => "jacfwd",
             TransformKind::Jacrev => "jacrev",
             TransformKind::Hessian => "hessian",
@@ -78,7 +83,8 @@ impl TransformKind {
             | TransformKind::ValueAndGrad
             | TransformKind::Jvp
             | TransformKind::Vjp => &[("wrt", "`wrt = x` or `wrt = (x, y)`"), OF],
-            TransformKind::Vmap => &[
+            TransformKind::Vmap | TransformKind::Pmap => &[
+                ("axis_name", "`axis_name = i` or `axis_name = \"i\"`"),
                 ("in_axes", "`in_axes = (0, None, …)`"),
                 ("out_axes", "`out_axes = 1` or `out_axes = (0, 1)`"),
                 OF,
@@ -101,7 +107,11 @@ impl TransformKind {
                 format!("`#[{n}(name)]`, `#[{n}(name, wrt = x)]` or `#[{n}(name, wrt = (x, y))]`")
             }
             TransformKind::Vmap => {
-                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …), out_axes = …)]`"
+                "`#[vmap(name)]` or `#[vmap(name, in_axes = (0, None, …), out_axes = …, axis_name = j)]`"
+                    .to_string()
+            }
+            TransformKind::Pmap => {
+                "`#[pmap(name, axis_name = i)]` or `#[pmap(name, axis_name = i, in_axes = (0, None, …), out_axes = …)]`"
                     .to_string()
             }
             TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
@@ -149,6 +159,9 @@ pub struct TransformAttr {
     pub in_axes: Option<(InAxes, Span)>,
     /// `out_axes = …`, with the span of its value (every entry `Some`).
     pub out_axes: Option<(InAxes, Span)>,
+    /// `axis_name = i` (`#[pmap]`, where it is required, and `#[vmap]`):
+    /// the name the collectives of the body use, with its span.
+    pub axis_name: Option<(String, Span)>,
     /// What it transforms (`of = …`).
     pub input: Input,
     /// An entry of `#[transforms(…)]`: one of several functions at the same
@@ -225,6 +238,7 @@ fn parse_args_as(
         wrt: None,
         in_axes: None,
         out_axes: None,
+        axis_name: None,
         input: Input::Below,
         listed: false,
         span,
@@ -244,6 +258,12 @@ fn parse_args_as(
                 kind.name(),
                 kind.usage()
             ),
+        );
+    }
+    if kind == TransformKind::Pmap && attr.axis_name.is_none() && errors.len() == before {
+        errors.at(
+            span,
+            "`#[pmap]` needs `axis_name = i`: the name its body's collectives (`psum(x, i)`, `axis_index(i)`, …) use for the device axis; write `#[pmap(name, axis_name = i)]`",
         );
     }
     (errors.len() == before).then_some(attr)
@@ -343,6 +363,11 @@ fn parse_args_inner(input: ParseStream, attr: &mut TransformAttr, errors: &mut E
             if let Some(input) = parse_of(value, errors) {
                 attr.input = input;
             }
+        } else if key == "axis_name" {
+            if attr.axis_name.is_some() {
+                errors.at(key.span(), "`axis_name` is given twice");
+            }
+            attr.axis_name = parse_axis_name(value, errors);
         } else if key == "in_axes" {
             if attr.in_axes.is_some() {
                 errors.at(key.span(), "`in_axes` is given twice");
@@ -486,6 +511,47 @@ fn parse_wrt(value: TokenStream, errors: &mut Errors) -> Option<Vec<Ident>> {
         return None;
     }
     Some(out)
+}
+
+/// `axis_name = i` or `axis_name = "i"`: the axis's name, with its span.
+fn parse_axis_name(value: TokenStream, errors: &mut Errors) -> Option<(String, Span)> {
+    let expected =
+        "`axis_name` is an identifier or a string literal: `axis_name = i` or `axis_name = \"i\"`";
+    let span = value.span();
+    match syn::parse2::<syn::Expr>(value.clone()) {
+        Ok(syn::Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {
+            let id = p.path.get_ident()?;
+            Some((crate::lower::ident_name(id), id.span()))
+        }
+        Ok(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) => match axis_name_of_str(&s.value()) {
+            Some(n) => Some((n, s.span())),
+            None => {
+                errors.at(
+                    s.span(),
+                    format!("`axis_name = {:?}` is not a name: write an identifier-like name (letters, digits and `_`, not starting with a digit)", s.value()),
+                );
+                None
+            }
+        },
+        _ => {
+            errors.at(span, expected);
+            None
+        }
+    }
+}
+
+/// The axis name a string literal gives (`"i"`), when it is a name:
+/// letters, digits and `_`, not starting with a digit, as an identifier
+/// (the IR's text form reads it back).
+pub(crate) fn axis_name_of_str(s: &str) -> Option<String> {
+    let mut chars = s.chars();
+    let first = chars.next()?;
+    let ok =
+        (first.is_alphabetic() || first == '_') && chars.all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| s.to_string())
 }
 
 /// The elements of `(a, b, …)`, of `(a)`, or `a` alone.

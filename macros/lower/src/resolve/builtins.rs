@@ -59,6 +59,17 @@ const BUILTINS: &[&str] = &[
     "eye",
     "where_",
     "select",
+    // collectives.rs (COLLECTIVE_FUNCTIONS)
+    "psum",
+    "pmean",
+    "pmax",
+    "pmin",
+    "all_gather",
+    "psum_scatter",
+    "ppermute",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
 ];
 
 /// Built-in names whose meaning is a real Rust item, which the caller may

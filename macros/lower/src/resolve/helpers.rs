@@ -468,17 +468,19 @@ fn expand_func_with(
     }
     // The function itself, compiled as `#[jit]` would (the helper's macro
     // below is the one its callers use).
-    let function = crate::expand_with(
-        crate::parse::attr::AttrName::One(crate::parse::attr::TransformKind::Jit),
-        TokenStream::new(),
-        item_tokens.clone(),
-        table_tokens,
-        helpers,
-        &crate::CodegenOptions {
-            export_callables: false,
-            ..opts.clone()
-        },
-    );
+    let function = crate::stack::as_helper(|| {
+        crate::expand_with(
+            crate::parse::attr::AttrName::One(crate::parse::attr::TransformKind::Jit),
+            TokenStream::new(),
+            item_tokens.clone(),
+            table_tokens,
+            helpers,
+            &crate::CodegenOptions {
+                export_callables: false,
+                ..opts.clone()
+            },
+        )
+    });
     let item_payload = Group::new(Delimiter::Brace, item_tokens.clone());
     let table_payload = Group::new(Delimiter::Brace, table_tokens.clone());
     let mac = callable_macro(
@@ -691,10 +693,12 @@ pub(crate) fn is_vocabulary_function(name: &str) -> bool {
         crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
         &crate::lower::vocab::elementwise::elementwise_functions(),
         crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
+        crate::lower::vocab::collectives::COLLECTIVE_FUNCTIONS,
     ]
     .iter()
     .flat_map(|list| list.split(", "))
     .any(|entry| {
+        let entry = entry.strip_prefix("the collectives ").unwrap_or(entry);
         let word: String = entry
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')

@@ -4,7 +4,7 @@
 use super::generated::{GeneratedFn, Origin, Original};
 use crate::errors::Errors;
 use crate::lower::consts::{is_const_param, visible_params, ConstParam};
-use crate::lower::{ident_name, lower_fn_full, IndexCheck};
+use crate::lower::{ident_name, lower_fn_axes, AxisSpans, IndexCheck};
 use crate::parse::attr::{in_order, InAxes, Input, TransformAttr, TransformKind};
 use oxla_core::transforms::{self, Step};
 use oxla_core::Function;
@@ -56,9 +56,11 @@ pub fn expand_stack(
     let span = item.sig.ident.span();
     let mut checks = Vec::new();
     let mut consts = Vec::new();
-    let original = match lower_fn_full(item).and_then(|(f, c, k)| {
+    let mut axes = Vec::new();
+    let original = match lower_fn_axes(item).and_then(|(f, c, k, a)| {
         checks = c;
         consts = k;
+        axes = a;
         simplify(&f, span).map_err(Errors::from)
     }) {
         Ok(f) => Some(f),
@@ -74,8 +76,121 @@ pub fn expand_stack(
         return Err(errors);
     };
     let (out, more) = apply_stack(item, stack, original, checks, consts);
+    let failed = !more.is_empty();
     errors.extend(more);
+    if !failed {
+        check_bound_axes(item, &out, &axes, &mut errors);
+    }
     errors.check().map(|()| out)
+}
+
+thread_local! {
+    /// Set while a helper (`#[oxla::func]`) is expanded: its collectives'
+    /// axes are bound by the annotated functions that call it.
+    static HELPER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `f()` with the axes the original function's collectives leave free
+/// allowed when no attribute generates a function (a helper's expansion).
+pub(crate) fn as_helper<T>(f: impl FnOnce() -> T) -> T {
+    let before = HELPER.with(|h| h.replace(true));
+    let out = f();
+    HELPER.with(|h| h.set(before));
+    out
+}
+
+/// Whether `g` uses an axis that no pmap or named vmap inside it binds:
+/// the annotated function whose body calls `psum(x, i)`, meant to run
+/// under the attribute that binds `i`. Such a function is not emitted as a
+/// plain Rust function (see "pmap in the macros" in ARCHITECTURE.md).
+pub fn has_free_axes(g: &GeneratedFn) -> bool {
+    !unbound_axes(&g.function).is_empty()
+}
+
+/// The axes `f` leaves for an enclosing pmap or named vmap to bind:
+/// `free_axes`, less those whose size symbol only sizes a parameter (a
+/// named vmap's batch is `axis_dim(j)`, bound by the arguments like any
+/// length, once its collectives over `j` are reductions).
+pub(crate) fn unbound_axes(f: &Function) -> std::collections::BTreeSet<String> {
+    use oxla_core::ops::collective::{axis_dim, free_axes};
+    let mut free = free_axes(f);
+    if free.is_empty() {
+        return free;
+    }
+    let used = collective_axes(f);
+    let sized: Vec<oxla_core::Dim> = f
+        .params
+        .iter()
+        .flat_map(|p| f.shape(*p).0.clone())
+        .collect();
+    free.retain(|a| used.contains(a) || !sized.contains(&axis_dim(a)));
+    free
+}
+
+/// The axes `f`'s collectives use that no pmap inside `f` binds.
+fn collective_axes(f: &Function) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for e in f.eqns.iter() {
+        match &e.op {
+            oxla_core::Op::Collective(c) => {
+                out.insert(c.axis.clone());
+            }
+            oxla_core::Op::Pmap(p) => {
+                let mut inner = collective_axes(&p.body);
+                inner.remove(&p.axis);
+                out.extend(inner);
+            }
+            op => {
+                for g in oxla_core::text::nested_functions(op) {
+                    out.extend(collective_axes(g));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every function the expansion emits must bind the axes its collectives
+/// use, unless another of its attributes transforms it (the annotated
+/// function whose body calls `psum(x, i)` under `#[pmap(p, axis_name =
+/// i)]`, a `loss_grad` that `of = loss_grad` maps): an axis such a last
+/// function leaves free is an error at its first use in the body (`axes`).
+/// A helper's (`as_helper`) own axes are bound by its callers.
+fn check_bound_axes(
+    item: &syn::ItemFn,
+    gens: &[GeneratedFn],
+    axes: &AxisSpans,
+    errors: &mut Errors,
+) {
+    let at = |a: &str| {
+        axes.iter()
+            .find(|(n, _)| n == a)
+            .map_or(item.sig.ident.span(), |(_, s)| *s)
+    };
+    let helper = HELPER.with(|h| h.get());
+    let mut reported: Vec<String> = Vec::new();
+    for g in gens {
+        if g.transformed || (helper && g.origin == Origin::Original) {
+            continue;
+        }
+        let name = ident_name(&g.name);
+        for a in unbound_axes(&g.function) {
+            if reported.contains(&a) {
+                continue;
+            }
+            let msg = match &g.origin {
+                Origin::Original => format!(
+                    "the axis `{a}` is not bound: no attribute of `{name}` binds it; add `#[pmap(name, axis_name = {a})]` or `#[vmap(name, axis_name = {a})]` to `{name}`, and call `name`"
+                ),
+                Origin::Transform { kind, input } => format!(
+                    "the axis `{a}` is not bound in `{name}` (`#[{}]` of `{input}`): add `axis_name = {a}` to a `#[pmap]` or `#[vmap]` of this function; a collective's axis is the `axis_name` of an enclosing `#[pmap]` or `#[vmap]`",
+                    kind.name()
+                ),
+            };
+            errors.at(at(&a), msg);
+            reported.push(a);
+        }
+    }
 }
 
 /// The original function (already lowered and simplified) and the function
@@ -106,6 +221,7 @@ pub(crate) fn apply_stack(
             consts: consts.clone(),
             steps: Vec::new(),
             original: shared,
+            transformed: false,
         }],
         below: Below::At(0),
     };
@@ -154,12 +270,13 @@ impl Run<'_> {
         &mut self,
         attr: &TransformAttr,
     ) -> Result<(Function, Vec<Step>, Option<usize>), syn::Error> {
-        let (input, input_name, input_steps) = match &attr.input {
+        let (input, input_name, input_steps, input_at) = match &attr.input {
             Input::Below => match &self.below {
                 Below::At(i) => (
                     self.out[*i].function.clone(),
                     ident_name(&self.out[*i].name),
                     self.out[*i].steps.clone(),
+                    Some(*i),
                 ),
                 // A bare `#[jit]` generates nothing: nothing to choose.
                 Below::List(..) if attr.name.is_none() => {
@@ -184,11 +301,15 @@ impl Run<'_> {
                 self.out[0].function.clone(),
                 ident_name(&self.out[0].name),
                 Vec::new(),
+                Some(0),
             ),
             Input::Named(id) => {
                 let n = ident_name(id);
-                match self.out.iter().find(|g| ident_name(&g.name) == n) {
-                    Some(g) => (g.function.clone(), n, g.steps.clone()),
+                match self.out.iter().position(|g| ident_name(&g.name) == n) {
+                    Some(i) => {
+                        let g = &self.out[i];
+                        (g.function.clone(), n, g.steps.clone(), Some(i))
+                    }
                     None => {
                         let known: Vec<String> =
                             self.out.iter().map(|g| ident_name(&g.name)).collect();
@@ -208,10 +329,14 @@ impl Run<'_> {
                     Some(i) => ident_name(&self.out[i].name),
                     None => describe_nested(inner, self),
                 };
-                (f, name, steps)
+                (f, name, steps, at)
             }
         };
         let (mut f, step) = apply(attr, &input, &input_name)?;
+        // A bare `#[jit]` compiles its input, which stays what it was.
+        if let Some(i) = input_at.filter(|_| step.is_some()) {
+            self.out[i].transformed = true;
+        }
         let steps: Vec<Step> = input_steps.into_iter().chain(step).collect();
         let Some(name) = &attr.name else {
             return Ok((f, steps, None));
@@ -235,6 +360,7 @@ impl Run<'_> {
             },
             steps: steps.clone(),
             original: self.out[0].original.clone(),
+            transformed: false,
         });
         Ok((f, steps, Some(self.out.len() - 1)))
     }
@@ -362,71 +488,28 @@ fn apply(
             Step::Vjp(wrt)
         }
         TransformKind::Vmap => {
-            // `in_axes` lists the declared parameters; constants (hidden
-            // parameters) are never batched.
-            let visible = visible_params(input);
-            let names: Vec<&str> = visible
-                .iter()
-                .map(|i| input.param_names[*i].as_str())
-                .collect();
-            let n = visible.len();
-            let axes = match &attr.in_axes {
-                None => vec![Some(0); n],
-                Some((InAxes::All(a), _)) => vec![*a; n],
-                Some((InAxes::Each(axes), s)) => {
-                    if axes.len() != n {
-                        return Err(syn::Error::new(
-                            *s,
-                            format!(
-                                "`in_axes` has {} entries but `{input_name}` has {n} parameters ({})",
-                                axes.len(),
-                                names.join(", ")
-                            ),
-                        ));
-                    }
-                    axes.clone()
-                }
-            };
-            if let Some((_, s)) = &attr.in_axes {
-                for (i, a) in visible.iter().zip(&axes) {
-                    let (p, name) = (input.params[*i], &input.param_names[*i]);
-                    let rank = input.shape(p).rank();
-                    if let Some(a) = a.filter(|a| *a > rank) {
-                        return Err(syn::Error::new(
-                            *s,
-                            format!(
-                                "in_axes entry {a} for `{name}` is out of range: `{name}` has rank {rank}, so its batch axis is one of 0..={rank} (or None)"
-                            ),
-                        ));
-                    }
-                }
-            }
-            let mut all_axes = vec![None; input.params.len()];
-            for (i, a) in visible.iter().zip(&axes) {
-                all_axes[*i] = *a;
-            }
-            let axes = all_axes;
-            let outs = input.outs.len();
-            let out_axes = match &attr.out_axes {
-                None => vec![Some(0); outs],
-                Some((InAxes::All(a), _)) => vec![*a; outs],
-                Some((InAxes::Each(axes), s)) => {
-                    if axes.len() != outs {
-                        return Err(syn::Error::new(
-                            *s,
-                            format!(
-                                "`out_axes` has {} entries but `{input_name}` has {outs} results",
-                                axes.len()
-                            ),
-                        ));
-                    }
-                    axes.clone()
-                }
-            };
+            let (in_axes, out_axes) = map_axes(attr, input, input_name)?;
             Step::Vmap {
-                in_axes: axes,
+                in_axes,
                 out_axes,
-                axis_name: None,
+                axis_name: attr.axis_name.as_ref().map(|(n, _)| n.clone()),
+            }
+        }
+        TransformKind::Pmap => {
+            let (in_axes, out_axes) = map_axes(attr, input, input_name)?;
+            let Some((axis_name, _)) = &attr.axis_name else {
+                return Err(syn::Error::new(span, "`#[pmap]` needs `axis_name = i`"));
+            };
+            if in_axes.iter().all(Option::is_none) {
+                return Err(syn::Error::new(
+                    attr.in_axes.as_ref().map_or(span, |(_, s)| *s),
+                    format!("`#[pmap]` of `{input_name}` maps no argument: at least one `in_axes` entry must be an axis (the device axis of that argument), not None"),
+                ));
+            }
+            Step::Pmap {
+                axis_name: axis_name.clone(),
+                in_axes,
+                out_axes,
             }
         }
         TransformKind::Jacfwd | TransformKind::Jacrev | TransformKind::Hessian => {
@@ -471,6 +554,83 @@ fn apply(
     Ok((f, Some(step)))
 }
 
+/// The `in_axes` and `out_axes` of a `#[vmap]` or `#[pmap]` on `input`, one
+/// entry per parameter (constants, hidden parameters, never mapped) and per
+/// result, checked against its signature.
+fn map_axes(
+    attr: &TransformAttr,
+    input: &Function,
+    input_name: &str,
+) -> Result<(Vec<Option<usize>>, Vec<Option<usize>>), syn::Error> {
+    // `in_axes` lists the declared parameters; constants (hidden
+    // parameters) are never batched.
+    let visible = visible_params(input);
+    let names: Vec<&str> = visible
+        .iter()
+        .map(|i| input.param_names[*i].as_str())
+        .collect();
+    let n = visible.len();
+    let axes = match &attr.in_axes {
+        None => vec![Some(0); n],
+        Some((InAxes::All(a), _)) => vec![*a; n],
+        Some((InAxes::Each(axes), s)) => {
+            if axes.len() != n {
+                return Err(syn::Error::new(
+                    *s,
+                    format!(
+                        "`in_axes` has {} entries but `{input_name}` has {n} parameters ({})",
+                        axes.len(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+            axes.clone()
+        }
+    };
+    let which = if attr.kind == TransformKind::Pmap {
+        "device"
+    } else {
+        "batch"
+    };
+    if let Some((_, s)) = &attr.in_axes {
+        for (i, a) in visible.iter().zip(&axes) {
+            let (p, name) = (input.params[*i], &input.param_names[*i]);
+            let rank = input.shape(p).rank();
+            if let Some(a) = a.filter(|a| *a > rank) {
+                return Err(syn::Error::new(
+                    *s,
+                    format!(
+                        "in_axes entry {a} for `{name}` is out of range: `{name}` has rank {rank}, so its {which} axis is one of 0..={rank} (or None)"
+                    ),
+                ));
+            }
+        }
+    }
+    let mut all_axes = vec![None; input.params.len()];
+    for (i, a) in visible.iter().zip(&axes) {
+        all_axes[*i] = *a;
+    }
+    let axes = all_axes;
+    let outs = input.outs.len();
+    let out_axes = match &attr.out_axes {
+        None => vec![Some(0); outs],
+        Some((InAxes::All(a), _)) => vec![*a; outs],
+        Some((InAxes::Each(axes), s)) => {
+            if axes.len() != outs {
+                return Err(syn::Error::new(
+                    *s,
+                    format!(
+                        "`out_axes` has {} entries but `{input_name}` has {outs} results",
+                        axes.len()
+                    ),
+                ));
+            }
+            axes.clone()
+        }
+    };
+    Ok((axes, out_axes))
+}
+
 /// When the body did not lower, still check the `wrt` and `in_axes` of the
 /// attributes whose input is the original function against its signature.
 fn check_against_signature(item: &syn::ItemFn, stack: &[TransformAttr], errors: &mut Errors) {
@@ -510,7 +670,7 @@ fn check_against_signature(item: &syn::ItemFn, stack: &[TransformAttr], errors: 
                     errors.push(e);
                 }
             }
-            TransformKind::Vmap => {
+            TransformKind::Vmap | TransformKind::Pmap => {
                 if let Some((InAxes::Each(axes), span)) = &attr.in_axes {
                     if axes.len() != f.params.len() {
                         errors.at(

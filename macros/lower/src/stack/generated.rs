@@ -35,6 +35,9 @@ pub struct GeneratedFn {
     pub steps: Vec<Step>,
     /// The original function, which `steps` start from.
     pub original: std::sync::Arc<Original>,
+    /// Whether another attribute of the expansion transforms this function
+    /// (then its collectives may leave axes for that one to bind).
+    pub transformed: bool,
 }
 
 /// The original function of an expansion, shared by every function it

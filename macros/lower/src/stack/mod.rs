@@ -6,6 +6,7 @@
 mod apply;
 mod generated;
 
-pub use apply::expand_stack;
 pub(crate) use apply::{apply_stack, guard};
+pub(crate) use apply::{as_helper, unbound_axes};
+pub use apply::{expand_stack, has_free_axes};
 pub use generated::{ir_const_name, GeneratedFn, Origin, Original};

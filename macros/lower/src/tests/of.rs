@@ -214,7 +214,7 @@ fn errors_of_the_list_and_of() {
             #[oxla::transforms(grad(g), gard(h))]
             fn f(x: f64) -> f64 { x * x }
         }),
-        "unknown transform `gard`: the transforms are jit, grad, value_and_grad, jvp, vjp, vmap, jacfwd, jacrev, hessian",
+        "unknown transform `gard`: the transforms are jit, grad, value_and_grad, jvp, vjp, vmap, pmap, jacfwd, jacrev, hessian",
     );
     assert_one(
         &expand_errors(quote! {
