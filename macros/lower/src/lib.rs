@@ -234,8 +234,9 @@ fn expand_items(
     };
     // A function generic over its float type: one instance per type.
     if generic::is_generic(&item) {
-        let (result, unknown) =
-            helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers));
+        let (result, unknown) = stack::axes_unchecked_if(!attrs_ok, || {
+            helpers::with_helpers(helpers, || generic::expand(&item, &stack, opts, &markers))
+        });
         let stopped = match resolve(&unknown) {
             Ok(Some(step)) => return step,
             Ok(None) => false,
@@ -264,7 +265,7 @@ fn expand_items(
         return quote!(#item #errs);
     }
     // A function with parameter structs is flattened first (see `tree`).
-    let ((flat, expanded), unknown) =
+    let ((flat, expanded), unknown) = stack::axes_unchecked_if(!attrs_ok, || {
         helpers::with_helpers(helpers, || match tree::flatten_fn(&item, &stack) {
             tree::Flattened::None => (None, expand_stack(&item, &stack)),
             tree::Flattened::Unknown => (None, Err(Errors::new())),
@@ -282,7 +283,8 @@ fn expand_items(
             }
             tree::Flattened::Flat(flat, e) => (Some(flat), Err(e)),
             tree::Flattened::Err(e) => (None, Err(e)),
-        });
+        })
+    });
     let stopped = match resolve(&unknown) {
         Ok(Some(step)) => return step,
         Ok(None) => false,

@@ -46,8 +46,16 @@ pub fn generate_with_prelude(
     let mut errors = Errors::new();
     let mut out = TokenStream::new();
     let cfgs = crate::parse::attr::cfg_attrs(item);
-    // The prelude goes into the first function emitted as one.
+    // The prelude goes into the first function emitted as one, unless the
+    // original's stand-in holds it.
     let mut prelude = Some(prelude);
+    if let Some(g) = gens.first().filter(|g| has_free_axes(g)) {
+        let site = opts.enclosing(item.sig.ident.span());
+        if let Some(stub) = unbound_stand_in(item, g, gens, &cfgs, site, prelude.unwrap()) {
+            out.extend(stub);
+            prelude = None;
+        }
+    }
     for g in gens {
         // A function whose collectives leave an axis for another attribute
         // to bind is not callable as it is: its IR constant alone (its
@@ -61,8 +69,17 @@ pub fn generate_with_prelude(
             })
         } else {
             let empty = TokenStream::new();
-            let p = prelude.take().unwrap_or(&empty);
-            generate_one(item, g, &cfgs, opts, false, p)
+            let p = match prelude.take() {
+                Some(p) if g.origin == Origin::Original => p.clone(),
+                // The original is not emitted: its signature's types are
+                // used here, so that their imports count as used.
+                Some(p) => {
+                    let sig = signature_use(item);
+                    quote!(#p #sig)
+                }
+                None => empty,
+            };
+            generate_one(item, g, &cfgs, opts, false, &p)
         };
         match r {
             Ok(ts) => out.extend(ts),
@@ -72,15 +89,99 @@ pub fn generate_with_prelude(
     // No function to hold it (a helper whose collectives its callers bind).
     if let Some(prelude) = prelude.filter(|p| !p.is_empty()) {
         let host = format_ident!("__oxla_prelude", span = Span::mixed_site());
+        let sig = signature_use(item);
         out.extend(quote! {
             #(#cfgs)*
             const _: () = {
                 #[allow(dead_code)]
-                fn #host() { #prelude }
+                fn #host() { #prelude #sig }
             };
         });
     }
     errors.check().map(|()| out)
+}
+
+/// The original function's signature as an uncalled item, so that the
+/// imports it names count as used when the function itself is not
+/// emitted (its collectives leave an axis free).
+fn signature_use(item: &syn::ItemFn) -> TokenStream {
+    let mut sig = item.sig.clone();
+    sig.ident = format_ident!("__oxla_signature", span = Span::mixed_site());
+    let panic = paths::panic();
+    quote! {
+        #[allow(dead_code, unused_variables, unused_mut, clippy::all)]
+        #sig { #panic() }
+    }
+}
+
+/// In place of the original function when its collectives leave an axis
+/// for its attributes to bind, where items may be written (a module or a
+/// block; `None` elsewhere, and for a function without parameters): a
+/// function of the same name and parameter count whose call is an error
+/// saying which functions to call instead, holding `prelude` in its body.
+fn unbound_stand_in(
+    item: &syn::ItemFn,
+    g: &GeneratedFn,
+    gens: &[GeneratedFn],
+    cfgs: &[&syn::Attribute],
+    site: Option<crate::resolve::site::Enclosing>,
+    prelude: &TokenStream,
+) -> Option<TokenStream> {
+    site.filter(|s| s.allows_items())?;
+    let name = &item.sig.ident;
+    let params: Vec<syn::Ident> = param_idents(item, g)
+        .into_iter()
+        .filter(|id| !is_const_param(&id.to_string()))
+        .map(|id| format_ident!("{}", id, span = Span::mixed_site()))
+        .collect();
+    if params.is_empty() {
+        return None;
+    }
+    let tys: Vec<syn::Ident> = (0..params.len())
+        .map(|i| format_ident!("__OxlaArg{}", i, span = Span::mixed_site()))
+        .collect();
+    let axes: Vec<String> = crate::stack::unbound_axes(&g.function)
+        .into_iter()
+        .map(|a| format!("`{a}`"))
+        .collect();
+    let callable: Vec<String> = gens
+        .iter()
+        .filter(|g| !has_free_axes(g) && g.origin != Origin::Original)
+        .map(|g| format!("`{}`", ident_name(&g.name)))
+        .collect();
+    let instead = match callable.as_slice() {
+        [] => "call it inside an annotated function under a `#[pmap]` or `#[vmap]` that binds them"
+            .to_string(),
+        names => format!("call {} instead", names.join(" or ")),
+    };
+    let message = format!(
+        "`{name}` cannot be called as a plain function: its collectives use the axis {}, which only its `#[pmap]` or `#[vmap]` binds; {instead}",
+        axes.join(", ")
+    );
+    let label = format!("`{name}` runs only under the attributes that bind its axes");
+    let trait_ = format_ident!("__oxla_unbound_{}", ident_name(name));
+    let vis = &item.vis;
+    let sig = signature_use(item);
+    let none_such = paths::infallible();
+    Some(quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #message, label = #label)]
+        #vis trait #trait_ {}
+        // For no value (rustc would otherwise suggest implementing it).
+        #(#cfgs)*
+        #[diagnostic::do_not_recommend]
+        impl #trait_ for #none_such {}
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(dead_code, unused_variables, non_camel_case_types, clippy::all)]
+        #vis fn #name<#(#tys: #trait_),*>(#(#params: #tys),*) -> ! {
+            #prelude
+            #sig
+            loop {}
+        }
+    })
 }
 
 /// After an error: the items `generate` would emit for `gens`, each

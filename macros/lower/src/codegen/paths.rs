@@ -163,6 +163,11 @@ pub fn panic() -> TokenStream {
     quote!(::core::panic!)
 }
 
+/// `::core::convert::Infallible`: a type with no value.
+pub fn infallible() -> TokenStream {
+    quote!(::core::convert::Infallible)
+}
+
 /// `::core::convert::Into`.
 pub fn into_trait() -> TokenStream {
     quote!(::core::convert::Into)

@@ -76,7 +76,7 @@ pub fn expand_stack(
         return Err(errors);
     };
     let (out, more) = apply_stack(item, stack, original, checks, consts);
-    let failed = !more.is_empty();
+    let failed = !more.is_empty() || UNCHECKED.with(|u| u.get());
     errors.extend(more);
     if !failed {
         check_bound_axes(item, &out, &axes, &mut errors);
@@ -90,12 +90,26 @@ thread_local! {
     static HELPER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+thread_local! {
+    /// Set while the stack of an item whose attributes had errors is
+    /// applied: which attribute binds an axis is then unknown.
+    static UNCHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// `f()` with the axes the original function's collectives leave free
 /// allowed when no attribute generates a function (a helper's expansion).
 pub(crate) fn as_helper<T>(f: impl FnOnce() -> T) -> T {
     let before = HELPER.with(|h| h.replace(true));
     let out = f();
     HELPER.with(|h| h.set(before));
+    out
+}
+
+/// `f()`, with no axis checked when `skip` (after an attribute's error).
+pub(crate) fn axes_unchecked_if<T>(skip: bool, f: impl FnOnce() -> T) -> T {
+    let before = UNCHECKED.with(|h| h.replace(skip || h.get()));
+    let out = f();
+    UNCHECKED.with(|h| h.set(before));
     out
 }
 
@@ -554,6 +568,9 @@ fn apply(
     Ok((f, Some(step)))
 }
 
+/// One axis (or `None`) per parameter or result.
+type Axes = Vec<Option<usize>>;
+
 /// The `in_axes` and `out_axes` of a `#[vmap]` or `#[pmap]` on `input`, one
 /// entry per parameter (constants, hidden parameters, never mapped) and per
 /// result, checked against its signature.
@@ -561,7 +578,7 @@ fn map_axes(
     attr: &TransformAttr,
     input: &Function,
     input_name: &str,
-) -> Result<(Vec<Option<usize>>, Vec<Option<usize>>), syn::Error> {
+) -> Result<(Axes, Axes), syn::Error> {
     // `in_axes` lists the declared parameters; constants (hidden
     // parameters) are never batched.
     let visible = visible_params(input);

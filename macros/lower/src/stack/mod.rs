@@ -7,6 +7,6 @@ mod apply;
 mod generated;
 
 pub(crate) use apply::{apply_stack, guard};
-pub(crate) use apply::{as_helper, unbound_axes};
+pub(crate) use apply::{as_helper, axes_unchecked_if, unbound_axes};
 pub use apply::{expand_stack, has_free_axes};
 pub use generated::{ir_const_name, GeneratedFn, Origin, Original};
