@@ -6,6 +6,7 @@
 //! `kernel::fusion::fuse` → `Program` of `Kernel`s → a backend.
 
 pub mod buffer;
+pub mod comm;
 pub mod dtype;
 pub mod exec;
 pub mod interp;
