@@ -78,7 +78,7 @@ impl std::error::Error for DeviceError {}
 
 /// The environment variable that sets how many CPU devices there are (as
 /// JAX's `--xla_force_host_platform_device_count`); by default one per core.
-pub const CPU_DEVICES_ENV: &str = "OXLA_CPU_DEVICES";
+pub const CPU_DEVICES_ENV: &str = oxla_core::exec::CPU_DEVICES_ENV;
 
 /// The default platform's devices: the GPUs if there are any, else the CPU
 /// devices. Never empty.
@@ -91,15 +91,19 @@ pub fn devices() -> Vec<Device> {
     }
 }
 
-/// The CPU devices: `OXLA_CPU_DEVICES` of them if set (at least 1), else one
-/// per core.
+/// Sets the number of CPU devices for the rest of the process, over
+/// `OXLA_CPU_DEVICES` (JAX's `jax_num_cpu_devices`): a `#[pmap]` over `n`
+/// devices needs at least `n`.
+pub fn set_cpu_device_count(n: usize) {
+    oxla_core::exec::set_cpu_device_count(n)
+}
+
+/// The CPU devices: as many as the last [`set_cpu_device_count`] said, else
+/// `OXLA_CPU_DEVICES` if set (at least 1), else one per core.
 pub fn cpu_devices() -> Vec<Device> {
-    let n = std::env::var(CPU_DEVICES_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    (0..n).map(Device::cpu_device).collect()
+    (0..oxla_core::exec::cpu_device_count())
+        .map(Device::cpu_device)
+        .collect()
 }
 
 /// The GPUs this process can use (none without a CUDA driver or without the

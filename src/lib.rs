@@ -309,7 +309,7 @@
 /// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
 pub use oxla_macros::Tree;
 pub use oxla_macros::{
-    func, grad, hessian, jacfwd, jacrev, jit, jvp, transforms, value_and_grad, vjp, vmap,
+    func, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, transforms, value_and_grad, vjp, vmap,
 };
 
 mod tree;
@@ -351,7 +351,8 @@ mod device_gpu;
 /// `f16`, `bf16`, `i32`, `i64`, `bool`).
 pub use __private::Element;
 pub use device::{
-    cpu, cpu_devices, devices, gpu, gpu_devices, Device, DeviceError, Platform, CPU_DEVICES_ENV,
+    cpu, cpu_devices, devices, gpu, gpu_devices, set_cpu_device_count, Device, DeviceError,
+    Platform, CPU_DEVICES_ENV,
 };
 pub use device_array::{device_put, DeviceArray};
 pub use device_call::DeviceArg;

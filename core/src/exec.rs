@@ -11,8 +11,8 @@
 //!   `RawDest`, `ArgDims`.
 //! - `run`: running a program (`execute_with` and the public entry points)
 //!   and the per-thread scratch pool of buffers.
-//! - `host_step`, `loops`, `cond`: the loops and conds of the schedule,
-//!   which the host runs between launches.
+//! - `host_step`, `loops`, `cond`, `pmap`: the loops, conds, pmaps and
+//!   collectives of the schedule, which the host runs between launches.
 //! - `direct`: the plan for a program that is one launch.
 //! - `tape`: the reverse sweeps' tape counter and limit (runtime state).
 
@@ -22,6 +22,7 @@ mod cond;
 mod direct;
 mod host_step;
 mod loops;
+mod pmap;
 mod program;
 mod run;
 pub mod tape;
@@ -32,6 +33,7 @@ pub use cond::CondStep;
 pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
 pub use host_step::{HostStep, Nested};
 pub use loops::LoopStep;
+pub use pmap::{cpu_device_count, set_cpu_device_count, CollectiveStep, PmapStep, CPU_DEVICES_ENV};
 use program::DimRef;
 pub use program::{BufferInfo, Launch, Program, Slot};
 pub use run::take_buffer;

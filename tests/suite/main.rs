@@ -38,6 +38,7 @@ mod lean_call;
 mod loops;
 mod loops_arrays;
 mod ndarray;
+mod pmap;
 mod powf;
 mod prod_cumsum;
 mod rounding;

@@ -109,6 +109,13 @@ impl<P> Children<P> {
                 then: nested(&s.then)?,
                 otherwise: nested(&s.otherwise)?,
             }),
+            // Collectives between GPUs go through NCCL, not built yet.
+            HostStep::Pmap(_) | HostStep::Collective(_) => {
+                return Err(format!(
+                    "`{}`: pmap and collectives run on CPU devices only (GPUs: not yet)",
+                    s.name()
+                ))
+            }
         })
     }
 

@@ -7,7 +7,7 @@ use crate::dtype::DType;
 use crate::kernel::{interp, Kernel, KernelFn};
 
 /// Runs the kernels of a program.
-pub trait Launcher {
+pub trait Launcher: Sync {
     /// Run kernel `kernel` of the program.
     ///
     /// # Safety

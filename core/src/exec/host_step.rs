@@ -10,6 +10,7 @@
 
 use super::cond::CondStep;
 use super::loops::LoopStep;
+use super::pmap::{CollectiveStep, PmapStep};
 use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
 use crate::buffer::Buffer;
 use std::fmt::Write as _;
@@ -35,6 +36,10 @@ pub enum HostStep {
     Loop(LoopStep),
     /// A cond (`ops::control::Cond`, see `exec::cond`).
     Cond(CondStep),
+    /// A pmap (`ops::control::Pmap`, see `exec::pmap`).
+    Pmap(PmapStep),
+    /// A collective (`ops::collective`, see `exec::pmap`).
+    Collective(CollectiveStep),
 }
 
 impl HostStep {
@@ -43,6 +48,8 @@ impl HostStep {
         match self {
             HostStep::Loop(s) => s.at,
             HostStep::Cond(s) => s.at,
+            HostStep::Pmap(s) => s.at,
+            HostStep::Collective(s) => s.at,
         }
     }
 
@@ -51,6 +58,8 @@ impl HostStep {
         match self {
             HostStep::Loop(s) => &s.args,
             HostStep::Cond(s) => &s.args,
+            HostStep::Pmap(s) => &s.args,
+            HostStep::Collective(s) => &s.args,
         }
     }
 
@@ -59,6 +68,8 @@ impl HostStep {
         match self {
             HostStep::Loop(s) => &s.results,
             HostStep::Cond(s) => &s.results,
+            HostStep::Pmap(s) => &s.results,
+            HostStep::Collective(s) => &s.results,
         }
     }
 
@@ -67,6 +78,8 @@ impl HostStep {
         match self {
             HostStep::Loop(s) => &s.outs,
             HostStep::Cond(s) => &s.outs,
+            HostStep::Pmap(s) => &s.outs,
+            HostStep::Collective(s) => &s.outs,
         }
     }
 
@@ -80,6 +93,8 @@ impl HostStep {
                 s.back.as_ref().map(|b| &b.0),
             ],
             HostStep::Cond(s) => [Some(&s.then), Some(&s.otherwise), None],
+            HostStep::Pmap(s) => [Some(&s.body), None, None],
+            HostStep::Collective(_) => [None, None, None],
         };
         parts.into_iter().flatten()
     }
@@ -89,6 +104,8 @@ impl HostStep {
         match self {
             HostStep::Loop(_) => "loop",
             HostStep::Cond(_) => "cond",
+            HostStep::Pmap(_) => "pmap",
+            HostStep::Collective(_) => "collective",
         }
     }
 
@@ -98,34 +115,36 @@ impl HostStep {
         match self {
             HostStep::Loop(s) => &s.body.program.function.name,
             HostStep::Cond(s) => &s.then.program.function.name,
+            HostStep::Pmap(s) => &s.body.program.function.name,
+            HostStep::Collective(s) => s.op.op_name(),
         }
     }
 
     pub fn as_loop(&self) -> Option<&LoopStep> {
         match self {
             HostStep::Loop(s) => Some(s),
-            HostStep::Cond(_) => None,
+            _ => None,
         }
     }
 
     pub fn as_cond(&self) -> Option<&CondStep> {
         match self {
             HostStep::Cond(s) => Some(s),
-            HostStep::Loop(_) => None,
+            _ => None,
         }
     }
 
     pub fn as_loop_mut(&mut self) -> Option<&mut LoopStep> {
         match self {
             HostStep::Loop(s) => Some(s),
-            HostStep::Cond(_) => None,
+            _ => None,
         }
     }
 
     pub fn as_cond_mut(&mut self) -> Option<&mut CondStep> {
         match self {
             HostStep::Cond(s) => Some(s),
-            HostStep::Loop(_) => None,
+            _ => None,
         }
     }
 }
@@ -230,6 +249,8 @@ impl Program {
         match s {
             HostStep::Loop(l) => self.check_loop(&what, l, written, read),
             HostStep::Cond(c) => self.check_cond(&what, c, written, read),
+            HostStep::Pmap(p) => self.check_pmap(&what, p, written, read),
+            HostStep::Collective(c) => self.check_collective(&what, c, written, read),
         }
     }
 
@@ -340,6 +361,8 @@ impl Program {
         match &self.host_steps[j] {
             HostStep::Loop(s) => unsafe { self.run_loop(j, s, launcher, ops, outs, nested) },
             HostStep::Cond(s) => unsafe { self.run_cond(s, launcher, ops, outs, nested) },
+            HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs) },
+            HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
         }
     }
 
@@ -371,6 +394,11 @@ impl Program {
                     ("", None),
                 ],
             ),
+            HostStep::Pmap(p) => (
+                format!("pmap[{}]", p.op.axis),
+                [("body", Some(&p.body)), ("", None), ("", None)],
+            ),
+            HostStep::Collective(c) => (c.op.to_string(), [("", None), ("", None), ("", None)]),
         };
         let _ = writeln!(
             s,

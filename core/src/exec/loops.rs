@@ -353,7 +353,7 @@ impl Program {
         let m = loops.iter().position(|i| *i == j).map_or(0, |m| m + 1);
         let keyword = match &self.host_steps[j] {
             HostStep::Loop(l) => l.kind.keyword(),
-            HostStep::Cond(_) => "cond",
+            step => step.keyword(),
         };
         format!(
             "`{}`, its `{keyword}` loop (loop {m} of {})",

@@ -465,14 +465,23 @@ pub fn axis_size(f: &mut Function, axis: &str, dtype: DType) -> Result<Var, Stri
     )
 }
 
-/// The axis names that `f`'s collectives use and no pmap inside `f` binds:
-/// those an enclosing pmap or named vmap must bind.
+/// The axis names that `f`'s collectives (and `axis_size`s) use and no
+/// pmap inside `f` binds: those an enclosing pmap or named vmap must bind.
+/// (An axis's size symbol in a type is not a use: after a named vmap it
+/// is the batch's size.)
 pub fn free_axes(f: &Function) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for e in f.eqns.iter() {
         match &e.op {
             Op::Collective(c) => {
                 out.insert(c.axis.clone());
+            }
+            Op::DimSize {
+                dim: Dim::Sym(s), ..
+            } => {
+                if let Some(name) = s.strip_prefix(AXIS_PREFIX) {
+                    out.insert(name.to_string());
+                }
             }
             Op::Pmap(p) => {
                 let mut inner = free_axes(&p.body);
@@ -484,12 +493,6 @@ pub fn free_axes(f: &Function) -> BTreeSet<String> {
                     out.extend(free_axes(g));
                 }
             }
-        }
-    }
-    // `axis_size` is a `dim_size` of the axis symbol.
-    for s in f.symbols() {
-        if let Some(name) = s.strip_prefix(AXIS_PREFIX) {
-            out.insert(name.to_string());
         }
     }
     out

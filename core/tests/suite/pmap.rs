@@ -368,6 +368,57 @@ fn hessian_through_collectives_matches_differences_of_the_gradient() {
     }
 }
 
+/// The fused programs, run on 4 device threads with the kernel
+/// interpreter, against the reference interpreter: values and gradients,
+/// vmap inside the pmap, the data-parallel gradient.
+#[test]
+fn fused_programs_on_device_threads_equal_the_interpreter() {
+    exec::set_cpu_device_count(N);
+    let mut cases: Vec<(String, Function, Vec<Tensor>)> = Vec::new();
+    for (k, (name, kind)) in kinds().into_iter().enumerate() {
+        let p = pmapped(&per_device(kind), &[Some(0)]);
+        let x = values(70 + k as u64, &[N, 4]);
+        let w_shape = eval(&p, std::slice::from_ref(&x))[0].shape.clone();
+        let w = values(80 + k as u64, &w_shape);
+        cases.push((name.to_string(), p.clone(), vec![x.clone()]));
+        let loss = weighted_sum(&p);
+        cases.push((
+            format!("{name} grad"),
+            grad(&loss, &[0]).unwrap(),
+            vec![x, w],
+        ));
+    }
+    for (name, f, args) in cases {
+        let program = kernel::fusion::fuse(&f).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = run_program(&program, &args);
+        let want = eval(&f, &args);
+        assert_tensors_close(&format!("{name}: fused on devices"), &got, &want, 1e-15);
+    }
+}
+
+/// A mapped axis longer than the number of devices is an error naming the
+/// argument and the setting.
+#[test]
+fn more_entries_than_devices_is_an_error_naming_the_argument() {
+    let p = pmapped(&per_device(CollectiveKind::Psum), &[Some(0)]);
+    let program = kernel::fusion::fuse(&p).unwrap();
+    let x = values(90, &[64, 4]).to_buffer();
+    let raw = [exec::RawArg {
+        dtype: x.dtype(),
+        ptr: x.as_ptr(),
+        len: x.len(),
+        dims: exec::ArgDims::new(&[64, 4]).unwrap(),
+    }];
+    // SAFETY: `raw` points into `x`, alive for the call; the launcher runs
+    // this program's kernels.
+    let err =
+        unsafe { program.execute(&exec::InterpLauncher(&program.kernels), &raw) }.unwrap_err();
+    assert!(
+        err.contains("argument `x`") && err.contains("OXLA_CPU_DEVICES"),
+        "{err}"
+    );
+}
+
 #[test]
 fn pmap_and_collectives_read_back_from_text() {
     for (name, kind) in kinds() {

@@ -3,7 +3,7 @@
 //! kernels join the enclosing program's list.
 
 use super::fuse;
-use crate::exec::{CondStep, HostStep, LoopStep, Nested};
+use crate::exec::{CollectiveStep, CondStep, HostStep, LoopStep, Nested, PmapStep};
 use crate::ir::Function;
 use crate::kernel::Kernel;
 use crate::ops::Op;
@@ -20,12 +20,14 @@ pub(super) fn host_step(
 ) -> Result<HostStep, String> {
     Ok(match &e.op {
         Op::Cond(c) => HostStep::Cond(cond_step(f, c, at, args, outs, kernels)?),
-        Op::Pmap(_) | Op::Collective(_) => {
-            return Err(format!(
-                "`{}`: pmap and collectives do not run in compiled programs yet",
-                e.op
-            ))
-        }
+        Op::Pmap(p) => HostStep::Pmap(pmap_step(f, p, at, args, outs, kernels)?),
+        Op::Collective(c) => HostStep::Collective(CollectiveStep {
+            at,
+            op: c.clone(),
+            args,
+            results: vec![0],
+            outs,
+        }),
         _ => HostStep::Loop(loop_step(f, e, at, args, outs, kernels)?),
     })
 }
@@ -111,6 +113,43 @@ fn cond_step(
         at,
         then: nested(f, &c.then, "the cond branch", kernels)?,
         otherwise: nested(f, &c.otherwise, "the cond branch", kernels)?,
+        results: (0..outs.len()).collect(),
+        args,
+        outs,
+    })
+}
+
+/// The schedule's step for a pmap: its body fused into a program of its
+/// own (see `exec::pmap`). A body whose types name the axis's size symbol
+/// gets a last parameter of that extent, which binds it at the call.
+fn pmap_step(
+    f: &Function,
+    p: &crate::ops::control::Pmap,
+    at: usize,
+    args: Vec<usize>,
+    outs: Vec<usize>,
+    kernels: &mut Vec<Kernel>,
+) -> Result<PmapStep, String> {
+    let axis = crate::ops::collective::axis_dim(&p.axis);
+    let crate::shape::Dim::Sym(symbol) = axis.clone() else {
+        unreachable!("an axis symbol")
+    };
+    let carrier = p.body.symbols().contains(&symbol);
+    let body = if carrier {
+        let mut b = p.body.clone();
+        b.add_param(
+            &symbol,
+            crate::ir::Type::new(crate::dtype::DType::Bool, crate::shape::Shape(vec![axis])),
+        );
+        b
+    } else {
+        p.body.clone()
+    };
+    Ok(PmapStep {
+        at,
+        op: p.clone(),
+        body: nested(f, &body, "the pmap body", kernels)?,
+        carrier,
         results: (0..outs.len()).collect(),
         args,
         outs,

@@ -121,47 +121,11 @@ pub fn has_free_axes(g: &GeneratedFn) -> bool {
     !unbound_axes(&g.function).is_empty()
 }
 
-/// The axes `f` leaves for an enclosing pmap or named vmap to bind:
-/// `free_axes`, less those whose size symbol only sizes a parameter (a
-/// named vmap's batch is `axis_dim(j)`, bound by the arguments like any
-/// length, once its collectives over `j` are reductions).
+/// The axes `f` leaves for an enclosing pmap or named vmap to bind (a
+/// named vmap's batch size, `axis_dim(j)`, in a parameter's type is not
+/// one: `free_axes` counts collectives and `axis_size`s).
 pub(crate) fn unbound_axes(f: &Function) -> std::collections::BTreeSet<String> {
-    use oxla_core::ops::collective::{axis_dim, free_axes};
-    let mut free = free_axes(f);
-    if free.is_empty() {
-        return free;
-    }
-    let used = collective_axes(f);
-    let sized: Vec<oxla_core::Dim> = f
-        .params
-        .iter()
-        .flat_map(|p| f.shape(*p).0.clone())
-        .collect();
-    free.retain(|a| used.contains(a) || !sized.contains(&axis_dim(a)));
-    free
-}
-
-/// The axes `f`'s collectives use that no pmap inside `f` binds.
-fn collective_axes(f: &Function) -> std::collections::BTreeSet<String> {
-    let mut out = std::collections::BTreeSet::new();
-    for e in f.eqns.iter() {
-        match &e.op {
-            oxla_core::Op::Collective(c) => {
-                out.insert(c.axis.clone());
-            }
-            oxla_core::Op::Pmap(p) => {
-                let mut inner = collective_axes(&p.body);
-                inner.remove(&p.axis);
-                out.extend(inner);
-            }
-            op => {
-                for g in oxla_core::text::nested_functions(op) {
-                    out.extend(collective_axes(g));
-                }
-            }
-        }
-    }
-    out
+    oxla_core::ops::collective::free_axes(f)
 }
 
 /// Every function the expansion emits must bind the axes its collectives
