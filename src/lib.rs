@@ -15,7 +15,12 @@
 //! - `#[jvp(name, wrt = ..)]`, `#[vjp(name, wrt = ..)]`: forward and reverse
 //!   mode, with tangents (cotangents) for the `wrt` parameters only
 //!   (default: every float parameter);
-//! - `#[vmap(name, in_axes = ..)]`: batching;
+//! - `#[vmap(name, in_axes = ..)]`: batching (`axis_name = j` names the
+//!   batch for the collectives);
+//! - `#[pmap(name, axis_name = i, in_axes = ..)]`: one call per CPU device
+//!   (see [`set_cpu_device_count`]), with the collectives `psum`, `pmean`,
+//!   `pmax`, `pmin`, `all_gather`, `psum_scatter`, `ppermute`,
+//!   `all_to_all`, `axis_index` and `axis_size` over the named axis;
 //! - `#[jit]`: compile the function itself into fused kernels;
 //! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
 //!   independent transforms of one definition.
