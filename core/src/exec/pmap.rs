@@ -142,6 +142,19 @@ unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 
 impl Program {
+    /// The types of the buffers `args` (a step's operands).
+    fn buffer_types(&self, what: &str, args: &[usize]) -> Result<Vec<Type>, String> {
+        args.iter()
+            .map(|b| {
+                let info = self
+                    .buffers
+                    .get(*b)
+                    .ok_or_else(|| format!("{what}: operand buffer {b} is missing"))?;
+                Ok(Type::new(info.dtype, info.shape.clone()))
+            })
+            .collect()
+    }
+
     /// Check pmap step `s` (see `check_host_step`): its operands are the
     /// op's, its results the op's result types.
     pub(super) fn check_pmap(
@@ -151,17 +164,7 @@ impl Program {
         written: &mut [bool],
         read: &mut [bool],
     ) -> Result<(), String> {
-        let types: Vec<Type> = s
-            .args
-            .iter()
-            .map(|b| {
-                let info = self
-                    .buffers
-                    .get(*b)
-                    .ok_or_else(|| format!("{what}: operand buffer {b} is missing"))?;
-                Ok(Type::new(info.dtype, info.shape.clone()))
-            })
-            .collect::<Result<_, String>>()?;
+        let types = self.buffer_types(what, &s.args)?;
         let refs: Vec<&Type> = types.iter().collect();
         let results = s.op.infer(&refs).map_err(|e| format!("{what}: {e}"))?;
         self.check_step_operands(what, "pmap", &s.args, &types, written, read)?;
@@ -181,17 +184,7 @@ impl Program {
         written: &mut [bool],
         read: &mut [bool],
     ) -> Result<(), String> {
-        let types: Vec<Type> = s
-            .args
-            .iter()
-            .map(|b| {
-                let info = self
-                    .buffers
-                    .get(*b)
-                    .ok_or_else(|| format!("{what}: operand buffer {b} is missing"))?;
-                Ok(Type::new(info.dtype, info.shape.clone()))
-            })
-            .collect::<Result<_, String>>()?;
+        let types = self.buffer_types(what, &s.args)?;
         if types.len() != s.op.arity() {
             return Err(format!("{what}: {} operands", types.len()));
         }
