@@ -352,6 +352,8 @@ mod device_array;
 mod device_call;
 #[cfg_attr(not(feature = "cuda"), path = "device_gpu_none.rs")]
 mod device_gpu;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 /// The element types generated functions take and return (`f32`, `f64`,
 /// `f16`, `bf16`, `i32`, `i64`, `bool`).
 pub use __private::Element;

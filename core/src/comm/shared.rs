@@ -434,20 +434,6 @@ impl Drop for SharedComm {
     }
 }
 
-macro_rules! typed {
-    ($buf:expr, $v:ident => $e:expr) => {
-        match $buf {
-            Buffer::F16($v) => $e,
-            Buffer::BF16($v) => $e,
-            Buffer::F32($v) => $e,
-            Buffer::F64($v) => $e,
-            Buffer::Bool($v) => $e,
-            Buffer::I32($v) => $e,
-            Buffer::I64($v) => $e,
-        }
-    };
-}
-
 impl Communicator for SharedComm {
     fn rank(&self) -> usize {
         self.rank

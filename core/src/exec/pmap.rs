@@ -130,6 +130,61 @@ impl Drop for AxisBinding {
     }
 }
 
+/// The members of the group a pmap over `n` device slices runs on (one per
+/// slice), and the size of its axis: `n` CPU devices of this process; or,
+/// in an MPI job (`comm::mpi`), for a pmap not inside another, this
+/// process's one device of the job's world, whose size is the number of
+/// processes.
+fn device_group(
+    axis: &str,
+    n: usize,
+    arg: &str,
+) -> Result<(Vec<Arc<dyn Communicator>>, usize), String> {
+    #[cfg(feature = "mpi")]
+    if AXES.with(|a| a.borrow().is_empty()) {
+        if let Some(world) = crate::comm::mpi::world() {
+            let size = world.size();
+            if n != 1 {
+                return Err(format!(
+                    "pmap over `{axis}` in an MPI job of {size} processes: argument `{arg}` has {n} entries along the device axis, but each process passes the slice of its own device (1 entry, JAX's local device count)"
+                ));
+            }
+            return Ok((vec![world as Arc<dyn Communicator>], size));
+        }
+    }
+    let devices = cpu_device_count();
+    if n > devices {
+        return Err(format!(
+            "pmap over `{axis}`: argument `{arg}` has {n} entries along the device axis, one per device, but there are {devices} CPU devices (set {CPU_DEVICES_ENV}={n}, as JAX's --xla_force_host_platform_device_count)"
+        ));
+    }
+    let members = SharedComm::group(n)
+        .into_iter()
+        .map(|m| Arc::new(m) as Arc<dyn Communicator>)
+        .collect();
+    Ok((members, n))
+}
+
+/// Each device's results fill its slice of the step's outputs. They do
+/// unless a result's shape names the axis's size and the group spans more
+/// devices than this process maps (an MPI job).
+fn check_result_lengths(
+    axis: &str,
+    size: usize,
+    results: &[&Buffer],
+    outs: &[(*mut u8, usize)],
+) -> Result<(), String> {
+    for (k, (b, (_, len))) in results.iter().zip(outs).enumerate() {
+        if b.len() != *len {
+            return Err(format!(
+                "result {k} of the pmap over `{axis}` has {} elements on each device, its slot {len}: its shape names the size of the axis ({size} devices in all), which differs from the devices this process maps; across processes return such a value reduced (psum) or scattered (psum_scatter)",
+                b.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A pointer that crosses to a device thread.
 #[derive(Clone, Copy)]
 struct Shared<T>(T);
@@ -234,13 +289,7 @@ impl Program {
             }
         }
         let (n, first) = n.ok_or_else(|| format!("pmap over `{axis}` maps no argument"))?;
-        let devices = cpu_device_count();
-        if n > devices {
-            return Err(format!(
-                "pmap over `{axis}`: argument `{}` has {n} entries along the device axis, one per device, but there are {devices} CPU devices (set {CPU_DEVICES_ENV}={n}, as JAX's --xla_force_host_platform_device_count)",
-                name(first)
-            ));
-        }
+        let (members, size) = device_group(axis, n, name(first))?;
         if let Dim::Const(c) = s.op.size {
             if c as usize != n {
                 return Err(format!(
@@ -272,14 +321,16 @@ impl Program {
                 });
             }
         }
-        let carrier = vec![0u8; n];
+        // The axis's size, which the body's types may name: the devices of
+        // the whole group (every process's, in an MPI job).
+        let carrier = vec![0u8; size];
         if s.carrier {
             for args in per_device.iter_mut() {
                 args.push(RawArg {
                     dtype: DType::Bool,
                     ptr: carrier.as_ptr(),
-                    len: n,
-                    dims: ArgDims::new(&[n]).expect("rank 1"),
+                    len: size,
+                    dims: ArgDims::new(&[size]).expect("rank 1"),
                 });
             }
         }
@@ -295,10 +346,6 @@ impl Program {
                     })
                     .collect()
             })
-            .collect();
-        let members: Vec<Arc<dyn Communicator>> = SharedComm::group(n)
-            .into_iter()
-            .map(|m| Arc::new(m) as Arc<dyn Communicator>)
             .collect();
         let body = &s.body;
         let results = &s.results;
@@ -328,6 +375,7 @@ impl Program {
                                 .call_in(&renumbered, &args.0, &[], &mut scratch, |res| {
                                     let picked: Vec<&Buffer> =
                                         results.iter().map(|k| &res[*k]).collect();
+                                    check_result_lengths(axis, size, &picked, &outs.0)?;
                                     write_outs(&picked, &outs.0)
                                 })
                         }

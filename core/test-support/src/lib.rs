@@ -10,6 +10,7 @@ pub mod coverage;
 pub mod harness;
 pub mod inputs;
 pub mod loops;
+pub mod mpirun;
 pub mod nd;
 
 pub use catalog::*;

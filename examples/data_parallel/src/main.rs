@@ -16,6 +16,12 @@
 //! same losses (to rounding: the sums run in another order). A gradient
 //! entry is checked against a central difference first. Run with
 //! `cargo run --release -p data_parallel`.
+//!
+//! Across processes (feature `mpi`): `mpirun -n 2 target/release/data_parallel`
+//! after `cargo build --release -p data_parallel --features mpi`. Each process
+//! then maps its own shard, the `pmean`s are MPI's all-reduces, and process
+//! 0 prints the losses beside those of plain gradient descent on the whole
+//! batch without pmap.
 
 use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2};
 use oxla::{pmap, value_and_grad};
@@ -109,8 +115,88 @@ fn train(p: &Params, x: &Array2<f64>, y: &Array2<f64>, devices: usize, steps: us
     losses
 }
 
+/// `steps` steps of plain gradient descent on the whole batch, without
+/// pmap; the loss before each.
+#[cfg(feature = "mpi")]
+fn train_whole(p: &Params, x: &Array2<f64>, y: &Array2<f64>, steps: usize) -> Vec<f64> {
+    let (mut w1, mut b1, mut w2, mut b2) = (p.w1.clone(), p.b1.clone(), p.w2.clone(), p.b2.clone());
+    let mut losses = Vec::new();
+    for _ in 0..steps {
+        let (l, g1, gb1, g2, gb2) = loss_vg(&w1, &b1, &w2, &b2, x, y);
+        losses.push(l);
+        w1 = w1 - 0.1 * g1;
+        b1 = b1 - 0.1 * gb1;
+        w2 = w2 - 0.1 * g2;
+        b2 = b2 - 0.1 * gb2;
+    }
+    losses
+}
+
+/// The run of each process of an MPI job: `train_step` on this process's
+/// shard (one device's slice), the `pmean`s across the processes.
+#[cfg(feature = "mpi")]
+fn train_across_processes(
+    mpi: &oxla::distributed::Distributed,
+    p: &Params,
+    x: &Array2<f64>,
+    y: &Array2<f64>,
+    steps: usize,
+) {
+    let (rank, procs) = (mpi.process_index(), mpi.process_count());
+    let shard = |a: &Array2<f64>| -> Array3<f64> {
+        let m = a.nrows() / procs;
+        a.slice(oxla::ndarray::s![rank * m..(rank + 1) * m, ..])
+            .to_owned()
+            .insert_axis(oxla::ndarray::Axis(0))
+    };
+    let (xs, ys) = (shard(x), shard(y));
+    let (mut w1, mut b1, mut w2, mut b2) = (p.w1.clone(), p.b1.clone(), p.w2.clone(), p.b2.clone());
+    let mut losses = Vec::new();
+    for _ in 0..steps {
+        let (l, n1, nb1, n2, nb2) = train_step(
+            w1.view(),
+            b1.view(),
+            w2.view(),
+            b2.view(),
+            xs.view(),
+            ys.view(),
+        );
+        losses.push(l);
+        (w1, b1, w2, b2) = (n1, nb1, n2, nb2);
+    }
+    let whole = train_whole(p, x, y, steps);
+    let mut worst: f64 = 0.0;
+    if rank == 0 {
+        println!(
+            "loss per step, the batch of {} split over {procs} MPI processes:",
+            x.nrows()
+        );
+        println!("step  whole batch, no pmap  {procs} processes          rel. diff");
+    }
+    for s in 0..steps {
+        let rel = ((losses[s] - whole[s]) / whole[s]).abs();
+        worst = worst.max(rel);
+        if rank == 0 {
+            println!("{s:4}  {:.15}     {:.15}  {rel:.1e}", whole[s], losses[s]);
+        }
+    }
+    assert!(
+        worst <= 1e-6,
+        "process {rank}: the runs differ by {worst:e}"
+    );
+    assert!(losses[steps - 1] < losses[0], "the loss did not fall");
+}
+
 fn main() {
     let (n, d_in, d_hidden, d_out) = (256, 784, 512, 10);
+    // Under `mpirun` (feature `mpi`): a pmap spans the processes. A job of
+    // one process runs the CPU-device threads below.
+    #[cfg(feature = "mpi")]
+    let mpi = Some(oxla::distributed::init().expect("MPI")).filter(|m| m.process_count() > 1);
+    #[cfg(feature = "mpi")]
+    let leader = mpi.as_ref().is_none_or(|m| m.process_index() == 0);
+    #[cfg(not(feature = "mpi"))]
+    let leader = true;
     oxla::set_cpu_device_count(4);
     let x = uniform((n, d_in), 1.0, 1);
     // Targets from a fixed random "teacher" network.
@@ -140,12 +226,18 @@ fn main() {
     plus[[100, 7]] += h;
     minus[[100, 7]] -= h;
     let fd = (at(&plus) - at(&minus)) / (2.0 * h);
-    println!(
-        "gradient check: d loss / d w1[100, 7] = {:.9e} (central difference {fd:.9e})",
-        g1[[100, 7]]
-    );
+    if leader {
+        println!(
+            "gradient check: d loss / d w1[100, 7] = {:.9e} (central difference {fd:.9e})",
+            g1[[100, 7]]
+        );
+    }
 
     let steps = 8;
+    #[cfg(feature = "mpi")]
+    if let Some(mpi) = &mpi {
+        return train_across_processes(mpi, &p, &x, &y, steps);
+    }
     let runs: Vec<(usize, Vec<f64>)> = [1, 2, 4]
         .into_iter()
         .map(|d| (d, train(&p, &x, &y, d, steps)))

@@ -1,0 +1,570 @@
+//! The processes of an MPI job as one group of devices (feature `mpi`):
+//! one CPU device per process, the collectives MPI's own.
+//!
+//! [`init`] initializes MPI (from the environment `mpirun` sets) and makes
+//! the job's world this process's [`world`] group; a `pmap` that is not
+//! inside another then spans the processes (`exec::pmap`): each process
+//! passes its own device's slice, as a JAX process passes its local
+//! devices' slices. Dropping the [`Distributed`] guard finalizes MPI.
+//!
+//! # How a collective runs
+//!
+//! 1. **Headers.** Every rank sends the others a small description of its
+//!    call (collective, element type, length, reduction, a hash of the
+//!    pairs) with non-blocking sends and receives, and polls them until all
+//!    have arrived or the timeout ([`super::default_timeout`]) passes: a
+//!    rank that never calls the collective (it runs another program, or
+//!    died without the job ending) gives a [`CommErrorKind::Timeout`] naming
+//!    it, not a hang. Every rank then checks the same descriptions
+//!    (`comm::agree`), so all of them fail together on a mismatch, before any
+//!    data moves.
+//! 2. **Data**, with MPI's collectives on the buffers' bytes:
+//!    `MPI_Allreduce` / `MPI_Reduce_scatter_block` for the sums of `f32` and
+//!    `f64` (in MPI's reduction order, the same on every rank and in every
+//!    run of the same job shape; it may differ in rounding from the threads
+//!    group's rank-order fold), `MPI_Allgather` then the rank-order fold of
+//!    this crate for every other reduction (JAX's NaN-propagating max and
+//!    min, wrapping integer sums, half types rounded after each addition,
+//!    which MPI's built-in operations do not give), `MPI_Allgather`,
+//!    `MPI_Alltoall`, and a send and a receive per pair for `permute`.
+//!
+//! [`Communicator::abort`] breaks this process's member only: the other
+//! processes learn of it by their timeout, or when this process exits and
+//! `mpirun` ends the job.
+
+use super::{agree, check_pairs, fold, CallDesc, CommError, CommErrorKind, CommOp};
+use super::{default_timeout, Communicator, Element, ReduceOp};
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use mpi::collective::SystemOperation;
+use mpi::datatype::Equivalence;
+use mpi::environment::Universe;
+use mpi::request::Request;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::{Communicator as _, CommunicatorCollectives, Destination, Source};
+use mpi::Threading;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The tags of oxla's messages on its own (duplicated) communicator.
+const HEADER_TAG: i32 = 1;
+const PERMUTE_TAG: i32 = 2;
+
+/// The largest message MPI's `int` counts describe, in bytes.
+const MAX_BYTES: usize = i32::MAX as usize;
+
+/// The job's world while [`init`]'s guard lives.
+static WORLD: Mutex<Option<Arc<MpiComm>>> = Mutex::new(None);
+
+/// This process's member of the job's world, after [`init`] and until its
+/// guard is dropped.
+pub fn world() -> Option<Arc<MpiComm>> {
+    WORLD.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// MPI, initialized by [`init`]: finalized when this is dropped (keep it
+/// alive until the program's last collective). Dropped while its thread
+/// panics, it aborts the whole job (`MPI_Abort`) instead: the other
+/// processes could not finish.
+pub struct Distributed {
+    world: Arc<MpiComm>,
+    universe: Option<Universe>,
+}
+
+impl Distributed {
+    /// This process's rank in the job (JAX's `jax.process_index()`).
+    pub fn process_index(&self) -> usize {
+        self.world.rank
+    }
+
+    /// The number of processes in the job (JAX's `jax.process_count()`).
+    pub fn process_count(&self) -> usize {
+        self.world.size
+    }
+}
+
+impl std::fmt::Debug for Distributed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Distributed")
+            .field("process_index", &self.world.rank)
+            .field("process_count", &self.world.size)
+            .finish()
+    }
+}
+
+impl Drop for Distributed {
+    fn drop(&mut self) {
+        // Dropped by a panic: the other processes cannot finish the job's
+        // collectives (and MPI_Finalize would wait for them), so end the
+        // job, as `mpirun` does when a process dies.
+        if std::thread::panicking() {
+            if let Some(u) = &self.universe {
+                eprintln!(
+                    "oxla: process {} of the MPI job panicked; aborting the job",
+                    self.world.rank
+                );
+                u.world().abort(101);
+            }
+        }
+        WORLD.lock().unwrap_or_else(PoisonError::into_inner).take();
+        // The communicator is freed before MPI is finalized; a member still
+        // held elsewhere fails its later calls instead of using it.
+        self.world.lock().comm.take();
+        self.universe.take();
+    }
+}
+
+/// Initializes MPI with the environment `mpirun` (or `srun`) set, as JAX's
+/// `jax.distributed.initialize()`: from now until the guard is dropped, a
+/// `pmap` spans the job's processes, one device each. A program run
+/// without `mpirun` is a job of one process.
+pub fn init() -> Result<Distributed, String> {
+    if mpi::environment::is_initialized() {
+        return Err(
+            "MPI is already initialized: call oxla::distributed::init() once, \
+                    before any other use of MPI"
+                .into(),
+        );
+    }
+    let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple)
+        .ok_or("MPI could not be initialized")?;
+    // The members serialize their calls (one lock), so the threads that run
+    // devices may call MPI one at a time.
+    if !matches!(threading, Threading::Multiple | Threading::Serialized) {
+        return Err(format!(
+            "this MPI gives thread support {threading:?}; oxla's device threads need \
+             MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE"
+        ));
+    }
+    // A communicator of its own, so that no message of the user's can
+    // match oxla's.
+    let comm = universe.world().duplicate();
+    let world = Arc::new(MpiComm::new(comm, default_timeout()));
+    *WORLD.lock().unwrap_or_else(PoisonError::into_inner) = Some(world.clone());
+    Ok(Distributed {
+        world,
+        universe: Some(universe),
+    })
+}
+
+/// One process's member of an MPI communicator (see the module docs).
+pub struct MpiComm {
+    rank: usize,
+    size: usize,
+    timeout: Duration,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    /// `None` once MPI is shut down.
+    comm: Option<SimpleCommunicator>,
+    /// Why the member is broken (a timeout or an abort), once it is.
+    failure: Option<CommErrorKind>,
+}
+
+// SAFETY: MPI is initialized with MPI_THREAD_SERIALIZED or better (`init`
+// checks), and the communicator is used only with the member's lock held,
+// so no two threads call MPI through it at once.
+unsafe impl Send for Inner {}
+
+impl MpiComm {
+    fn new(comm: SimpleCommunicator, timeout: Duration) -> MpiComm {
+        MpiComm {
+            rank: comm.rank() as usize,
+            size: comm.size() as usize,
+            timeout,
+            inner: Mutex::new(Inner {
+                comm: Some(comm),
+                failure: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn error(&self, op: CommOp, kind: CommErrorKind) -> CommError {
+        CommError {
+            rank: self.rank,
+            op,
+            kind,
+        }
+    }
+
+    /// Runs `work` on the communicator once every rank has made the call
+    /// `desc` describes (step 1 of the module docs).
+    fn call<R>(
+        &self,
+        desc: CallDesc,
+        work: impl FnOnce(&SimpleCommunicator) -> R,
+    ) -> Result<R, CommError> {
+        let op = desc.op;
+        let mut inner = self.lock();
+        if let Some(f) = &inner.failure {
+            return Err(self.error(op, f.clone()));
+        }
+        let Some(comm) = inner.comm.as_ref() else {
+            return Err(self.error(
+                op,
+                CommErrorKind::Invalid {
+                    detail: "MPI was shut down (the oxla::distributed guard was dropped)".into(),
+                },
+            ));
+        };
+        let bytes = desc.len * desc.dtype.size_bytes() * self.size;
+        let agreed = self.exchange(comm, &desc).and_then(|()| {
+            if bytes > MAX_BYTES {
+                Err(CommErrorKind::Invalid {
+                    detail: format!(
+                        "{bytes} bytes over the group exceed MPI's count limit ({MAX_BYTES})"
+                    ),
+                })
+            } else {
+                Ok(())
+            }
+        });
+        match agreed {
+            Ok(()) => Ok(work(comm)),
+            Err(kind) => {
+                if matches!(kind, CommErrorKind::Timeout { .. }) {
+                    inner.failure = Some(kind.clone());
+                }
+                Err(self.error(op, kind))
+            }
+        }
+    }
+
+    /// Every rank's header, checked with [`agree`] (step 1).
+    fn exchange(&self, comm: &SimpleCommunicator, desc: &CallDesc) -> Result<(), CommErrorKind> {
+        let mine = header(desc);
+        let mut theirs = vec![[0u64; HEADER_LEN]; self.size];
+        theirs[self.rank] = mine;
+        let missing = mpi::request::scope(|scope| {
+            let mut pending: Vec<(Option<usize>, Request<'_, [u64], _>)> = Vec::new();
+            for r in (0..self.size).filter(|r| *r != self.rank) {
+                let to = comm.process_at_rank(r as i32);
+                let req = to.immediate_send_with_tag(scope, &mine[..], HEADER_TAG);
+                pending.push((None, req));
+            }
+            for (r, slot) in theirs.iter_mut().enumerate() {
+                if r != self.rank {
+                    let from = comm.process_at_rank(r as i32);
+                    let req =
+                        from.immediate_receive_into_with_tag(scope, &mut slot[..], HEADER_TAG);
+                    pending.push((Some(r), req));
+                }
+            }
+            let start = Instant::now();
+            let mut polls = 0u32;
+            loop {
+                pending = pending
+                    .into_iter()
+                    .filter_map(|(r, req)| req.test().err().map(|req| (r, req)))
+                    .collect();
+                if pending.is_empty() || start.elapsed() >= self.timeout {
+                    break;
+                }
+                back_off(&mut polls);
+            }
+            let missing: Vec<usize> = pending.iter().filter_map(|(r, _)| *r).collect();
+            for (_, req) in pending {
+                req.cancel();
+                req.wait();
+            }
+            missing
+        });
+        if !missing.is_empty() {
+            return Err(CommErrorKind::Timeout {
+                during: desc.op,
+                missing,
+                waited: self.timeout,
+            });
+        }
+        let calls: Vec<CallDesc> = theirs.iter().map(|h| decode(h, desc)).collect();
+        agree(&calls)?;
+        if theirs.iter().any(|h| h[PAIRS] != mine[PAIRS]) {
+            return Err(CommErrorKind::Mismatch {
+                detail: "they differ in pairs".into(),
+            });
+        }
+        if desc.op == CommOp::Permute {
+            check_pairs(&desc.pairs, self.size)
+                .map_err(|detail| CommErrorKind::Invalid { detail })?;
+        }
+        Ok(())
+    }
+
+    fn desc<T: Element>(
+        &self,
+        op: CommOp,
+        len: usize,
+        reduce: Option<ReduceOp>,
+        pairs: &[(usize, usize)],
+    ) -> CallDesc {
+        CallDesc {
+            op,
+            dtype: T::DTYPE,
+            len,
+            reduce,
+            pairs: pairs.to_vec(),
+        }
+    }
+
+    /// A sum of `f32` or `f64` by `MPI_Allreduce`.
+    fn all_reduce_sum<T: Element + Equivalence>(&self, buf: &mut [T]) -> Result<(), CommError> {
+        let desc = self.desc::<T>(CommOp::AllReduce, buf.len(), Some(ReduceOp::Sum), &[]);
+        self.call(desc, |comm| {
+            // Every rank agreed on the length; MPI refuses two empty
+            // buffers at one (dangling) address.
+            if buf.is_empty() {
+                return;
+            }
+            let send = buf.to_vec();
+            comm.all_reduce_into(&send[..], buf, SystemOperation::sum());
+        })
+    }
+
+    /// Any other reduction: every rank's buffer, folded in rank order.
+    fn all_reduce_t<T: Element>(&self, buf: &mut [T], op: ReduceOp) -> Result<(), CommError> {
+        let desc = self.desc::<T>(CommOp::AllReduce, buf.len(), Some(op), &[]);
+        self.call(desc, |comm| {
+            if buf.is_empty() {
+                return;
+            }
+            let all = gather(comm, buf, self.size);
+            let srcs: Vec<&[T]> = all.chunks(buf.len()).collect();
+            fold(op, buf, &srcs);
+        })
+    }
+
+    fn all_gather_t<T: Element>(&self, send: &[T]) -> Result<Vec<T>, CommError> {
+        let desc = self.desc::<T>(CommOp::AllGather, send.len(), None, &[]);
+        self.call(desc, |comm| gather(comm, send, self.size))
+    }
+
+    /// A sum of `f32` or `f64` by `MPI_Reduce_scatter_block`.
+    fn reduce_scatter_sum<T: Element + Equivalence>(
+        &self,
+        send: &[T],
+    ) -> Result<Vec<T>, CommError> {
+        let desc = self.desc::<T>(CommOp::ReduceScatter, send.len(), Some(ReduceOp::Sum), &[]);
+        self.call(desc, |comm| {
+            let mut out = vec![T::ZERO; send.len() / self.size];
+            if out.is_empty() {
+                return out;
+            }
+            comm.reduce_scatter_block_into(send, &mut out[..], SystemOperation::sum());
+            out
+        })
+    }
+
+    /// Any other reduction: every rank's buffer, this rank's chunk folded in
+    /// rank order.
+    fn reduce_scatter_t<T: Element>(&self, send: &[T], op: ReduceOp) -> Result<Vec<T>, CommError> {
+        let desc = self.desc::<T>(CommOp::ReduceScatter, send.len(), Some(op), &[]);
+        self.call(desc, |comm| {
+            let c = send.len() / self.size;
+            let mut out = vec![T::ZERO; c];
+            if c == 0 {
+                return out;
+            }
+            let all = gather(comm, send, self.size);
+            let own = self.rank * c..(self.rank + 1) * c;
+            let srcs: Vec<&[T]> = all.chunks(send.len()).map(|s| &s[own.clone()]).collect();
+            fold(op, &mut out, &srcs);
+            out
+        })
+    }
+
+    fn all_to_all_t<T: Element>(&self, send: &[T]) -> Result<Vec<T>, CommError> {
+        let desc = self.desc::<T>(CommOp::AllToAll, send.len(), None, &[]);
+        self.call(desc, |comm| {
+            let mut out = vec![T::ZERO; send.len()];
+            if out.is_empty() {
+                return out;
+            }
+            comm.all_to_all_into(as_bytes(send), as_bytes_mut(&mut out));
+            out
+        })
+    }
+
+    fn permute_t<T: Element>(
+        &self,
+        send: &[T],
+        pairs: &[(usize, usize)],
+    ) -> Result<Vec<T>, CommError> {
+        let desc = self.desc::<T>(CommOp::Permute, send.len(), None, pairs);
+        self.call(desc, |comm| {
+            let mut out = vec![T::ZERO; send.len()];
+            if out.is_empty() {
+                return out;
+            }
+            mpi::request::scope(|scope| {
+                let sent = pairs.iter().find(|p| p.0 == self.rank).map(|&(_, d)| {
+                    comm.process_at_rank(d as i32).immediate_send_with_tag(
+                        scope,
+                        as_bytes(send),
+                        PERMUTE_TAG,
+                    )
+                });
+                if let Some(&(s, _)) = pairs.iter().find(|p| p.1 == self.rank) {
+                    comm.process_at_rank(s as i32)
+                        .receive_into_with_tag(as_bytes_mut(&mut out), PERMUTE_TAG);
+                }
+                if let Some(req) = sent {
+                    req.wait();
+                }
+            });
+            out
+        })
+    }
+}
+
+/// Every rank's `send`, concatenated in rank order (`MPI_Allgather`).
+fn gather<T: Element>(comm: &SimpleCommunicator, send: &[T], size: usize) -> Vec<T> {
+    let mut out = vec![T::ZERO; send.len() * size];
+    // Every rank agreed on the length; MPI refuses two empty buffers at one
+    // (dangling) address.
+    if out.is_empty() {
+        return out;
+    }
+    comm.all_gather_into(as_bytes(send), as_bytes_mut(&mut out));
+    out
+}
+
+fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
+    // SAFETY: every `Element` type (f16, bf16, f32, f64, i32, i64, and u8
+    // for bool) is plain data without padding, so its bytes may be read.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn as_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `as_bytes`; the bytes written come from the same
+    // element type on another rank (the headers agreed on it), so they
+    // form valid values (a bool byte is 0 or 1 there too).
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// Spin briefly, then yield, then sleep up to 1 ms between polls: a
+/// collective whose ranks arrive together costs microseconds, one that
+/// waits long costs no core.
+fn back_off(polls: &mut u32) {
+    *polls += 1;
+    match *polls {
+        0..=200 => std::hint::spin_loop(),
+        201..=2000 => std::thread::yield_now(),
+        n => std::thread::sleep(Duration::from_micros(u64::from((n - 2000).min(1000)))),
+    }
+}
+
+/// The words of a header: collective, element type, length, reduction,
+/// and a hash of the pairs.
+const HEADER_LEN: usize = 5;
+const PAIRS: usize = 4;
+
+const OPS: [CommOp; 5] = [
+    CommOp::AllReduce,
+    CommOp::AllGather,
+    CommOp::ReduceScatter,
+    CommOp::AllToAll,
+    CommOp::Permute,
+];
+const DTYPES: [DType; 7] = [
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+    DType::Bool,
+    DType::I32,
+    DType::I64,
+];
+const REDUCES: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+
+fn pick<T: Copy>(all: &[T], k: u64, own: T) -> T {
+    all.get(k as usize).copied().unwrap_or(own)
+}
+
+fn code<T: PartialEq>(all: &[T], x: &T) -> u64 {
+    all.iter().position(|a| a == x).expect("listed") as u64
+}
+
+fn header(desc: &CallDesc) -> [u64; HEADER_LEN] {
+    // FNV-1a over the pairs: equal pairs hash equally on every rank.
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &(s, d) in &desc.pairs {
+        for w in [s as u64, d as u64] {
+            hash = (hash ^ w).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    [
+        code(&OPS, &desc.op),
+        code(&DTYPES, &desc.dtype),
+        desc.len as u64,
+        desc.reduce.map_or(0, |r| 1 + code(&REDUCES, &r)),
+        hash,
+    ]
+}
+
+/// The call a header describes (pairs aside: only their hash travels, and
+/// `exchange` compares it); a word out of range reads as this rank's own.
+fn decode(h: &[u64; HEADER_LEN], own: &CallDesc) -> CallDesc {
+    CallDesc {
+        op: pick(&OPS, h[0], own.op),
+        dtype: pick(&DTYPES, h[1], own.dtype),
+        len: h[2] as usize,
+        reduce: match h[3] {
+            0 => None,
+            k => Some(pick(&REDUCES, k - 1, own.reduce.unwrap_or(ReduceOp::Sum))),
+        },
+        pairs: Vec::new(),
+    }
+}
+
+impl Communicator for MpiComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn all_reduce(&self, buf: &mut Buffer, op: ReduceOp) -> Result<(), CommError> {
+        match (buf, op) {
+            (Buffer::F32(v), ReduceOp::Sum) => self.all_reduce_sum(v),
+            (Buffer::F64(v), ReduceOp::Sum) => self.all_reduce_sum(v),
+            (buf, op) => typed!(buf, v => self.all_reduce_t(v, op)),
+        }
+    }
+
+    fn all_gather(&self, send: &Buffer) -> Result<Buffer, CommError> {
+        typed!(send, v => self.all_gather_t(v).map(Element::wrap))
+    }
+
+    fn reduce_scatter(&self, send: &Buffer, op: ReduceOp) -> Result<Buffer, CommError> {
+        match (send, op) {
+            (Buffer::F32(v), ReduceOp::Sum) => self.reduce_scatter_sum(v).map(Element::wrap),
+            (Buffer::F64(v), ReduceOp::Sum) => self.reduce_scatter_sum(v).map(Element::wrap),
+            (send, op) => typed!(send, v => self.reduce_scatter_t(v, op).map(Element::wrap)),
+        }
+    }
+
+    fn all_to_all(&self, send: &Buffer) -> Result<Buffer, CommError> {
+        typed!(send, v => self.all_to_all_t(v).map(Element::wrap))
+    }
+
+    fn permute(&self, send: &Buffer, pairs: &[(usize, usize)]) -> Result<Buffer, CommError> {
+        typed!(send, v => self.permute_t(v, pairs).map(Element::wrap))
+    }
+
+    fn abort(&self, why: &str) {
+        let mut inner = self.lock();
+        if inner.failure.is_none() {
+            inner.failure = Some(CommErrorKind::Aborted {
+                by: self.rank,
+                reason: why.to_string(),
+            });
+        }
+    }
+}
