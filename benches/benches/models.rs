@@ -119,5 +119,47 @@ fn mlp(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, logistic, mlp);
+/// The step data-parallel over 1 and 2 CPU devices (`#[pmap]`, gradients
+/// `pmean`'d), beside the plain step (no pmap) of the same run. JAX's
+/// figures: `benches/reference/pmap.py`.
+fn mlp_pmap(c: &mut Criterion) {
+    let (batch, d_in, d_hidden, d_out) = (256, 784, 512, 10);
+    let x: Array2<f32> = uniform((batch, d_in), 1.0, 3);
+    let y = one_hot_targets(batch, d_out);
+    oxla::set_cpu_device_count(2);
+    // One step over 1 and 2 devices from the same start gives the plain
+    // step's loss and parameters (to rounding: the sums run in another
+    // order).
+    let mut plain = Mlp::new(d_in, d_hidden, d_out);
+    let l_plain = plain.step_oxla(&x, &y, 0.01);
+    for n in [1, 2] {
+        let mut m = Mlp::new(d_in, d_hidden, d_out);
+        let l = m.step_pmap(&shards(&x, n), &shards(&y, n));
+        assert!(
+            (l - l_plain).abs() <= 1e-5 * l_plain.abs(),
+            "{n} devices: loss {l} vs {l_plain}"
+        );
+        let d = max_rel_diff(m.w1.as_slice().unwrap(), plain.w1.as_slice().unwrap());
+        assert!(d <= 1e-4, "{n} devices: w1 after a step differs by {d}");
+    }
+
+    let mut group = c.benchmark_group("mlp_pmap_784_512_10_b256");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(6));
+    let mut a = Mlp::new(d_in, d_hidden, d_out);
+    group.bench_function("no_pmap", |bn| {
+        bn.iter(|| a.step_oxla(black_box(&x), black_box(&y), 0.01))
+    });
+    for n in [1, 2] {
+        let (xs, ys) = (shards(&x, n), shards(&y, n));
+        let mut m = Mlp::new(d_in, d_hidden, d_out);
+        group.bench_function(format!("pmap_{n}_devices"), |bn| {
+            bn.iter(|| m.step_pmap(black_box(&xs), black_box(&ys)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, logistic, mlp, mlp_pmap);
 criterion_main!(benches);

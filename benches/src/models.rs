@@ -6,7 +6,7 @@
 //! - (c) one training step of an MLP 784→512→10 with tanh and softmax
 //!   cross-entropy, batch 256: loss, gradient and SGD update.
 
-use oxla::ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use oxla::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, Axis};
 
 // ---- (a) logistic regression: loss and gradient -----------------------------
 
@@ -328,4 +328,59 @@ pub fn one_hot_targets(n: usize, classes: usize) -> Array2<f32> {
 /// The mean over rows, for checks.
 pub fn mean_rows(a: &Array2<f32>) -> Array1<f32> {
     a.mean_axis(Axis(0)).expect("rows")
+}
+
+// ---- (d) the same step, data-parallel with pmap ------------------------------
+
+/// The MLP step on one device's shard of the batch: the loss and gradients
+/// averaged over the devices (`pmean`), and the parameters after one step
+/// of SGD with step 0.01 (the same on every device). JAX's
+/// `pmap(value_and_grad)` + `pmean` training step.
+#[oxla::pmap(
+    mlp_dp_step,
+    axis_name = batch,
+    in_axes = (None, None, None, None, 0, 0),
+    out_axes = (None, None, None, None, None)
+)]
+pub fn mlp_dp(
+    w1: ArrayView2<f32>,
+    b1: ArrayView1<f32>,
+    w2: ArrayView2<f32>,
+    b2: ArrayView1<f32>,
+    x: ArrayView2<f32>,
+    y: ArrayView2<f32>,
+) -> (f32, Array2<f32>, Array1<f32>, Array2<f32>, Array1<f32>) {
+    let (l, g1, gb1, g2, gb2) = mlp_loss_and_grad(w1, b1, w2, b2, x, y);
+    (
+        pmean(l, batch),
+        w1 - 0.01 * pmean(g1, batch),
+        b1 - 0.01 * pmean(gb1, batch),
+        w2 - 0.01 * pmean(g2, batch),
+        b2 - 0.01 * pmean(gb2, batch),
+    )
+}
+
+impl Mlp {
+    /// One data-parallel step: `xs` and `ys` hold one shard of the batch
+    /// per device along their first axis; returns the loss.
+    pub fn step_pmap(&mut self, xs: &Array3<f32>, ys: &Array3<f32>) -> f32 {
+        let (loss, w1, b1, w2, b2) = mlp_dp_step(
+            self.w1.view(),
+            self.b1.view(),
+            self.w2.view(),
+            self.b2.view(),
+            xs.view(),
+            ys.view(),
+        );
+        (self.w1, self.b1, self.w2, self.b2) = (w1, b1, w2, b2);
+        loss
+    }
+}
+
+/// `a` split along its rows into `n` equal shards, stacked: `n × rows/n × cols`.
+pub fn shards(a: &Array2<f32>, n: usize) -> Array3<f32> {
+    let (rows, cols) = a.dim();
+    a.clone()
+        .into_shape_with_order((n, rows / n, cols))
+        .expect("rows divisible by the shard count")
 }

@@ -39,6 +39,7 @@ use crate::dtype::DType;
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::environment::Universe;
+use mpi::raw::AsRaw;
 use mpi::request::Request;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator as _, CommunicatorCollectives, Destination, Source};
@@ -152,12 +153,19 @@ pub struct MpiComm {
     rank: usize,
     size: usize,
     timeout: Duration,
+    /// This MPI's `MPI_IN_PLACE` (a C macro, so the bindings lack it), where
+    /// the library is one whose value is known.
+    in_place: Option<usize>,
     inner: Mutex<Inner>,
 }
 
 struct Inner {
     /// `None` once MPI is shut down.
     comm: Option<SimpleCommunicator>,
+    /// The send side of `MPI_Allreduce` (which cannot reduce in place
+    /// portably), kept between calls: a fresh allocation of a large buffer
+    /// costs its page faults on every call.
+    scratch: Vec<u64>,
     /// Why the member is broken (a timeout or an abort), once it is.
     failure: Option<CommErrorKind>,
 }
@@ -173,8 +181,10 @@ impl MpiComm {
             rank: comm.rank() as usize,
             size: comm.size() as usize,
             timeout,
+            in_place: in_place_address(),
             inner: Mutex::new(Inner {
                 comm: Some(comm),
+                scratch: Vec::new(),
                 failure: None,
             }),
         }
@@ -197,14 +207,19 @@ impl MpiComm {
     fn call<R>(
         &self,
         desc: CallDesc,
-        work: impl FnOnce(&SimpleCommunicator) -> R,
+        work: impl FnOnce(&SimpleCommunicator, &mut Vec<u64>) -> R,
     ) -> Result<R, CommError> {
         let op = desc.op;
         let mut inner = self.lock();
-        if let Some(f) = &inner.failure {
+        let Inner {
+            comm,
+            scratch,
+            failure,
+        } = &mut *inner;
+        if let Some(f) = failure {
             return Err(self.error(op, f.clone()));
         }
-        let Some(comm) = inner.comm.as_ref() else {
+        let Some(comm) = comm.as_ref() else {
             return Err(self.error(
                 op,
                 CommErrorKind::Invalid {
@@ -225,10 +240,10 @@ impl MpiComm {
             }
         });
         match agreed {
-            Ok(()) => Ok(work(comm)),
+            Ok(()) => Ok(work(comm, scratch)),
             Err(kind) => {
                 if matches!(kind, CommErrorKind::Timeout { .. }) {
-                    inner.failure = Some(kind.clone());
+                    *failure = Some(kind.clone());
                 }
                 Err(self.error(op, kind))
             }
@@ -256,7 +271,6 @@ impl MpiComm {
                 }
             }
             let start = Instant::now();
-            let mut polls = 0u32;
             loop {
                 pending = pending
                     .into_iter()
@@ -265,7 +279,7 @@ impl MpiComm {
                 if pending.is_empty() || start.elapsed() >= self.timeout {
                     break;
                 }
-                back_off(&mut polls);
+                back_off(start.elapsed());
             }
             let missing: Vec<usize> = pending.iter().filter_map(|(r, _)| *r).collect();
             for (_, req) in pending {
@@ -314,21 +328,47 @@ impl MpiComm {
     /// A sum of `f32` or `f64` by `MPI_Allreduce`.
     fn all_reduce_sum<T: Element + Equivalence>(&self, buf: &mut [T]) -> Result<(), CommError> {
         let desc = self.desc::<T>(CommOp::AllReduce, buf.len(), Some(ReduceOp::Sum), &[]);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, scratch| {
             // Every rank agreed on the length; MPI refuses two empty
             // buffers at one (dangling) address.
             if buf.is_empty() {
-                return;
+                return Ok(());
             }
-            let send = buf.to_vec();
-            comm.all_reduce_into(&send[..], buf, SystemOperation::sum());
+            let Some(in_place) = self.in_place else {
+                let send = copy_into(scratch, buf);
+                comm.all_reduce_into(send, buf, SystemOperation::sum());
+                return Ok(());
+            };
+            let count = i32::try_from(buf.len()).expect("checked against MAX_BYTES");
+            // SAFETY: `in_place` is this library's MPI_IN_PLACE, so MPI reads
+            // and writes `buf` only: `count` elements of `T`'s MPI datatype,
+            // which `buf` holds; the communicator and the operation are live
+            // handles.
+            let code = unsafe {
+                mpi::ffi::MPI_Allreduce(
+                    std::ptr::without_provenance::<std::ffi::c_void>(in_place),
+                    buf.as_mut_ptr().cast(),
+                    count,
+                    T::equivalent_datatype().as_raw(),
+                    SystemOperation::sum().as_raw(),
+                    comm.as_raw(),
+                )
+            };
+            if code == 0 {
+                Ok(())
+            } else {
+                Err(CommErrorKind::Invalid {
+                    detail: format!("MPI_Allreduce returned error code {code}"),
+                })
+            }
         })
+        .and_then(|r| r.map_err(|kind| self.error(CommOp::AllReduce, kind)))
     }
 
     /// Any other reduction: every rank's buffer, folded in rank order.
     fn all_reduce_t<T: Element>(&self, buf: &mut [T], op: ReduceOp) -> Result<(), CommError> {
         let desc = self.desc::<T>(CommOp::AllReduce, buf.len(), Some(op), &[]);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, _| {
             if buf.is_empty() {
                 return;
             }
@@ -340,7 +380,7 @@ impl MpiComm {
 
     fn all_gather_t<T: Element>(&self, send: &[T]) -> Result<Vec<T>, CommError> {
         let desc = self.desc::<T>(CommOp::AllGather, send.len(), None, &[]);
-        self.call(desc, |comm| gather(comm, send, self.size))
+        self.call(desc, |comm, _| gather(comm, send, self.size))
     }
 
     /// A sum of `f32` or `f64` by `MPI_Reduce_scatter_block`.
@@ -349,7 +389,7 @@ impl MpiComm {
         send: &[T],
     ) -> Result<Vec<T>, CommError> {
         let desc = self.desc::<T>(CommOp::ReduceScatter, send.len(), Some(ReduceOp::Sum), &[]);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, _| {
             let mut out = vec![T::ZERO; send.len() / self.size];
             if out.is_empty() {
                 return out;
@@ -363,7 +403,7 @@ impl MpiComm {
     /// rank order.
     fn reduce_scatter_t<T: Element>(&self, send: &[T], op: ReduceOp) -> Result<Vec<T>, CommError> {
         let desc = self.desc::<T>(CommOp::ReduceScatter, send.len(), Some(op), &[]);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, _| {
             let c = send.len() / self.size;
             let mut out = vec![T::ZERO; c];
             if c == 0 {
@@ -379,7 +419,7 @@ impl MpiComm {
 
     fn all_to_all_t<T: Element>(&self, send: &[T]) -> Result<Vec<T>, CommError> {
         let desc = self.desc::<T>(CommOp::AllToAll, send.len(), None, &[]);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, _| {
             let mut out = vec![T::ZERO; send.len()];
             if out.is_empty() {
                 return out;
@@ -395,7 +435,7 @@ impl MpiComm {
         pairs: &[(usize, usize)],
     ) -> Result<Vec<T>, CommError> {
         let desc = self.desc::<T>(CommOp::Permute, send.len(), None, pairs);
-        self.call(desc, |comm| {
+        self.call(desc, |comm, _| {
             let mut out = vec![T::ZERO; send.len()];
             if out.is_empty() {
                 return out;
@@ -433,6 +473,43 @@ fn gather<T: Element>(comm: &SimpleCommunicator, send: &[T], size: usize) -> Vec
     out
 }
 
+/// `MPI_IN_PLACE` of the MPI this process runs: `(void *) 1` in Open MPI,
+/// `(void *) -1` in MPICH and its derivatives (their `mpi.h`); `None` for
+/// another library (the sums then copy their input first).
+fn in_place_address() -> Option<usize> {
+    let version = mpi::environment::library_version().unwrap_or_default();
+    if version.contains("Open MPI") {
+        Some(1)
+    } else if version.contains("MPICH") {
+        Some(usize::MAX)
+    } else {
+        None
+    }
+}
+
+/// `src` copied into `scratch` (grown as needed), as a slice of `T`.
+fn copy_into<'a, T: Element>(scratch: &'a mut Vec<u64>, src: &[T]) -> &'a [T] {
+    let bytes = std::mem::size_of_val(src);
+    assert!(std::mem::align_of::<T>() <= std::mem::align_of::<u64>());
+    let words = bytes.div_ceil(8);
+    if scratch.len() < words {
+        scratch.resize(words, 0);
+    }
+    // SAFETY: the scratch holds `words · 8 ≥ bytes` bytes, and it does not
+    // overlap `src` (which the caller borrows apart from it).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            src.as_ptr().cast::<u8>(),
+            scratch.as_mut_ptr().cast::<u8>(),
+            bytes,
+        )
+    };
+    // SAFETY: the scratch is aligned for `T` (asserted), holds at least
+    // `src.len()` elements' bytes, and those bytes were copied from valid
+    // `T`s; the slice borrows the scratch for its life.
+    unsafe { std::slice::from_raw_parts(scratch.as_ptr().cast::<T>(), src.len()) }
+}
+
 fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     // SAFETY: every `Element` type (f16, bf16, f32, f64, i32, i64, and u8
     // for bool) is plain data without padding, so its bytes may be read.
@@ -446,15 +523,15 @@ fn as_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
-/// Spin briefly, then yield, then sleep up to 1 ms between polls: a
-/// collective whose ranks arrive together costs microseconds, one that
-/// waits long costs no core.
-fn back_off(polls: &mut u32) {
-    *polls += 1;
-    match *polls {
-        0..=200 => std::hint::spin_loop(),
-        201..=2000 => std::thread::yield_now(),
-        n => std::thread::sleep(Duration::from_micros(u64::from((n - 2000).min(1000)))),
+/// Spin, yielding the core, for the first 100 ms of a wait, then sleep
+/// 1 ms between polls: ranks that arrive together meet within
+/// microseconds even on a busy machine (a sleeping rank would wake a
+/// scheduler tick late), and one that waits long costs no core.
+fn back_off(waited: Duration) {
+    if waited < Duration::from_millis(100) {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
