@@ -361,7 +361,7 @@ impl Program {
         match &self.host_steps[j] {
             HostStep::Loop(s) => unsafe { self.run_loop(j, s, launcher, ops, outs, nested) },
             HostStep::Cond(s) => unsafe { self.run_cond(s, launcher, ops, outs, nested) },
-            HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs) },
+            HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs, nested) },
             HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
         }
     }

@@ -191,7 +191,9 @@ struct Shared<T>(T);
 // SAFETY: the pointers a pmap step hands its device threads point into
 // operands that outlive the scoped threads, which only read them, and into
 // disjoint slices of the outputs (one per device), which only that
-// device's thread writes.
+// device's thread writes. Each device's `Scratch` goes to that device's
+// thread alone; the raw pointers it holds are rebound by every call before
+// use.
 unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T> Sync for Shared<T> {}
@@ -259,6 +261,7 @@ impl Program {
         launcher: &dyn Launcher,
         ops: &[RawArg],
         outs: &[(*mut u8, usize)],
+        nested: &mut [Scratch],
     ) -> Result<(), String> {
         let axis = &s.op.axis;
         let name = |k: usize| &s.op.body.param_names[k];
@@ -350,29 +353,33 @@ impl Program {
         let body = &s.body;
         let results = &s.results;
         let launcher = Shared(launcher);
+        // Each device's space (its buffer pool) is kept across calls in the
+        // step's scratch, as a loop body's is.
+        let scratches: Vec<Shared<&mut Scratch>> =
+            nested[0].devices(n).iter_mut().map(Shared).collect();
         let errors: Vec<Result<(), String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = members
                 .iter()
                 .zip(per_device.into_iter().zip(out_slices))
-                .map(|(member, (args, outs))| {
+                .zip(scratches)
+                .map(|((member, (args, outs)), scratch)| {
                     let member = member.clone();
                     let args = Shared(args);
                     let outs = Shared(outs);
                     scope.spawn(move || {
-                        let (args, outs) = (args, outs);
+                        let (args, outs, scratch) = (args, outs, scratch);
                         let _bound = AxisBinding::bind(axis, member.clone());
                         let renumbered = Renumbered {
                             inner: launcher.0,
                             kernels: &body.kernels,
                         };
-                        let mut scratch = Scratch::default();
                         // SAFETY: the device's operands point into live
                         // operands of their stated lengths, its outputs
                         // into its own slices of the step's outputs, which
                         // overlap no operand (`check_schedule`).
                         let r = unsafe {
                             body.program
-                                .call_in(&renumbered, &args.0, &[], &mut scratch, |res| {
+                                .call_in(&renumbered, &args.0, &[], scratch.0, |res| {
                                     let picked: Vec<&Buffer> =
                                         results.iter().map(|k| &res[*k]).collect();
                                     check_result_lengths(axis, size, &picked, &outs.0)?;

@@ -81,6 +81,17 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// The space of `n` devices' runs of a pmap's body, kept in this
+    /// (the pmap step's) scratch across calls like a loop body's.
+    pub(super) fn devices(&mut self, n: usize) -> &mut [Scratch] {
+        if self.nested.len() < n {
+            self.nested.resize_with(n, Scratch::default);
+        }
+        &mut self.nested[..n]
+    }
+}
+
 /// Move a buffer out, leaving an empty one.
 pub fn take_buffer(b: &mut Buffer) -> Buffer {
     std::mem::replace(b, Buffer::F32(Vec::new()))
