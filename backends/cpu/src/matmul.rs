@@ -17,13 +17,16 @@
 //! a blocked sum could be long, and very long contractions stay on the
 //! pairwise-summing kernel.
 
-use crate::parallel::Split;
+use crate::parallel::{num_threads, pool, Split};
 use oxla_core::exec::Launcher;
 use oxla_core::kernel::matmul::{MatmulKernel, MatmulShape};
 use oxla_core::{DType, Kernel, KernelFn};
 
 /// Below this many multiply-adds one thread is faster than waking the pool.
 const PARALLEL_FLOPS: u64 = 1 << 22;
+/// The same for a matrix-vector product, which reads its matrix once
+/// (memory-bound: two cores read it faster from 2^18 elements, 1 MB of f32).
+const PARALLEL_VECTOR_FLOPS: u64 = 1 << 18;
 
 /// A kernel that is a (batched, strided) matrix product in f32 or f64
 /// (recognized by `oxla_core::kernel::matmul`, shared with the GPU).
@@ -66,10 +69,21 @@ impl MatmulPlan {
             }
             return true;
         }
-        let par = if (m * n * k) as u64 * count as u64 >= PARALLEL_FLOPS {
-            gemm::Parallelism::Rayon(0)
-        } else {
-            gemm::Parallelism::None
+        // Large products run on oxla's pool, with as many threads as it
+        // has (`OXLA_NUM_THREADS`): never on rayon's global pool.
+        let threads = num_threads();
+        let flops = (m * n * k) as u64 * count as u64;
+        // A matrix times a vector; a vector times a matrix (m = 1) stays
+        // whole: cut into column blocks, each call packs the matrix again
+        // and the split measured 2.4× slower.
+        let vector = n == 1 && m > 1;
+        let pool = (threads > 1
+            && (flops >= PARALLEL_FLOPS || (vector && flops >= PARALLEL_VECTOR_FLOPS)))
+            .then(|| pool(threads))
+            .flatten();
+        let par = match &pool {
+            Some(_) => gemm::Parallelism::Rayon(threads),
+            None => gemm::Parallelism::None,
         };
         // The stride of each operand along the m, n and k axes (0 where the
         // product has no such axis, which then has size 1).
@@ -98,9 +112,29 @@ impl MatmulPlan {
                 .zip(&coord)
                 .all(|(a, c)| *a < s.outer || *c == 0);
             let offsets = [off(&s.lhs), off(&s.rhs), off(&s.out)];
-            match self.product.dtype {
-                DType::F32 => self.call::<f32>(args, offsets, &shape, !first),
-                _ => self.call::<f64>(args, offsets, &shape, !first),
+            let call = |offsets: [isize; 3], g: &GemmShape| match self.product.dtype {
+                DType::F32 => self.call::<f32>(args, offsets, g, !first),
+                _ => self.call::<f64>(args, offsets, g, !first),
+            };
+            match &pool {
+                None => call(offsets, &shape),
+                // A matrix times a vector: gemm runs it on one thread, so
+                // its rows are cut into blocks, one call each, run across
+                // the pool.
+                Some(p) if vector => {
+                    let parts = vector_product_parts(&shape);
+                    let call = Shared(&call);
+                    p.install(|| {
+                        use rayon::prelude::*;
+                        parts
+                            .into_par_iter()
+                            .for_each(|(offsets, g)| call.get()(offsets, &g));
+                    });
+                }
+                Some(p) => {
+                    let call = Shared(&call);
+                    p.install(|| call.get()(offsets, &shape));
+                }
             }
             for (c, a) in coord.iter_mut().zip(loops).rev() {
                 *c += 1;
@@ -150,7 +184,62 @@ impl MatmulPlan {
     }
 }
 
+/// A matrix-vector product split across threads is cut into this many
+/// blocks (fewer where they would be under `VECTOR_PRODUCT_MIN_ROWS`): a
+/// function of the shape alone, not of the thread count, so every element
+/// is summed by the same call whatever the number of threads.
+const VECTOR_PRODUCT_BLOCKS: usize = 16;
+const VECTOR_PRODUCT_MIN_ROWS: usize = 64;
+
+/// A matrix-vector product `g` (n = 1, or m = 1) cut along its long side
+/// into blocks (`VECTOR_PRODUCT_BLOCKS`): each block's element offsets
+/// (added to the product's) and shape, single-threaded.
+fn vector_product_parts(g: &GemmShape) -> Vec<([isize; 3], GemmShape)> {
+    let (m, n, k) = g.mnk;
+    let along_m = n == 1;
+    let long = if along_m { m } else { n };
+    let rows = long
+        .div_ceil(VECTOR_PRODUCT_BLOCKS)
+        .max(VECTOR_PRODUCT_MIN_ROWS);
+    (0..long)
+        .step_by(rows)
+        .map(|lo| {
+            let len = rows.min(long - lo);
+            let lo = lo as isize;
+            let (offsets, mnk) = if along_m {
+                ([lo * g.lhs.0, 0, lo * g.dst.0], (len, n, k))
+            } else {
+                ([0, lo * g.rhs.1, lo * g.dst.1], (m, len, k))
+            };
+            let part = GemmShape {
+                mnk,
+                par: gemm::Parallelism::None,
+                ..*g
+            };
+            (offsets, part)
+        })
+        .collect()
+}
+
+/// A value the pool's threads may use while the caller waits in `install`.
+struct Shared<T>(T);
+
+impl<T> Shared<T> {
+    // A method, so that closures capture the whole `Shared` (which is
+    // `Sync`) rather than its field.
+    fn get(&self) -> &T {
+        &self.0
+    }
+}
+// SAFETY: what crosses is a closure over the kernel's argument pointers,
+// used only inside `install`, which returns after every part has; the parts
+// write disjoint rows (columns) of the output.
+unsafe impl<T> Sync for Shared<T> {}
+// SAFETY: as for `Sync`.
+unsafe impl<T> Send for Shared<T> {}
+
 /// The sizes of one product and each matrix's (row, column) strides.
+#[derive(Clone, Copy)]
 struct GemmShape {
     mnk: (usize, usize, usize),
     lhs: (isize, isize),

@@ -100,7 +100,7 @@ pub fn set_num_threads(n: usize) {
 }
 
 /// The pool of `n` threads (built on first use, rebuilt when `n` changes).
-fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
+pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
     let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((m, p)) = slot.as_ref() {
         if *m == n {
