@@ -6,14 +6,20 @@
 //! across threads included, give the same bits at any thread count. A
 //! binary of its own: the thread count and the CPU time are the process's.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
-use oxla::{jit, set_num_threads};
+use ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2};
+use oxla::{jit, set_num_threads, vmap};
 
 /// A matrix product (1024×784 · 784×512), then a matrix-vector product
 /// (1024×512 · 512, large enough to be split across threads).
 #[jit]
 fn layer(x: ArrayView2<f32>, w: ArrayView2<f32>, v: ArrayView1<f32>) -> Array1<f32> {
     x.dot(&w).tanh().dot(&v)
+}
+
+/// A batch of matrix-vector products (each split into row blocks).
+#[vmap(batched_mv, in_axes = (0, None))]
+fn mv(a: ArrayView2<f32>, v: ArrayView1<f32>) -> Array1<f32> {
+    a.dot(&v)
 }
 
 /// This process's user + system CPU time, in seconds (Linux: fields 14 and
@@ -60,6 +66,22 @@ fn one_thread_means_one_core_and_the_bits_do_not_depend_on_threads() {
         let bits = |a: &Array1<f32>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&one), "{threads} threads");
     }
+    // Each matrix of a batch gets its own product, blocks and all.
+    let a = Array3::from_shape_fn((3, 1024, 512), |(b, i, j)| {
+        ((b * 5 + i * 3 + j * 7) % 19) as f32 - 9.0
+    });
+    let got = batched_mv(a.view(), v.view());
+    for b in 0..3 {
+        for i in 0..1024 {
+            let want: f64 = (0..512).map(|j| a[[b, i, j]] as f64 * v[j] as f64).sum();
+            let g = got[[b, i]] as f64;
+            assert!(
+                (g - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "[{b}, {i}]: {g} vs {want}"
+            );
+        }
+    }
+
     // The same at two threads uses more than one core where there are
     // two (printed: a shared machine's load makes it no fit bound).
     set_num_threads(2);

@@ -77,8 +77,10 @@ impl MatmulPlan {
         // whole: cut into column blocks, each call packs the matrix again
         // and the split measured 2.4× slower.
         let vector = n == 1 && m > 1;
-        let pool = (threads > 1
-            && (flops >= PARALLEL_FLOPS || (vector && flops >= PARALLEL_VECTOR_FLOPS)))
+        // Whether the product is cut into row blocks depends on its shape
+        // alone, so the sums are the same at any thread count.
+        let split = vector && flops >= PARALLEL_VECTOR_FLOPS;
+        let pool = (threads > 1 && (split || flops >= PARALLEL_FLOPS))
             .then(|| pool(threads))
             .flatten();
         let par = match &pool {
@@ -116,21 +118,27 @@ impl MatmulPlan {
                 DType::F32 => self.call::<f32>(args, offsets, g, !first),
                 _ => self.call::<f64>(args, offsets, g, !first),
             };
+            // A matrix times a vector: gemm runs it on one thread, so its
+            // rows are cut into blocks, one call each, run across the pool.
+            let add = |(o, g): ([isize; 3], GemmShape)| {
+                call(
+                    [offsets[0] + o[0], offsets[1] + o[1], offsets[2] + o[2]],
+                    &g,
+                )
+            };
             match &pool {
-                None => call(offsets, &shape),
-                // A matrix times a vector: gemm runs it on one thread, so
-                // its rows are cut into blocks, one call each, run across
-                // the pool.
-                Some(p) if vector => {
+                _ if split && pool.is_none() => {
+                    vector_product_parts(&shape).into_iter().for_each(add)
+                }
+                Some(p) if split => {
                     let parts = vector_product_parts(&shape);
-                    let call = Shared(&call);
+                    let add = Shared(&add);
                     p.install(|| {
                         use rayon::prelude::*;
-                        parts
-                            .into_par_iter()
-                            .for_each(|(offsets, g)| call.get()(offsets, &g));
+                        parts.into_par_iter().for_each(|part| add.get()(part));
                     });
                 }
+                None => call(offsets, &shape),
                 Some(p) => {
                     let call = Shared(&call);
                     p.install(|| call.get()(offsets, &shape));
