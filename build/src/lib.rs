@@ -106,6 +106,8 @@ pub fn compile_into(
 ) -> Result<Summary, String> {
     let mut functions = Vec::new();
     let mut kernels: Vec<Kernel> = Vec::new();
+    // The first function (in the sources' order) that has each kernel.
+    let mut owner = std::collections::HashMap::new();
     // All files first: a function may call a helper of another file.
     let mut files = Vec::new();
     for src in sources {
@@ -124,6 +126,7 @@ pub fn compile_into(
                 fuse(&g.function).map_err(|e| format!("fusing `{}`: {e}", g.function.name))?;
             for k in program.kernels {
                 if !kernels.iter().any(|x| x.name == k.name) {
+                    owner.insert(k.name.clone(), g.function.name.clone());
                     kernels.push(k);
                 }
             }
@@ -151,10 +154,8 @@ pub fn compile_into(
                 write(&path, &oxla_cpu::emit_object(&cranelift, isa)?)?;
                 objects.push(path);
             }
-            if !native.is_empty() {
-                objects.push(compile_native(&native, isa, &target, out_dir)?);
-            }
         }
+        objects.extend(compile_native_objects(&native, &owner, &target, out_dir)?);
         for k in &kernels {
             listed.push_str(&k.name);
             listed.push('\n');
@@ -177,18 +178,150 @@ pub fn compile_into(
     })
 }
 
-/// Write the native kernels' Rust source for `level` and compile it into an
-/// object file with `RUSTC` (cargo's compiler; `rustc` outside a build
-/// script) for `target` (empty: the host).
+/// The most buckets the native kernels are cut into (see `compile_native_objects`).
+const MAX_BUCKETS: usize = 4;
+/// Kernels per bucket before another bucket is opened.
+const KERNELS_PER_BUCKET: usize = 8;
+/// The prefix of the native objects' (and their sources') file names.
+const NATIVE_PREFIX: &str = "oxla_native_";
+
+/// The native kernels compiled into object files at every ISA level, with
+/// `RUSTC` (cargo's compiler; `rustc` outside a build script) for `target`
+/// (empty: the host).
+///
+/// A rebuild after an edit recompiles only what changed: the kernels are
+/// cut into buckets by a hash of the name of the function they come from
+/// (`owner`: the first to have the kernel), so that an edit of one function
+/// changes one bucket (up to `MAX_BUCKETS`, one per `KERNELS_PER_BUCKET`
+/// kernels), and each bucket's object is named by
+/// a hash of its Rust source, the compiler's flags and the compiler's
+/// version. An object already in `out_dir` under its name is reused; the
+/// others are compiled, side by side on the machine's cores, each written
+/// under a temporary name and renamed when complete (a build stopped midway
+/// leaves no object under a valid name). Objects (and sources) no longer
+/// named are removed.
+fn compile_native_objects(
+    native: &[Kernel],
+    owner: &std::collections::HashMap<String, String>,
+    target: &str,
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, String> {
+    if native.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n_buckets = native
+        .len()
+        .div_ceil(KERNELS_PER_BUCKET)
+        .clamp(1, MAX_BUCKETS);
+    let mut buckets: Vec<Vec<Kernel>> = vec![Vec::new(); n_buckets];
+    for k in native {
+        let function = owner.get(&k.name).unwrap_or(&k.name);
+        buckets[(fnv1a(function.as_bytes()) % n_buckets as u64) as usize].push(k.clone());
+    }
+    for b in &mut buckets {
+        b.sort_by(|x, y| x.name.cmp(&y.name));
+    }
+    let compiler = compiler_version();
+    let mut objects = Vec::new();
+    let mut jobs = Vec::new();
+    for level in IsaLevel::ALL {
+        let flags = oxla_cpu::native::NativeLevel::rustc_flags(level, target).join(" ");
+        for bucket in buckets.iter().filter(|b| !b.is_empty()) {
+            let source = oxla_cpu::native::rust_source(bucket, level);
+            let key = fnv1a(format!("{source}\n{flags}\n{target}\n{compiler}").as_bytes());
+            let name = format!("{NATIVE_PREFIX}{}_{key:016x}", level.suffix());
+            let obj = out_dir.join(format!("{name}.o"));
+            if !obj.exists() {
+                jobs.push((bucket, level, name));
+            }
+            objects.push(obj);
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let errors: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(jobs.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut errors = Vec::new();
+                    loop {
+                        let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((bucket, level, name)) = jobs.get(j) else {
+                            return errors;
+                        };
+                        if let Err(e) = compile_native(bucket, *level, target, out_dir, name) {
+                            errors.push(e);
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| vec!["a compile thread panicked".into()])
+            })
+            .collect()
+    });
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    remove_stale(out_dir, &objects);
+    Ok(objects)
+}
+
+/// Compile one bucket at `level` into `out_dir/name.o`, through a temporary
+/// file renamed when complete.
 fn compile_native(
     kernels: &[Kernel],
     level: IsaLevel,
     target: &str,
     out_dir: &Path,
-) -> Result<PathBuf, String> {
-    let crate_name = format!("oxla_native_{}", level.suffix());
-    let src = out_dir.join(format!("{crate_name}.rs"));
-    let obj = out_dir.join(format!("{crate_name}.o"));
-    oxla_cpu::native::compile(kernels, level, target, "lib", &src, &obj)?;
-    Ok(obj)
+    name: &str,
+) -> Result<(), String> {
+    let src = out_dir.join(format!("{name}.rs"));
+    let partial = out_dir.join(format!("{name}.o.partial"));
+    let obj = out_dir.join(format!("{name}.o"));
+    oxla_cpu::native::compile(kernels, level, target, "lib", &src, &partial)?;
+    std::fs::rename(&partial, &obj)
+        .map_err(|e| format!("renaming {} to {}: {e}", partial.display(), obj.display()))
+}
+
+/// Remove the native objects and sources in `out_dir` that `keep` does not
+/// name (left by earlier builds).
+fn remove_stale(out_dir: &Path, keep: &[PathBuf]) {
+    let Ok(entries) = std::fs::read_dir(out_dir) else {
+        return;
+    };
+    let kept: std::collections::HashSet<_> = keep
+        .iter()
+        .filter_map(|o| o.file_stem().map(|s| s.to_os_string()))
+        .collect();
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stem = name.split('.').next().unwrap_or_default();
+        if name.starts_with(NATIVE_PREFIX) && !kept.contains(std::ffi::OsStr::new(stem)) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The compiler's `-vV` (its version, commit and host), part of every
+/// object's key; empty if it cannot be run (the compile then fails anyway).
+fn compiler_version() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    std::process::Command::new(&rustc)
+        .arg("-vV")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// FNV-1a, 64 bits: a hash that is the same on every machine and version.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -118,3 +118,75 @@ fn kernels_objects_manifest_and_ptx() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Modification times of the native objects in `dir`, by file name.
+fn native_objects(
+    dir: &std::path::Path,
+) -> std::collections::BTreeMap<String, std::time::SystemTime> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("oxla_native_") && n.ends_with(".o")
+        })
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().modified().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A rebuild reuses every native object whose kernels did not change; an
+/// edit of one function recompiles its bucket only, and the objects it
+/// replaced are removed.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_rebuild_compiles_only_the_changed_functions_kernels() {
+    // Enough functions for several buckets.
+    let mut source = String::new();
+    for i in 0..24 {
+        source.push_str(&format!(
+            "#[oxla::jit]\npub fn f{i}(x: &[f32], y: &[f32]) -> f32 {{\n    sum(x * {i}.5 + y * y)\n}}\n"
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("oxla-build-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("lib.rs");
+    let build = |text: &str| {
+        std::fs::write(&src, text).unwrap();
+        oxla_build::compile_into(&[src.to_str().unwrap()], &dir, true).unwrap()
+    };
+    let first = build(&source);
+    let before = native_objects(&dir);
+    assert_eq!(before.len(), first.objects.len(), "{before:?}");
+    assert!(
+        before.len() >= 6,
+        "several buckets at each level: {before:?}"
+    );
+
+    // Unchanged: nothing is compiled again.
+    build(&source);
+    assert_eq!(native_objects(&dir), before);
+
+    // One function edited: one bucket per level is new, the rest kept.
+    let after_edit = build(&source.replace("sum(x * 7.5 + y * y)", "sum(x * 7.25 + y * y)"));
+    let after = native_objects(&dir);
+    assert_eq!(
+        after.len(),
+        after_edit.objects.len(),
+        "stale objects removed"
+    );
+    let kept = after
+        .iter()
+        .filter(|(n, t)| before.get(*n) == Some(*t))
+        .count();
+    assert_eq!(
+        after.len() - kept,
+        3,
+        "one bucket at each of the 3 levels: {after:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
