@@ -354,6 +354,7 @@ mod device_call;
 mod device_gpu;
 #[cfg(feature = "mpi")]
 pub mod distributed;
+pub mod random;
 /// The element types generated functions take and return (`f32`, `f64`,
 /// `f16`, `bf16`, `i32`, `i64`, `bool`).
 pub use __private::Element;

@@ -41,6 +41,7 @@ mod ndarray;
 mod pmap;
 mod powf;
 mod prod_cumsum;
+mod random;
 mod rounding;
 mod size_one;
 mod slicing;
