@@ -16,6 +16,7 @@ pub enum Buffer {
     I64(Vec<i64>),
 }
 
+/// `$e` with `$v` bound to the typed vector inside a [`Buffer`].
 macro_rules! each_buffer {
     ($buf:expr, $v:ident => $e:expr) => {
         match $buf {
@@ -29,6 +30,7 @@ macro_rules! each_buffer {
         }
     };
 }
+pub(crate) use each_buffer;
 
 impl Buffer {
     pub fn zeros(dtype: DType, len: usize) -> Buffer {

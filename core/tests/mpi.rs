@@ -11,15 +11,6 @@ use oxla_core::dtype::DType;
 use oxla_test_support::mpirun::mpi_test;
 use std::time::Instant;
 
-const DTYPES: [DType; 7] = [
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-    DType::I32,
-    DType::I64,
-    DType::Bool,
-];
 const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
 
 /// Rank `r`'s buffer: multiples of 1/8 (exact in every float type, so
@@ -106,7 +97,7 @@ fn collectives_match_the_threads_group() {
         let _mpi = init().expect("MPI");
         let w = world().expect("the world after init");
         let (rank, size) = (w.rank(), w.size());
-        for dtype in DTYPES {
+        for dtype in DType::ALL {
             for len in [0, 1, 7, 5003] {
                 for op in OPS {
                     let mut got = data(dtype, len, rank);

@@ -38,21 +38,6 @@
 //!   instead. The contents of an `all_reduce` buffer are unspecified after
 //!   an error.
 
-/// `$e` with `$v` bound to the typed vector inside a [`Buffer`].
-macro_rules! typed {
-    ($buf:expr, $v:ident => $e:expr) => {
-        match $buf {
-            Buffer::F16($v) => $e,
-            Buffer::BF16($v) => $e,
-            Buffer::F32($v) => $e,
-            Buffer::F64($v) => $e,
-            Buffer::Bool($v) => $e,
-            Buffer::I32($v) => $e,
-            Buffer::I64($v) => $e,
-        }
-    };
-}
-
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod shared;

@@ -34,7 +34,7 @@
 
 use super::{agree, check_pairs, fold, CallDesc, CommError, CommErrorKind, CommOp};
 use super::{default_timeout, Communicator, Element, ReduceOp};
-use crate::buffer::Buffer;
+use crate::buffer::{each_buffer, Buffer};
 use crate::dtype::DType;
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
@@ -547,15 +547,6 @@ const OPS: [CommOp; 5] = [
     CommOp::AllToAll,
     CommOp::Permute,
 ];
-const DTYPES: [DType; 7] = [
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-    DType::Bool,
-    DType::I32,
-    DType::I64,
-];
 const REDUCES: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
 
 fn pick<T: Copy>(all: &[T], k: u64, own: T) -> T {
@@ -576,7 +567,7 @@ fn header(desc: &CallDesc) -> [u64; HEADER_LEN] {
     }
     [
         code(&OPS, &desc.op),
-        code(&DTYPES, &desc.dtype),
+        code(&DType::ALL, &desc.dtype),
         desc.len as u64,
         desc.reduce.map_or(0, |r| 1 + code(&REDUCES, &r)),
         hash,
@@ -588,7 +579,7 @@ fn header(desc: &CallDesc) -> [u64; HEADER_LEN] {
 fn decode(h: &[u64; HEADER_LEN], own: &CallDesc) -> CallDesc {
     CallDesc {
         op: pick(&OPS, h[0], own.op),
-        dtype: pick(&DTYPES, h[1], own.dtype),
+        dtype: pick(&DType::ALL, h[1], own.dtype),
         len: h[2] as usize,
         reduce: match h[3] {
             0 => None,
@@ -611,28 +602,28 @@ impl Communicator for MpiComm {
         match (buf, op) {
             (Buffer::F32(v), ReduceOp::Sum) => self.all_reduce_sum(v),
             (Buffer::F64(v), ReduceOp::Sum) => self.all_reduce_sum(v),
-            (buf, op) => typed!(buf, v => self.all_reduce_t(v, op)),
+            (buf, op) => each_buffer!(buf, v => self.all_reduce_t(v, op)),
         }
     }
 
     fn all_gather(&self, send: &Buffer) -> Result<Buffer, CommError> {
-        typed!(send, v => self.all_gather_t(v).map(Element::wrap))
+        each_buffer!(send, v => self.all_gather_t(v).map(Element::wrap))
     }
 
     fn reduce_scatter(&self, send: &Buffer, op: ReduceOp) -> Result<Buffer, CommError> {
         match (send, op) {
             (Buffer::F32(v), ReduceOp::Sum) => self.reduce_scatter_sum(v).map(Element::wrap),
             (Buffer::F64(v), ReduceOp::Sum) => self.reduce_scatter_sum(v).map(Element::wrap),
-            (send, op) => typed!(send, v => self.reduce_scatter_t(v, op).map(Element::wrap)),
+            (send, op) => each_buffer!(send, v => self.reduce_scatter_t(v, op).map(Element::wrap)),
         }
     }
 
     fn all_to_all(&self, send: &Buffer) -> Result<Buffer, CommError> {
-        typed!(send, v => self.all_to_all_t(v).map(Element::wrap))
+        each_buffer!(send, v => self.all_to_all_t(v).map(Element::wrap))
     }
 
     fn permute(&self, send: &Buffer, pairs: &[(usize, usize)]) -> Result<Buffer, CommError> {
-        typed!(send, v => self.permute_t(v, pairs).map(Element::wrap))
+        each_buffer!(send, v => self.permute_t(v, pairs).map(Element::wrap))
     }
 
     fn abort(&self, why: &str) {

@@ -34,7 +34,7 @@
 
 use super::{agree, fold, fold_in_place, CallDesc, CommError, CommErrorKind, CommOp};
 use super::{Communicator, Element, ReduceOp};
-use crate::buffer::Buffer;
+use crate::buffer::{each_buffer, Buffer};
 use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -444,23 +444,23 @@ impl Communicator for SharedComm {
     }
 
     fn all_reduce(&self, buf: &mut Buffer, op: ReduceOp) -> Result<(), CommError> {
-        typed!(buf, v => self.all_reduce_t(v, op))
+        each_buffer!(buf, v => self.all_reduce_t(v, op))
     }
 
     fn all_gather(&self, send: &Buffer) -> Result<Buffer, CommError> {
-        typed!(send, v => self.all_gather_t(v).map(Element::wrap))
+        each_buffer!(send, v => self.all_gather_t(v).map(Element::wrap))
     }
 
     fn reduce_scatter(&self, send: &Buffer, op: ReduceOp) -> Result<Buffer, CommError> {
-        typed!(send, v => self.reduce_scatter_t(v, op).map(Element::wrap))
+        each_buffer!(send, v => self.reduce_scatter_t(v, op).map(Element::wrap))
     }
 
     fn all_to_all(&self, send: &Buffer) -> Result<Buffer, CommError> {
-        typed!(send, v => self.all_to_all_t(v).map(Element::wrap))
+        each_buffer!(send, v => self.all_to_all_t(v).map(Element::wrap))
     }
 
     fn permute(&self, send: &Buffer, pairs: &[(usize, usize)]) -> Result<Buffer, CommError> {
-        typed!(send, v => self.permute_t(v, pairs).map(Element::wrap))
+        each_buffer!(send, v => self.permute_t(v, pairs).map(Element::wrap))
     }
 
     fn abort(&self, why: &str) {

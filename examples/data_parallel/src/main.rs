@@ -97,7 +97,12 @@ fn train(p: &Params, x: &Array2<f64>, y: &Array2<f64>, devices: usize, steps: us
             .into_shape_with_order((devices, n / devices, k))
             .unwrap()
     };
-    let (xs, ys) = (shard(x), shard(y));
+    run_steps(p, &shard(x), &shard(y), steps)
+}
+
+/// `steps` steps of `train_step` on the devices' shards `xs`, `ys`; the
+/// loss before each.
+fn run_steps(p: &Params, xs: &Array3<f64>, ys: &Array3<f64>, steps: usize) -> Vec<f64> {
     let (mut w1, mut b1, mut w2, mut b2) = (p.w1.clone(), p.b1.clone(), p.w2.clone(), p.b2.clone());
     let mut losses = Vec::new();
     for _ in 0..steps {
@@ -149,21 +154,7 @@ fn train_across_processes(
             .to_owned()
             .insert_axis(oxla::ndarray::Axis(0))
     };
-    let (xs, ys) = (shard(x), shard(y));
-    let (mut w1, mut b1, mut w2, mut b2) = (p.w1.clone(), p.b1.clone(), p.w2.clone(), p.b2.clone());
-    let mut losses = Vec::new();
-    for _ in 0..steps {
-        let (l, n1, nb1, n2, nb2) = train_step(
-            w1.view(),
-            b1.view(),
-            w2.view(),
-            b2.view(),
-            xs.view(),
-            ys.view(),
-        );
-        losses.push(l);
-        (w1, b1, w2, b2) = (n1, nb1, n2, nb2);
-    }
+    let losses = run_steps(p, &shard(x), &shard(y), steps);
     let whole = train_whole(p, x, y, steps);
     let mut worst: f64 = 0.0;
     if rank == 0 {
