@@ -129,12 +129,14 @@ pub trait RandomFloat: Copy + PartialOrd + std::fmt::Debug + 'static {
     fn affine(u: Self, lo: Self, hi: Self) -> Self;
     #[doc(hidden)]
     fn normal_from(u: Self) -> Self;
+    /// `np.nextafter(-1, 0)`: `normal`'s lower bound for `u`.
     #[doc(hidden)]
-    fn below_minus_one() -> Self;
+    const BELOW_MINUS_ONE: Self;
 }
 
 impl RandomFloat for f32 {
     const ONE: f32 = 1.0;
+    const BELOW_MINUS_ONE: f32 = -1.0 + f32::EPSILON / 2.0;
     fn unit(key: Key, i: u64) -> f32 {
         let (a, b) = words(key, i);
         f32::from_bits(((a ^ b) >> 9) | 1.0f32.to_bits()) - 1.0
@@ -145,14 +147,11 @@ impl RandomFloat for f32 {
     fn normal_from(u: f32) -> f32 {
         std::f32::consts::SQRT_2 * erf_inv::erf_inv_f32(u)
     }
-    fn below_minus_one() -> f32 {
-        // np.nextafter(-1, 0)
-        -1.0 + f32::EPSILON / 2.0
-    }
 }
 
 impl RandomFloat for f64 {
     const ONE: f64 = 1.0;
+    const BELOW_MINUS_ONE: f64 = -1.0 + f64::EPSILON / 2.0;
     fn unit(key: Key, i: u64) -> f64 {
         let (a, b) = words(key, i);
         let bits = (u64::from(a) << 32) | u64::from(b);
@@ -164,9 +163,6 @@ impl RandomFloat for f64 {
     fn normal_from(u: f64) -> f64 {
         std::f64::consts::SQRT_2 * erf_inv::erf_inv_f64(u)
     }
-    fn below_minus_one() -> f64 {
-        -1.0 + f64::EPSILON / 2.0
-    }
 }
 
 /// Uniform samples in `[minval, maxval)` (JAX's `jax.random.uniform`).
@@ -177,7 +173,7 @@ pub fn uniform<T: RandomFloat>(key: Key, shape: &[usize], minval: T, maxval: T) 
 /// Standard normal samples (JAX's `jax.random.normal`): `√2 · erf⁻¹(u)` of
 /// uniform `u` in (−1, 1).
 pub fn normal<T: RandomFloat>(key: Key, shape: &[usize]) -> ArrayD<T> {
-    let lo = T::below_minus_one();
+    let lo = T::BELOW_MINUS_ONE;
     shaped(shape, |i| {
         T::normal_from(T::affine(T::unit(key, i), lo, T::ONE))
     })

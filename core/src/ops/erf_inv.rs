@@ -203,11 +203,11 @@ pub fn expand(f: &mut Function, x: Var) -> Var {
 /// them).
 pub fn erf_inv_f32(x: f32) -> f32 {
     let w = -(-(x * x)).ln_1p();
-    let horner = |c: &[f32], t: f32| c[1..].iter().fold(c[0], |p, k| p.mul_add(t, *k));
+    let fma_horner = |c: &[f32], t: f32| c[1..].iter().fold(c[0], |p, k| p.mul_add(t, *k));
     let p = if w < 5.0 {
-        horner(&F32_CENTRAL, w - 2.5)
+        fma_horner(&F32_CENTRAL, w - 2.5)
     } else {
-        horner(&F32_TAIL, w.sqrt() - 3.0)
+        fma_horner(&F32_TAIL, w.sqrt() - 3.0)
     };
     if x == 1.0 {
         f32::INFINITY
@@ -221,13 +221,13 @@ pub fn erf_inv_f32(x: f32) -> f32 {
 /// XLA's expansion on one f64, as `erf_inv_f32` on one f32.
 pub fn erf_inv_f64(x: f64) -> f64 {
     let w = -(-(x * x)).ln_1p();
-    let horner = |c: &[f64], t: f64| c[1..].iter().fold(c[0], |p, k| p.mul_add(t, *k));
+    let fma_horner = |c: &[f64], t: f64| c[1..].iter().fold(c[0], |p, k| p.mul_add(t, *k));
     let p = if w < 6.25 {
-        horner(&F64_CENTRAL, w - 3.125)
+        fma_horner(&F64_CENTRAL, w - 3.125)
     } else if w < 16.0 {
-        horner(&F64_MIDDLE, w.sqrt() - 3.25)
+        fma_horner(&F64_MIDDLE, w.sqrt() - 3.25)
     } else {
-        horner(&F64_TAIL, w.sqrt() - 5.0)
+        fma_horner(&F64_TAIL, w.sqrt() - 5.0)
     };
     if x == 1.0 {
         f64::INFINITY
