@@ -1,5 +1,6 @@
 """jax.random's outputs for `tests/suite/random.rs`: keys, splits, fold_in,
-bits, uniform, normal, bernoulli and permutation for several keys, shapes and
+bits, uniform, normal, bernoulli, permutation, gumbel, truncated_normal and
+categorical for several keys, shapes and
 dtypes, with JAX's default PRNG (threefry2x32, `jax_threefry_partitionable`
 on, the default since JAX 0.5). Every value is written as its bits in hex
 (floats bit-cast to unsigned integers), so the test compares bit for bit.
@@ -56,6 +57,17 @@ def main():
         # A chain, as a training loop draws: split, then sample with a subkey.
         k1, k2 = jax.random.split(jax.random.fold_in(k, 3))
         emit(f"chain.{seed}", jax.random.uniform(k2, (4,), jnp.float32))
+        emit(f"gumbel32.{seed}", jax.random.gumbel(k, (1000,), jnp.float32))
+        emit(f"gumbel64.{seed}", jax.random.gumbel(k, (50,), jnp.float64))
+        emit(f"truncated32.{seed}", jax.random.truncated_normal(k, -1.0, 2.0, (1000,), jnp.float32))
+        emit(f"truncated64.{seed}", jax.random.truncated_normal(k, 0.5, 3.0, (50,), jnp.float64))
+        # Logits with a spread, ties and a -inf category (never drawn).
+        logits = jnp.log(jnp.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.7, 0.0, 0.2, 0.1]]))
+        emit(f"categorical_last.{seed}", jax.random.categorical(k, logits.astype(jnp.float32), axis=-1))
+        emit(f"categorical_first.{seed}", jax.random.categorical(k, logits, axis=0))
+        # Many draws from one distribution: the frequencies follow softmax.
+        row = jnp.tile(logits[0].astype(jnp.float32), (4000, 1))
+        emit(f"categorical_many.{seed}", jax.random.categorical(k, row))
 
 
 if __name__ == "__main__":
