@@ -11,8 +11,9 @@
 //!   `RawDest`, `ArgDims`.
 //! - `run`: running a program (`execute_with` and the public entry points)
 //!   and the per-thread scratch pool of buffers.
-//! - `host_step`, `loops`, `cond`, `pmap`: the loops, conds, pmaps and
-//!   collectives of the schedule, which the host runs between launches.
+//! - `host_step`, `loops`, `cond`, `pmap`, `sort`: the loops, conds, pmaps,
+//!   collectives and argsorts of the schedule, which the host runs between
+//!   launches.
 //! - `direct`: the plan for a program that is one launch.
 //! - `tape`: the reverse sweeps' tape counter and limit (runtime state).
 
@@ -25,6 +26,7 @@ mod loops;
 mod pmap;
 mod program;
 mod run;
+mod sort;
 pub mod tape;
 pub use call::{
     raw_args, ArgDims, FnLauncher, InterpLauncher, Launcher, RawArg, RawDest, MAX_RANK,
@@ -38,3 +40,4 @@ use program::DimRef;
 pub use program::{BufferInfo, Launch, Program, Slot};
 pub use run::take_buffer;
 use run::Scratch;
+pub use sort::SortStep;

@@ -411,6 +411,24 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
                 }
             }
         }
+        "argsort" => {
+            let parts: Vec<&str> = arg.unwrap_or("").split(',').collect();
+            let bad = || format!("bad op `{word}`: expected [axis,asc|desc] or [axis,asc|desc,k]");
+            let (axis, dir, k) = match parts[..] {
+                [a, d] => (a, d, None),
+                [a, d, k] => (a, d, Some(k.parse().map_err(|_| bad())?)),
+                _ => return Err(bad()),
+            };
+            Op::Argsort {
+                axis: axis.parse().map_err(|_| bad())?,
+                descending: match dir {
+                    "asc" => false,
+                    "desc" => true,
+                    _ => return Err(bad()),
+                },
+                k,
+            }
+        }
         _ => return Err(format!("unknown op `{word}`")),
     })
 }

@@ -116,6 +116,13 @@ impl<P> Children<P> {
                     s.name()
                 ))
             }
+            // A GPU sort (a segmented radix sort) is not built yet.
+            HostStep::Sort(_) => {
+                return Err(
+                    "`argsort` (and `sort`, `top_k`) run on the CPU backend only (GPUs: not yet)"
+                        .to_string(),
+                )
+            }
         })
     }
 

@@ -11,6 +11,7 @@
 use super::cond::CondStep;
 use super::loops::LoopStep;
 use super::pmap::{CollectiveStep, PmapStep};
+use super::sort::SortStep;
 use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
 use crate::buffer::Buffer;
 use std::fmt::Write as _;
@@ -40,6 +41,8 @@ pub enum HostStep {
     Pmap(PmapStep),
     /// A collective (`ops::collective`, see `exec::pmap`).
     Collective(CollectiveStep),
+    /// An argsort (`ops::sort`, see `exec::sort`).
+    Sort(SortStep),
 }
 
 impl HostStep {
@@ -50,6 +53,7 @@ impl HostStep {
             HostStep::Cond(s) => s.at,
             HostStep::Pmap(s) => s.at,
             HostStep::Collective(s) => s.at,
+            HostStep::Sort(s) => s.at,
         }
     }
 
@@ -60,6 +64,7 @@ impl HostStep {
             HostStep::Cond(s) => &s.args,
             HostStep::Pmap(s) => &s.args,
             HostStep::Collective(s) => &s.args,
+            HostStep::Sort(s) => &s.args,
         }
     }
 
@@ -70,6 +75,7 @@ impl HostStep {
             HostStep::Cond(s) => &s.results,
             HostStep::Pmap(s) => &s.results,
             HostStep::Collective(s) => &s.results,
+            HostStep::Sort(s) => &s.results,
         }
     }
 
@@ -80,6 +86,7 @@ impl HostStep {
             HostStep::Cond(s) => &s.outs,
             HostStep::Pmap(s) => &s.outs,
             HostStep::Collective(s) => &s.outs,
+            HostStep::Sort(s) => &s.outs,
         }
     }
 
@@ -94,7 +101,7 @@ impl HostStep {
             ],
             HostStep::Cond(s) => [Some(&s.then), Some(&s.otherwise), None],
             HostStep::Pmap(s) => [Some(&s.body), None, None],
-            HostStep::Collective(_) => [None, None, None],
+            HostStep::Collective(_) | HostStep::Sort(_) => [None, None, None],
         };
         parts.into_iter().flatten()
     }
@@ -106,6 +113,7 @@ impl HostStep {
             HostStep::Cond(_) => "cond",
             HostStep::Pmap(_) => "pmap",
             HostStep::Collective(_) => "collective",
+            HostStep::Sort(_) => "argsort",
         }
     }
 
@@ -117,6 +125,7 @@ impl HostStep {
             HostStep::Cond(s) => &s.then.program.function.name,
             HostStep::Pmap(s) => &s.body.program.function.name,
             HostStep::Collective(s) => s.op.op_name(),
+            HostStep::Sort(_) => "argsort",
         }
     }
 
@@ -251,6 +260,7 @@ impl Program {
             HostStep::Cond(c) => self.check_cond(&what, c, written, read),
             HostStep::Pmap(p) => self.check_pmap(&what, p, written, read),
             HostStep::Collective(c) => self.check_collective(&what, c, written, read),
+            HostStep::Sort(s) => self.check_sort(&what, s, written, read),
         }
     }
 
@@ -363,6 +373,7 @@ impl Program {
             HostStep::Cond(s) => unsafe { self.run_cond(s, launcher, ops, outs, nested) },
             HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs, nested) },
             HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
+            HostStep::Sort(s) => unsafe { self.run_sort(s, ops, outs) },
         }
     }
 
@@ -399,6 +410,7 @@ impl Program {
                 [("body", Some(&p.body)), ("", None), ("", None)],
             ),
             HostStep::Collective(c) => (c.op.to_string(), [("", None), ("", None), ("", None)]),
+            HostStep::Sort(s) => (s.text_kind(), [("", None), ("", None), ("", None)]),
         };
         let _ = writeln!(
             s,

@@ -4,7 +4,7 @@
 //! (literal, broadcast, reduce_sum, dot), `reduce` (reduce_max/min),
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
-//! (reduce_prod, linear_scan), `special` (functions expanded into primitive
+//! (reduce_prod, linear_scan), `sort` (argsort), `special` (functions expanded into primitive
 //! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
@@ -21,6 +21,7 @@ pub mod layout;
 pub mod reduce;
 pub mod scan;
 pub mod slicing;
+pub mod sort;
 pub mod special;
 pub mod structural;
 
@@ -159,6 +160,13 @@ pub enum Op {
     /// A body run once per device along a named axis (see
     /// `control::Pmap`); one result per body result.
     Pmap(Box<control::Pmap>),
+    /// The permutation sorting each lane along `axis`, stable, in JAX's
+    /// order, or its first `k` entries (see `sort`).
+    Argsort {
+        axis: usize,
+        descending: bool,
+        k: Option<u64>,
+    },
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -187,6 +195,18 @@ pub enum FusionKind {
     /// A collective: the per-device program's host step that reaches the
     /// other devices.
     Collective,
+    /// A host step that sorts the lanes of a materialized operand.
+    Sort,
+}
+
+impl FusionKind {
+    /// Run by the host between launches, on materialized operands.
+    pub fn is_host_step(self) -> bool {
+        matches!(
+            self,
+            FusionKind::Control | FusionKind::Collective | FusionKind::Sort
+        )
+    }
 }
 
 impl Op {
@@ -205,7 +225,8 @@ impl Op {
             | Op::StopGradient
             | Op::Convert { .. }
             | Op::Slice { .. }
-            | Op::Pad { .. } => 1,
+            | Op::Pad { .. }
+            | Op::Argsort { .. } => 1,
             Op::Binary(_)
             | Op::Cmp(_)
             | Op::Dot
@@ -293,6 +314,7 @@ impl Op {
             } => one(slicing::pad_infer(ins[0], shape, starts, steps)),
             Op::Concatenate { axis, .. } => one(slicing::concatenate_infer(ins, *axis)),
             Op::Gather { axis, batch } => one(gather::gather_infer(ins[0], ins[1], *axis, *batch)),
+            Op::Argsort { axis, k, .. } => one(sort::argsort_infer(ins[0], *axis, *k)),
             Op::ScatterAdd { axis, batch, shape } => one(gather::scatter_add_infer(
                 ins[0], ins[1], *axis, *batch, shape,
             )),
@@ -387,6 +409,11 @@ impl Op {
                 c.axis
             )),
             Op::Transpose { perm } => one(layout::transpose_eval(ins[0], perm)),
+            Op::Argsort {
+                axis,
+                descending,
+                k,
+            } => sort::argsort_eval(ins[0], *axis, *descending, *k).map(|t| vec![t]),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
             Op::Slice { starts, steps, .. } => {
@@ -439,7 +466,8 @@ impl Op {
             | Op::Literal { .. }
             | Op::StopGradient
             | Op::DimSize { .. }
-            | Op::Iota { .. } => rule(|_, _| None),
+            | Op::Iota { .. }
+            | Op::Argsort { .. } => rule(|_, _| None),
             Op::Select => rule(move |f, _| {
                 if t[1].is_none() && t[2].is_none() {
                     return None;
@@ -529,6 +557,7 @@ impl Op {
             | Op::Literal { .. }
             | Op::DimSize { .. }
             | Op::Iota { .. }
+            | Op::Argsort { .. }
             | Op::StopGradient
             | Op::Collective(Collective {
                 kind: collective::CollectiveKind::AxisIndex { .. },
@@ -586,7 +615,8 @@ impl Op {
             | Op::StopGradient
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
-            | Op::ReduceProd { .. } => false,
+            | Op::ReduceProd { .. }
+            | Op::Argsort { .. } => false,
             Op::Select => i > 0,
             Op::LinearScan { .. } => i == 1,
             Op::Loop(l) => l.is_linear_in(i),
@@ -736,6 +766,7 @@ impl Op {
             | Op::ReduceMax { .. }
             | Op::ReduceMin { .. }
             | Op::ReduceProd { .. }
+            | Op::Argsort { .. }
             | Op::LoopReverse(_) => {
                 panic!("internal error: {self} is not linear")
             }
@@ -805,6 +836,11 @@ impl Op {
             Op::Pmap(p) => control::pmap_batch(f, p, ins, batched, axis),
             Op::Collective(c) => one(c.batch(f, ins, axis)),
             Op::Transpose { perm } => one(layout::transpose_batch(f, ins[0], perm)),
+            Op::Argsort {
+                axis,
+                descending,
+                k,
+            } => one(sort::argsort_batch(f, ins[0], *axis, *descending, *k)),
             Op::Reshape { shape } => one(layout::reshape_batch(f, ins[0], shape, size)),
             Op::DotGeneral(d) => one(dot_general::dot_general_batch(
                 f, ins[0], ins[1], d, batched,
@@ -875,6 +911,7 @@ impl Op {
             Op::LinearScan { .. } => FusionKind::Scan,
             Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) | Op::Pmap(_) => FusionKind::Control,
             Op::Collective(_) => FusionKind::Collective,
+            Op::Argsort { .. } => FusionKind::Sort,
         }
     }
 }
@@ -913,6 +950,17 @@ impl fmt::Display for Op {
             Op::Convert { .. } => f.write_str("convert"),
             Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),
             Op::Iota { axis, .. } => write!(f, "iota[{axis}]"),
+            Op::Argsort {
+                axis,
+                descending,
+                k,
+            } => {
+                let dir = if *descending { "desc" } else { "asc" };
+                match k {
+                    Some(k) => write!(f, "argsort[{axis},{dir},{k}]"),
+                    None => write!(f, "argsort[{axis},{dir}]"),
+                }
+            }
             Op::Slice { starts, steps, .. } => {
                 write!(f, "slice[{}]", slicing::window_text(starts, steps))
             }

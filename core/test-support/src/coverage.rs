@@ -47,6 +47,12 @@ pub fn op_kind(op: &Op) -> &'static str {
         // vmap. Their tests are `core/tests/suite/pmap.rs`.
         Op::Collective(_) => "collective",
         Op::Pmap(_) => "pmap",
+        // No catalog case: a host step the CUDA backend does not run yet,
+        // and the catalog's programs run on every backend. Its tests are
+        // `core/tests/suite/sort.rs` (the interpreter against the CPU
+        // program, batching, derivatives) and the facade's
+        // `tests/suite/sort.rs` (against JAX).
+        Op::Argsort { .. } => "argsort",
     }
 }
 

@@ -17,6 +17,7 @@ mod pmap;
 mod prod_scan;
 mod slicing_schedule;
 mod smoke;
+mod sort;
 mod sums;
 mod text;
 mod vmap;

@@ -201,7 +201,8 @@ impl<'a> KernelBuilder<'a> {
             | FusionKind::Scan
             | FusionKind::Assemble
             | FusionKind::Control
-            | FusionKind::Collective => self.load(v, cmap),
+            | FusionKind::Collective
+            | FusionKind::Sort => self.load(v, cmap),
             FusionKind::Elementwise
             | FusionKind::Broadcast
             | FusionKind::Layout

@@ -3,7 +3,7 @@
 //! kernels join the enclosing program's list.
 
 use super::fuse;
-use crate::exec::{CollectiveStep, CondStep, HostStep, LoopStep, Nested, PmapStep};
+use crate::exec::{CollectiveStep, CondStep, HostStep, LoopStep, Nested, PmapStep, SortStep};
 use crate::ir::Function;
 use crate::kernel::Kernel;
 use crate::ops::Op;
@@ -24,6 +24,19 @@ pub(super) fn host_step(
         Op::Collective(c) => HostStep::Collective(CollectiveStep {
             at,
             op: c.clone(),
+            args,
+            results: vec![0],
+            outs,
+        }),
+        Op::Argsort {
+            axis,
+            descending,
+            k,
+        } => HostStep::Sort(SortStep {
+            at,
+            axis: *axis,
+            descending: *descending,
+            k: *k,
             args,
             results: vec![0],
             outs,

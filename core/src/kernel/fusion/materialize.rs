@@ -40,7 +40,7 @@ pub(super) fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
     for e in &f.eqns {
         match (e.op.fusion_kind(), &e.op) {
             // A host step reads its operands' buffers and writes its results'.
-            (FusionKind::Control | FusionKind::Collective, _) => {
+            (FusionKind::Control | FusionKind::Collective | FusionKind::Sort, _) => {
                 for v in e.ins.iter().chain(&e.outs) {
                     m[v.index()] = true;
                 }
@@ -163,10 +163,7 @@ pub(super) fn check_kernel_types(
 ) -> Result<(), String> {
     let int = is_int;
     for e in &f.eqns {
-        if matches!(
-            e.op.fusion_kind(),
-            FusionKind::Control | FusionKind::Collective
-        ) {
+        if e.op.fusion_kind().is_host_step() {
             // Run on the host; its bodies are checked as they are fused.
             continue;
         }

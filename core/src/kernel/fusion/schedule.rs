@@ -40,7 +40,7 @@ pub fn fuse(f: &Function) -> Result<Program, String> {
     let mut host_steps = Vec::new();
     for e in &f.eqns {
         let kind = e.op.fusion_kind();
-        if matches!(kind, FusionKind::Control | FusionKind::Collective) {
+        if kind.is_host_step() {
             let args = e.ins.iter().map(|v| buffer_of[v]).collect();
             let outs = e
                 .outs
