@@ -286,6 +286,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "scatter_add",
         "reduce_prod",
         "linear_scan",
+        "argsort",
     ];
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));

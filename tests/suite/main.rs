@@ -46,6 +46,7 @@ mod rounding;
 mod size_one;
 mod slicing;
 mod slicing_index;
+mod sort;
 mod special;
 mod symbolic_zeros;
 mod tape_limit;

@@ -202,8 +202,9 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
                 let x = &ins[0];
                 quote!(#x)
             }
-            // The picked-from array and a scatter's result have rank >= 1.
-            Op::Gather { .. } | Op::ScatterAdd { .. } => {
+            // The picked-from array, a scatter's result and a sorted
+            // operand have rank >= 1.
+            Op::Gather { .. } | Op::ScatterAdd { .. } | Op::Argsort { .. } => {
                 unreachable!("internal error: {} in straight-line code", e.op)
             }
             Op::Dot | Op::DotGeneral(_) => {

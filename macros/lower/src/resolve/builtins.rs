@@ -39,6 +39,9 @@ const BUILTINS: &[&str] = &[
     "roll",
     "outer",
     "meshgrid",
+    "sort",
+    "argsort",
+    "top_k",
     // elementwise.rs (ELEMENTWISE_FUNCTIONS)
     "sigmoid",
     "relu",

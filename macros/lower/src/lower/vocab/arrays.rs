@@ -18,6 +18,7 @@
 //! | `take_along_axis(x, &labels, Axis(k))` (integer indices) | `gather` with shared leading axes (+ `transpose`) |
 //! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (integer indices, any shape) | `gather` |
 //! | `x.slice(s![..])`, `concatenate(..)`, `stack(..)` and their macros | see `slicing` |
+//! | `sort(x[, Axis(k)])`, `argsort(x[, Axis(k)])`, `let (v, i) = top_k(x, k)` | `argsort` (+ `gather`, see `oxla_core::ops::sort`) |
 //!
 //! Binary arithmetic broadcasts as numpy does (`broadcast_all`).
 
@@ -42,7 +43,8 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
 pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
      cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
      logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), meshgrid(&x, &y) (bound by `let (xx, yy) = …`), \
+     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), \
+     sort(x[, Axis(k)]), argsort(x[, Axis(k)]), top_k(x, k) (bound by `let (values, indices) = …`), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), meshgrid(&x, &y) (bound by `let (xx, yy) = …`), \
      concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
      concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
 
@@ -573,7 +575,8 @@ impl Lowerer<'_> {
                 "mean" | "max" | "min" | "stop_gradient" | "zeros_like" | "ones_like" => (1, 1),
                 "full_like" => (2, 2),
                 "matmul" | "outer" => (2, 2),
-                "logsumexp" | "argmax" | "argmin" | "prod" => (1, 2),
+                "logsumexp" | "argmax" | "argmin" | "prod" | "sort" | "argsort" => (1, 2),
+                "top_k" => (2, 2),
                 "cumsum" | "cumprod" => (2, 2),
                 "softmax" | "log_softmax" => (2, 2),
                 "take_along_axis" | "take" => (3, 3),
@@ -596,7 +599,18 @@ impl Lowerer<'_> {
                 .at(c.paren_token.span.join(), format!("`{name}` takes {what}"));
             return Some(None);
         }
+        if name == "top_k" {
+            self.errors.at(
+                c.paren_token.span.join(),
+                "`top_k` gives the values and their indices: bind both, `let (values, indices) = top_k(x, k);`",
+            );
+            return Some(None);
+        }
         let x = self.lower_expr(args[0]);
+        if name == "sort" || name == "argsort" {
+            let x = x?;
+            return Some(self.sort_call(name, x, &args));
+        }
         if name == "argmax" || name == "argmin" {
             let Some(x) = x else { return Some(None) };
             let rank = self.f.shape(x).rank();
@@ -911,6 +925,80 @@ impl Lowerer<'_> {
             &[first],
             span,
         )
+    }
+
+    /// `sort(x[, Axis(k)])` and `argsort(x[, Axis(k)])` (`jnp.sort`,
+    /// `jnp.argsort`: along the last axis by default; stable, NaN last):
+    /// an `argsort` op, and for `sort` the gather of `x` by it, whose
+    /// derivative is the gather of the tangent.
+    fn sort_call(&mut self, name: &str, x: Var, args: &[&Expr]) -> Option<Var> {
+        let t = self.f.ty(x).clone();
+        let rank = t.shape.rank();
+        if rank == 0 || (name == "sort" && !t.dtype.is_float()) {
+            let what = if name == "sort" {
+                "a float array"
+            } else {
+                "an array"
+            };
+            self.errors.spanned(
+                args[0],
+                format!("`{name}` takes {what} of rank ≥ 1, got {t}"),
+            );
+            return None;
+        }
+        let axis = match args.get(1) {
+            Some(e) => self.axis(e, name, rank)?,
+            None => rank - 1,
+        };
+        Some(if name == "sort" {
+            oxla_core::ops::sort::sort(&mut self.f, x, axis, false)
+        } else {
+            oxla_core::ops::sort::argsort(&mut self.f, x, axis, false)
+        })
+    }
+
+    /// `let (values, indices) = top_k(x, k)` (`lax.top_k`): the `k` largest
+    /// along the last axis, largest first, and their indices (`k` an
+    /// integer literal, as JAX's is static).
+    pub(crate) fn top_k(&mut self, c: &syn::ExprCall) -> Option<Vec<Var>> {
+        let usage =
+            "`top_k` takes an array and an integer literal: `let (values, indices) = top_k(x, 3);`";
+        let [xe, ke] = [c.args.first(), c.args.get(1)];
+        let (Some(xe), Some(ke), 2) = (xe, ke, c.args.len()) else {
+            self.errors.at(c.paren_token.span.join(), usage);
+            return None;
+        };
+        let x = self.lower_expr(xe)?;
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(k),
+            ..
+        }) = strip(ke)
+        else {
+            self.errors.spanned(ke, usage);
+            return None;
+        };
+        let k: u64 = k.base10_parse().ok()?;
+        let t = self.f.ty(x).clone();
+        let rank = t.shape.rank();
+        if rank == 0 || !t.dtype.is_float() {
+            self.errors.spanned(
+                xe,
+                format!("`top_k` takes a float array of rank ≥ 1, got {t}"),
+            );
+            return None;
+        }
+        if matches!(t.shape.0[rank - 1], Dim::Const(n) if n < k) {
+            self.errors.spanned(
+                ke,
+                format!(
+                    "`top_k` of {k} along a last axis of {}",
+                    t.shape.0[rank - 1]
+                ),
+            );
+            return None;
+        }
+        let (values, indices) = oxla_core::ops::sort::top_k(&mut self.f, x, k);
+        Some(vec![values, indices])
     }
 
     /// `take_along_axis(x, idx, Axis(k))`: `out[.., ..] = x[.., idx[.., ..], ..]`,
