@@ -42,6 +42,7 @@ mod pmap;
 mod powf;
 mod prod_cumsum;
 mod random;
+mod reference;
 mod rounding;
 mod size_one;
 mod slicing;

@@ -7,31 +7,15 @@
 //! the pmap, the loss `pmean`'d, parameters replicated). The inputs are the
 //! script's closed forms.
 
-use ndarray::{Array1, Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, IxDyn};
+use ndarray::{Array1, Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3};
 use oxla::{grad, pmap, value_and_grad, vmap};
 
 const N: usize = 4;
 
-/// JAX's values: `name` → (shape, row-major values).
+/// JAX's values: `name` → its array.
 fn jax(name: &str) -> ArrayD<f64> {
     let text = include_str!("../reference/pmap_jax.txt");
-    let line = text
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(name))
-        .unwrap_or_else(|| panic!("no `{name}` in pmap_jax.txt"));
-    let (head, values) = line.split_once(':').unwrap();
-    let shape: Vec<usize> = head
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .map(|d| d.parse().unwrap())
-        .collect();
-    let data: Vec<f64> = values
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
-    ArrayD::from_shape_vec(IxDyn(&shape), data).unwrap()
+    crate::reference::reference_array(text, "pmap_jax.txt", name)
 }
 
 /// An array whose element at flat index `q` is `f(q)`, as the script's `grid`.

@@ -6,25 +6,10 @@
 use oxla::ndarray::{Array1, Array2, ArrayD, ArrayView1, ArrayView2, Axis};
 use oxla::{grad, jit, vmap};
 
-/// JAX's values: `name` → the array of its line.
+/// JAX's values: `name` → its array.
 fn jax(name: &str) -> ArrayD<f64> {
     let text = include_str!("../reference/sort_jax.txt");
-    let line = text
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(name))
-        .unwrap_or_else(|| panic!("no `{name}` in sort_jax.txt"));
-    let (head, values) = line.split_once(':').unwrap();
-    let dims = head.split_whitespace().nth(1).unwrap();
-    let dims: Vec<usize> = if dims == "-" {
-        vec![]
-    } else {
-        dims.split(',').map(|d| d.parse().unwrap()).collect()
-    };
-    let data = values
-        .split_whitespace()
-        .map(|v| v.parse::<f64>().unwrap())
-        .collect();
-    ArrayD::from_shape_vec(dims, data).unwrap()
+    crate::reference::reference_array(text, "sort_jax.txt", name)
 }
 
 fn jax2(name: &str) -> Array2<f64> {
