@@ -27,7 +27,9 @@ fn jax(name: &str) -> Vec<f64> {
         .lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
         .unwrap_or_else(|| panic!("no reference `{name}`"));
-    line.split(' ').map(|v| v.parse().expect("a number")).collect()
+    line.split(' ')
+        .map(|v| v.parse().expect("a number"))
+        .collect()
 }
 
 // ---- a for loop with two carries ------------------------------------------------
@@ -65,7 +67,10 @@ fn grad_of_grad_through_a_for_loop_with_two_carries() {
             // mode alone is refused, `ui-tests`' `loops/third_order_reverse`).
             let d3 = spiral_d3(x, n);
             let fd3 = central(|x| spiral_d2(x, n), x);
-            assert!(close(d3, fd3, 1e-6), "n {n} x {x}: {d3} vs differences {fd3}");
+            assert!(
+                close(d3, fd3, 1e-6),
+                "n {n} x {x}: {d3} vs differences {fd3}"
+            );
         }
     }
 }
@@ -245,12 +250,21 @@ fn hessian_vector_products_and_full_hessians_of_a_power_iteration() {
         let want_hvp = jax(&format!("rayleigh hvp n={n}"));
         let want = jax(&format!("rayleigh hessian n={n}"));
         for i in 0..3 {
-            assert!(close(hvp[i], want_hvp[i], 1e-12), "n {n} hvp {i}: {} vs JAX {}", hvp[i], want_hvp[i]);
+            assert!(
+                close(hvp[i], want_hvp[i], 1e-12),
+                "n {n} hvp {i}: {} vs JAX {}",
+                hvp[i],
+                want_hvp[i]
+            );
             let by_rows: f64 = (0..3).map(|j| fr[[i, j]] * u[j]).sum();
             assert!(close(hvp[i], by_rows, 1e-12), "n {n}: hvp vs hessian·u");
             for j in 0..3 {
                 let w = want[3 * i + j];
-                assert!(close(rr[[i, j]], w, 1e-12), "n {n} [{i},{j}]: {} vs JAX {w}", rr[[i, j]]);
+                assert!(
+                    close(rr[[i, j]], w, 1e-12),
+                    "n {n} [{i},{j}]: {} vs JAX {w}",
+                    rr[[i, j]]
+                );
                 assert!(close(rr[[i, j]], fr[[i, j]], 1e-12), "rev-rev vs fwd-rev");
             }
         }
@@ -260,7 +274,11 @@ fn hessian_vector_products_and_full_hessians_of_a_power_iteration() {
         let gm = rayleigh_grad((&x - &(h * &u)).view(), m.view(), n);
         for i in 0..3 {
             let fd = (gp[i] - gm[i]) / (2.0 * h);
-            assert!(close(hvp[i], fd, 1e-6), "n {n} {i}: {} vs differences {fd}", hvp[i]);
+            assert!(
+                close(hvp[i], fd, 1e-6),
+                "n {n} {i}: {} vs differences {fd}",
+                hvp[i]
+            );
         }
     }
 }

@@ -382,7 +382,12 @@ fn reverse_over_reverse_matches_forward_over_reverse_and_differences() {
     let c = [0.5, -1.25, 2.0, 0.75];
     for ckpt in [Checkpoint::All, Checkpoint::Every(2), Checkpoint::Sqrt] {
         let args = horner_args(0.7, &c, 0.3, 0, 4);
-        check_reverse_over_reverse(&format!("horner {ckpt:?}"), &horner(ckpt), &args, &[0, 1, 2]);
+        check_reverse_over_reverse(
+            &format!("horner {ckpt:?}"),
+            &horner(ckpt),
+            &args,
+            &[0, 1, 2],
+        );
         let args = vec![
             Tensor::scalar(DType::F64, 3.0),
             Tensor::scalar(DType::F64, 3.0),
