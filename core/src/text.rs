@@ -203,7 +203,9 @@ fn parse_control(word: &str, fns: Vec<Function>) -> Result<Op, String> {
     use crate::ops::control::{Cond, Loop, LoopReverse};
     match name {
         "loop" | "loop_tangent" => Ok(Op::Loop(Box::new(Loop::from_text(name, arg, fns)?))),
-        "loop_reverse" => Ok(Op::LoopReverse(Box::new(LoopReverse::from_text(arg, fns)?))),
+        "loop_reverse" | "loop_reverse_tangent" => Ok(Op::LoopReverse(Box::new(
+            LoopReverse::from_text(name, arg, fns)?,
+        ))),
         "cond" => Ok(Op::Cond(Box::new(Cond::from_text(arg, fns)?))),
         "pmap" => Ok(Op::Pmap(Box::new(crate::ops::control::Pmap::from_text(
             arg, fns,

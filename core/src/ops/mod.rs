@@ -623,8 +623,8 @@ impl Op {
             Op::Cond(c) => c.is_linear_in(i),
             Op::Pmap(p) => p.is_linear_in(i),
             Op::Collective(c) => c.is_linear(),
-            // Reverse over reverse is not supported.
-            Op::LoopReverse(_) => false,
+            // The JVP of a gradient sweep, in its tangents.
+            Op::LoopReverse(l) => l.is_linear_in(i),
             Op::Broadcast { .. }
             | Op::ReduceSum { .. }
             | Op::Dot
@@ -652,8 +652,10 @@ impl Op {
         types: &[Type],
         cts: &[Option<Var>],
     ) -> Vec<Option<Var>> {
-        if let Op::LoopReverse(_) = self {
-            panic!("reverse mode through the reverse sweep of a loop is not supported: take the derivative of a gradient in forward mode (jvp of grad, as `hessian` does)");
+        // Linear only as a gradient sweep's JVP; any other is refused there
+        // with a message, not the assertion below.
+        if let Op::LoopReverse(l) = self {
+            return control::reverse_transpose(f, l, known, cts);
         }
         for (k, v) in known.iter().enumerate() {
             assert!(

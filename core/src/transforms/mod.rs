@@ -25,6 +25,12 @@ pub use vmap::{vmap, vmap_axes, vmap_named};
 use crate::ir::Function;
 use std::cell::Cell;
 
+/// A transform's refusal of something it does not support, raised as a
+/// panic payload from deep inside a rule (a transpose has no error path)
+/// and reported by the macros as a plain error, not an internal one.
+#[derive(Clone, Debug)]
+pub struct Unsupported(pub String);
+
 thread_local! {
     /// How many transforms (simplify included) are running on this thread.
     static DEPTH: Cell<usize> = const { Cell::new(0) };

@@ -12,7 +12,7 @@ use common::*;
 use oxla_core::ops::control::{self, Checkpoint};
 use oxla_core::ops::elementwise::UnaryOp;
 use oxla_core::ops::gather::gather;
-use oxla_core::transforms::{grad, hessian, jvp, vjp, vmap};
+use oxla_core::transforms::{self, grad, hessian, jvp, vjp, vmap};
 use oxla_core::*;
 
 const H: f64 = 1e-6;
@@ -346,7 +346,14 @@ fn the_text_form_round_trips_every_kind_of_loop() {
             vjp(f),
             grad(f, &floats).unwrap(),
             hessian(f, 0).unwrap(),
-        ] {
+        ]
+        .into_iter()
+        // Reverse over reverse: the JVP of a gradient sweep has a form of its own.
+        .chain(
+            grad(f, &[0])
+                .ok()
+                .and_then(|g| grad(&g, &float_params(&g)).ok()),
+        ) {
             let t = text::print(&g);
             let back = text::parse(&t).unwrap_or_else(|e| panic!("{e}\n{t}"));
             assert_eq!(text::print(&back), t);
@@ -355,20 +362,56 @@ fn the_text_form_round_trips_every_kind_of_loop() {
     }
 }
 
+/// `grad` of `grad`: each entry of the gradient of `∂f/∂x` against
+/// differences of `∂f/∂x`, and `∂²f/∂x²` against forward over reverse.
+fn check_reverse_over_reverse(ctx: &str, f: &Function, args: &[Tensor], wrt: &[usize]) {
+    let g = grad(f, &[0]).unwrap();
+    let gg = grad(&g, wrt).unwrap();
+    assert!(verify::verify(&gg).is_ok(), "{ctx}");
+    let got = eval(&gg, args);
+    for (k, w) in wrt.iter().enumerate() {
+        let fd = fd_grad(&g, args, *w, 0, 1e-5);
+        assert_close(&format!("{ctx}: ∂/∂{w} of ∂f/∂x"), &got[k].data, &fd, 1e-7);
+    }
+    let h = eval(&hessian(f, 0).unwrap(), args)[0].data[0];
+    assert_close(&format!("{ctx}: vs hessian"), &got[0].data, &[h], 1e-12);
+}
+
 #[test]
-fn reverse_over_reverse_is_refused_with_a_message() {
+fn reverse_over_reverse_matches_forward_over_reverse_and_differences() {
+    let c = [0.5, -1.25, 2.0, 0.75];
+    for ckpt in [Checkpoint::All, Checkpoint::Every(2), Checkpoint::Sqrt] {
+        let args = horner_args(0.7, &c, 0.3, 0, 4);
+        check_reverse_over_reverse(
+            &format!("horner {ckpt:?}"),
+            &horner(ckpt),
+            &args,
+            &[0, 1, 2],
+        );
+        let args = vec![
+            Tensor::scalar(DType::F64, 3.0),
+            Tensor::scalar(DType::F64, 3.0),
+            Tensor::scalar(DType::F64, 1.5),
+        ];
+        check_reverse_over_reverse(&format!("newton {ckpt:?}"), &newton(ckpt), &args, &[0, 2]);
+    }
+}
+
+#[test]
+fn reverse_mode_through_a_third_derivative_is_refused_with_a_message() {
     let f = horner(Checkpoint::All);
-    let g = grad(&f, &[0]).unwrap();
+    let g = grad(&grad(&f, &[0]).unwrap(), &[0]).unwrap();
     let r = std::panic::catch_unwind(|| grad(&g, &[0]));
     let msg = match r {
         Err(e) => e
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .downcast_ref::<transforms::Unsupported>()
+            .map(|u| u.0.clone())
             .unwrap_or_default(),
         Ok(_) => String::new(),
     };
     assert!(msg.contains("forward mode"), "got: {msg:?}");
+    // Forward mode over it works (its values: `tests/suite/loop_hessians.rs`).
+    assert!(verify::verify(&jvp(&g)).is_ok());
 }
 
 /// Loops on the kernel path, run by the kernel interpreter (the CPU
@@ -401,7 +444,10 @@ fn fused_loops_run_by_the_kernel_interpreter_match_the_reference() {
         ),
     ];
     for (f, args, wrt) in cases {
-        for g in [f.clone(), grad(&f, &wrt).unwrap(), hessian(&f, 0).unwrap()] {
+        // Reverse over reverse, where the first gradient is a scalar.
+        let second = grad(&f, &[0]).ok().and_then(|g| grad(&g, &[0]).ok());
+        let firsts = [f.clone(), grad(&f, &wrt).unwrap(), hessian(&f, 0).unwrap()];
+        for g in firsts.into_iter().chain(second) {
             let p = fuse(&g).unwrap();
             control::reset_tape_peak();
             let want = eval(&g, &args);

@@ -9,6 +9,9 @@ use std::fmt::Display;
 #[derive(Debug, Default)]
 pub struct Errors {
     errors: Vec<syn::Error>,
+    /// Errors were dropped because another expansion reports them (a
+    /// helper's own): this one failed, with nothing more to say.
+    elsewhere: bool,
 }
 
 impl Errors {
@@ -33,10 +36,23 @@ impl Errors {
 
     pub fn extend(&mut self, other: Errors) {
         self.errors.extend(other.errors);
+        self.elsewhere |= other.elsewhere;
     }
 
+    /// Keep, of the errors recorded after the first `n`, those `keep`
+    /// accepts; the others are reported by another expansion (the list
+    /// stays failed, `is_empty` false, with nothing more to print).
+    pub fn retain_after(&mut self, n: usize, keep: impl Fn(&syn::Error) -> bool) {
+        let n = n.min(self.errors.len());
+        let later = self.errors.split_off(n);
+        let before = later.len();
+        self.errors.extend(later.into_iter().filter(|e| keep(e)));
+        self.elsewhere |= self.errors.len() < n + before;
+    }
+
+    /// Nothing failed (no error here, none reported elsewhere).
     pub fn is_empty(&self) -> bool {
-        self.errors.is_empty()
+        self.errors.is_empty() && !self.elsewhere
     }
 
     pub fn len(&self) -> usize {
@@ -54,17 +70,22 @@ impl Errors {
 
     /// `Ok(())` when nothing was recorded.
     pub fn check(self) -> Result<(), Errors> {
-        if self.errors.is_empty() {
+        if self.is_empty() {
             Ok(())
         } else {
             Err(self)
         }
     }
 
-    /// One `compile_error!` per error, each at its span.
+    /// One `compile_error!` per error, each at its span; an error found
+    /// twice (the same message at the same place: a helper's body lowered
+    /// for itself and inlined, a type checked as a parameter and as a
+    /// result) is reported once.
     pub fn to_compile_errors(&self) -> TokenStream {
+        let mut seen = std::collections::HashSet::new();
         self.errors
             .iter()
+            .filter(|e| seen.insert((e.to_string(), place(e.span()))))
             .map(syn::Error::to_compile_error)
             .collect()
     }
@@ -81,5 +102,15 @@ impl From<syn::Error> for Errors {
 impl Display for Errors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.messages().join("\n"))
+    }
+}
+
+/// Where a span points in the source, without its expansion context (the
+/// same tokens reached through two expansions have two contexts).
+fn place(span: Span) -> String {
+    let text = format!("{span:?}");
+    match text.find("bytes(") {
+        Some(at) => text[at..].to_string(),
+        None => text,
     }
 }

@@ -194,6 +194,7 @@ fn expand_items(
     // these items are allowed whether it is in a module or an `impl` block.
     let mut markers = stacked_markers(&item, &paths);
     markers.extend(axis_uses(&item));
+    markers.extend(codegen::import_uses(&item, opts));
     markers.extend(builtins::check(&item));
     markers.extend(half_check);
     let attrs_ok = errors.is_empty();

@@ -281,6 +281,8 @@ pub fn reverse_batch(
         back,
         n_acc: na,
         results: lr.results.clone(),
+        // A batched sweep is not the gradient sweep of its loop.
+        sweep_of: None,
     };
     g.push_all(Op::LoopReverse(Box::new(rl)), &operands)
         .expect("internal error: batching a reverse loop")

@@ -19,8 +19,12 @@
 //!   loop the forward sweep records the trip count, so reverse mode works
 //!   through `while` loops too.
 //! - JVP of a `LoopReverse` (forward-over-reverse: Hessians) is a
-//!   `LoopReverse` of the JVPs of its two bodies. Reverse over reverse is not
-//!   supported (`LoopReverse` is not linear in any operand).
+//!   `LoopReverse` of the JVPs of its two bodies.
+//! - Transpose of the JVP of a gradient sweep (reverse over reverse): the
+//!   JVP of another gradient sweep plus a tangent loop, by the symmetry of
+//!   second derivatives (`reverse_transpose.rs`). A sweep that is not a
+//!   gradient sweep's JVP (third order by reverse mode alone, a batched
+//!   gradient) is refused with a message naming forward mode.
 //! - Batching: the body is batched; a batched trip count or a batched `while`
 //!   condition runs until every example is done and freezes each example's
 //!   carries once its own loop has ended (a select on a per-example mask).
@@ -30,6 +34,7 @@ mod cond;
 mod looping;
 mod pmap;
 mod reverse;
+mod reverse_transpose;
 mod surgery;
 mod transpose;
 
@@ -43,6 +48,7 @@ pub use cond::{cond_batch, cond_jvp, push_cond, Cond};
 pub use looping::{loop_jvp, push_for, push_while, Checkpoint, Loop, LoopKind, TangentOf};
 pub(crate) use pmap::pmap_transpose;
 pub use pmap::{pmap_batch, pmap_jvp, push_pmap, Pmap};
-pub use reverse::{reverse_jvp, reverse_sweep, LoopReverse};
+pub use reverse::{reverse_jvp, reverse_sweep, LoopReverse, SweepOf};
+pub(crate) use reverse_transpose::reverse_transpose;
 pub(crate) use surgery::inline;
 pub(crate) use transpose::loop_transpose;

@@ -1,6 +1,7 @@
 //! The reverse-sweep loop op (`LoopReverse`): its reference evaluation, text form and JVP.
+//! Its transpose (reverse over reverse) is in `reverse_transpose.rs`.
 
-use super::looping::{kind_text, list_text, tangent_operands, tangent_selection, Loop};
+use super::looping::{kind_text, list_text, tangent_operands, tangent_selection, Loop, TangentOf};
 use super::surgery::rearranged;
 use crate::dtype::DType;
 use crate::exec::tape::{tape_limit, tape_limit_error, TAPE_PEAK};
@@ -18,12 +19,29 @@ use crate::transforms::vjp::vjp_cotangents;
 /// entries of `(Σa.., r..)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoopReverse {
-    /// Its `results` and `tangent_of` are not used.
+    /// Its `results` are not used. Its `tangent_of` is set on the JVP of a
+    /// gradient sweep (`is_tangent`), and says which tangents it takes.
     pub fwd: Loop,
     /// Params: `fwd.body`'s params, then `r`; results: the `a`s, then the next `r`.
     pub back: Function,
     pub n_acc: usize,
     pub results: Vec<usize>,
+    /// Which gradient this sweep is (of the primal sweep, for a tangent
+    /// one): `None` where that is not known (a batched sweep, the JVP of a
+    /// JVP), which reverse mode through it then refuses.
+    pub sweep_of: Option<SweepOf>,
+}
+
+/// What `reverse_sweep(fwd, consts, carries)` computes: with the final
+/// cotangents `r_j` paired with the carries `carries[j]` and
+/// `ψ = Σ_j ⟨r_j, final carry carries[j]⟩`, the `a`s are `∂ψ/∂` the
+/// constants `consts` and the `r`s `∂ψ/∂` the initial carries `carries`.
+/// Being a gradient of a scalar is what lets reverse mode run through it
+/// (`reverse_transpose`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepOf {
+    pub consts: Vec<usize>,
+    pub carries: Vec<usize>,
 }
 
 /// The reverse sweep through `p` for the tangents of its constants at
@@ -52,31 +70,90 @@ pub fn reverse_sweep(p: &Loop, consts: &[usize], carries: &[usize]) -> LoopRever
         back,
         n_acc: consts.len(),
         results: (0..consts.len() + carries.len()).collect(),
+        sweep_of: Some(SweepOf {
+            consts: consts.to_vec(),
+            carries: carries.to_vec(),
+        }),
     }
 }
 
 impl LoopReverse {
+    /// The op's name and arguments in the text form; the functions it holds
+    /// follow it (`functions`). A gradient sweep adds which gradient it is;
+    /// the JVP of one is written as that sweep and the tangents taken, and
+    /// rebuilt from them when parsed (as a tangent loop is).
     pub fn header(&self) -> String {
-        format!(
-            "loop_reverse[{},{},{},{}|{}]",
-            kind_text(self.fwd.kind),
-            self.fwd.n_consts,
-            self.fwd.checkpoint.text(),
-            self.n_acc,
-            list_text(&self.results)
-        )
+        match (self.tangent_of(), &self.sweep_of) {
+            (Some(t), Some(s)) => format!(
+                "loop_reverse_tangent[{},{},{}|{}|{}|{}|{}|{}]",
+                kind_text(t.primal.kind),
+                t.primal.n_consts,
+                t.primal.checkpoint.text(),
+                list_text(&self.primal_results()),
+                list_text(&s.consts),
+                list_text(&s.carries),
+                list_text(&t.consts),
+                list_text(&t.carries)
+            ),
+            (_, of) => {
+                let of = of
+                    .as_ref()
+                    .map(|s| format!("|{}|{}", list_text(&s.consts), list_text(&s.carries)))
+                    .unwrap_or_default();
+                format!(
+                    "loop_reverse[{},{},{},{}|{}{of}]",
+                    kind_text(self.fwd.kind),
+                    self.fwd.n_consts,
+                    self.fwd.checkpoint.text(),
+                    self.n_acc,
+                    list_text(&self.results)
+                )
+            }
+        }
     }
 
     pub fn functions(&self) -> Vec<&Function> {
-        std::iter::once(&self.fwd.body)
-            .chain(&self.fwd.cond)
-            .chain(std::iter::once(&self.back))
-            .collect()
+        match self.tangent_of() {
+            Some(t) => std::iter::once(&t.primal.body)
+                .chain(&t.primal.cond)
+                .collect(),
+            None => std::iter::once(&self.fwd.body)
+                .chain(&self.fwd.cond)
+                .chain(std::iter::once(&self.back))
+                .collect(),
+        }
     }
 
-    pub fn from_text(arg: &str, fns: Vec<Function>) -> Result<LoopReverse, String> {
-        let bad = || format!("bad op `loop_reverse[{arg}]`");
-        let (head, results) = arg.split_once('|').ok_or_else(bad)?;
+    pub fn from_text(name: &str, arg: &str, fns: Vec<Function>) -> Result<LoopReverse, String> {
+        let bad = || format!("bad op `{name}[{arg}]`");
+        let list = |s: &str| -> Result<Vec<usize>, String> {
+            s.split(';')
+                .filter(|x| !x.is_empty())
+                .map(|x| x.parse().map_err(|_| bad()))
+                .collect()
+        };
+        let parts: Vec<&str> = arg.split('|').collect();
+        if name == "loop_reverse_tangent" {
+            let [head, results, sk, sc, tk, tc] = parts[..] else {
+                return Err(bad());
+            };
+            let p = Loop::from_text("loop", &format!("{head},"), fns)?;
+            let mut sweep = reverse_sweep(&p, &list(sk)?, &list(sc)?);
+            sweep.results = list(results)?;
+            return Ok(sweep.tangent(&list(tk)?, &list(tc)?));
+        }
+        let (head, results, of) = match parts[..] {
+            [head, results] => (head, results, None),
+            [head, results, consts, carries] => (
+                head,
+                results,
+                Some(SweepOf {
+                    consts: list(consts)?,
+                    carries: list(carries)?,
+                }),
+            ),
+            _ => return Err(bad()),
+        };
         let (rest, n_acc) = head.rsplit_once(',').ok_or_else(bad)?;
         let mut fns = fns;
         let back = fns.pop().ok_or_else(bad)?;
@@ -85,12 +162,49 @@ impl LoopReverse {
             fwd,
             back,
             n_acc: n_acc.parse().map_err(|_| bad())?,
-            results: results
-                .split(';')
-                .filter(|x| !x.is_empty())
-                .map(|x| x.parse().map_err(|_| bad()))
-                .collect::<Result<_, _>>()?,
+            results: list(results)?,
+            sweep_of: of,
         })
+    }
+
+    /// For the JVP of a gradient sweep: the tangents it takes, and the
+    /// primal loop.
+    pub fn tangent_of(&self) -> Option<&TangentOf> {
+        self.sweep_of.as_ref()?;
+        self.fwd.tangent_of.as_deref()
+    }
+
+    /// Whether this is the JVP of a gradient sweep, which reverse mode can
+    /// run through (linear in its tangent operands).
+    pub fn is_tangent(&self) -> bool {
+        self.tangent_of().is_some()
+    }
+
+    /// For the JVP of a gradient sweep: the results of that sweep, which
+    /// this one gives the tangents of (the inverse of `tangent`'s mapping).
+    pub(super) fn primal_results(&self) -> Vec<usize> {
+        let (na, nr) = (self.n_acc / 2, self.n_r() / 2);
+        self.results
+            .iter()
+            .map(|x| match *x {
+                x if (na..2 * na).contains(&x) => x - na,
+                x if x >= 2 * na + nr => na + x - 2 * na - nr,
+                _ => panic!("internal error: a tangent sweep gives a primal result"),
+            })
+            .collect()
+    }
+
+    /// Operand `i` is a tangent of the JVP of a gradient sweep: its
+    /// operands are those of `fwd.tangent(consts, carries)` (bounds,
+    /// constants, their tangents, carries, their tangents), then the
+    /// cotangents `r` and their tangents.
+    pub fn is_linear_in(&self, i: usize) -> bool {
+        if !self.is_tangent() {
+            return false;
+        }
+        let nf = self.fwd.n_operands();
+        let nr = self.n_r() / 2;
+        self.fwd.is_linear_in(i) || (nf + nr..nf + 2 * nr).contains(&i)
     }
 
     pub fn n_r(&self) -> usize {
@@ -235,6 +349,73 @@ fn add(x: &Tensor, y: &Tensor) -> Tensor {
     )
 }
 
+impl LoopReverse {
+    /// The JVP of this sweep for tangents of `fwd`'s constants at `consts`
+    /// and carries at `carries` (as `tangent_selection` picks them) and of
+    /// every `r`. Operands: those of `fwd.tangent(consts, carries)`, the
+    /// `r`s, their tangents; results: the tangents of `results`. The JVP of
+    /// a gradient sweep keeps where it came from (`tangent_of`), which its
+    /// transpose needs; the JVP of any other sweep does not.
+    pub fn tangent(&self, consts: &[usize], carries: &[usize]) -> LoopReverse {
+        let f = &self.fwd;
+        let (nk, nc) = (f.n_consts, f.n_carries());
+        let (na, nr) = (self.n_acc, self.n_r());
+        let gradient = self.sweep_of.is_some() && f.tangent_of.is_none();
+        let tangent = f.tangent(consts, carries);
+        let fwd = Loop {
+            tangent_of: tangent.tangent_of.clone().filter(|_| gradient),
+            results: Vec::new(),
+            ..tangent
+        };
+        // The backward body's JVP, laid out as (consts, t_consts, [i], c, t_c, r, t_r)
+        // → (a, t_a, r', t_r').
+        let c0 = f.carry_param0();
+        let np = f.body.params.len();
+        let wrt: Vec<usize> = consts
+            .iter()
+            .copied()
+            .chain(carries.iter().map(|k| c0 + k))
+            .chain(np..np + nr)
+            .collect();
+        let j = jvp_wrt(&self.back, &wrt);
+        let nbp = self.back.params.len();
+        let (tk, tc) = (nbp, nbp + consts.len());
+        let tr = tc + carries.len();
+        let order: Vec<usize> = (0..nk)
+            .chain(tk..tk + consts.len())
+            .chain(nk..c0 + nc)
+            .chain(tc..tc + carries.len())
+            .chain(np..np + nr)
+            .chain(tr..tr + nr)
+            .collect();
+        let no = na + nr;
+        let outs: Vec<usize> = (0..na)
+            .chain(no..no + na)
+            .chain(na..no)
+            .chain(no + na..2 * no)
+            .collect();
+        let back = rearranged(&j, &order, &outs);
+        let results: Vec<usize> = self
+            .results
+            .iter()
+            .map(|q| {
+                if *q < na {
+                    na + q
+                } else {
+                    2 * na + nr + (q - na)
+                }
+            })
+            .collect();
+        LoopReverse {
+            fwd,
+            back,
+            n_acc: 2 * na,
+            results,
+            sweep_of: self.sweep_of.clone().filter(|_| gradient),
+        }
+    }
+}
+
 /// JVP of a reverse sweep (forward over reverse).
 pub fn reverse_jvp(
     g: &mut Function,
@@ -246,60 +427,10 @@ pub fn reverse_jvp(
         .push_all(Op::LoopReverse(Box::new(lr.clone())), ins)
         .expect("internal error: copying a reverse loop");
     let f = &lr.fwd;
-    let (nk, nc) = (f.n_consts, f.n_carries());
-    let (na, nr) = (lr.n_acc, lr.n_r());
+    let nr = lr.n_r();
     let nf = f.n_operands();
     let (consts, carries) = tangent_selection(f, t);
-    let fwd = Loop {
-        tangent_of: None,
-        results: Vec::new(),
-        ..f.tangent(&consts, &carries)
-    };
-    // The backward body's JVP, laid out as (consts, t_consts, [i], c, t_c, r, t_r)
-    // → (a, t_a, r', t_r').
-    let c0 = f.carry_param0();
-    let np = f.body.params.len();
-    let wrt: Vec<usize> = consts
-        .iter()
-        .copied()
-        .chain(carries.iter().map(|k| c0 + k))
-        .chain(np..np + nr)
-        .collect();
-    let j = jvp_wrt(&lr.back, &wrt);
-    let nbp = lr.back.params.len();
-    let (tk, tc) = (nbp, nbp + consts.len());
-    let tr = tc + carries.len();
-    let order: Vec<usize> = (0..nk)
-        .chain(tk..tk + consts.len())
-        .chain(nk..c0 + nc)
-        .chain(tc..tc + carries.len())
-        .chain(np..np + nr)
-        .chain(tr..tr + nr)
-        .collect();
-    let no = na + nr;
-    let outs: Vec<usize> = (0..na)
-        .chain(no..no + na)
-        .chain(na..no)
-        .chain(no + na..2 * no)
-        .collect();
-    let back = rearranged(&j, &order, &outs);
-    let results: Vec<usize> = lr
-        .results
-        .iter()
-        .map(|q| {
-            if *q < na {
-                na + q
-            } else {
-                2 * na + nr + (q - na)
-            }
-        })
-        .collect();
-    let tl = LoopReverse {
-        fwd,
-        back,
-        n_acc: 2 * na,
-        results,
-    };
+    let tl = lr.tangent(&consts, &carries);
     let mut operands = tangent_operands(g, f, ins, t, &consts, &carries);
     operands.extend(&ins[nf..]);
     for k in 0..nr {

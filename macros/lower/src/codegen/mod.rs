@@ -10,6 +10,7 @@
 pub mod aot;
 mod compiled;
 pub(crate) mod device;
+mod import_uses;
 mod into_fn;
 mod items;
 pub(crate) mod lints;
@@ -23,6 +24,7 @@ pub(crate) mod trait_impl;
 pub use crate::stack::ir_const_name;
 #[cfg(test)]
 pub(crate) use compiled::aot_items;
+pub(crate) use import_uses::import_uses;
 pub(crate) use into_fn::dest_idents;
 pub(crate) use items::{
     flat_types, float_type, generate_instance, generate_nested, generate_stubs, param_idents,

@@ -166,8 +166,18 @@ impl Lowerer<'_> {
         let outer = helpers::swap_current(callees);
         let closures = std::mem::take(&mut self.closures);
         self.inlining.push(name);
+        let reported = self.errors.len();
         let results = self.lower_body(&item.block);
         self.inlining.pop();
+        if self.errors.len() > reported {
+            // What the helper's own expansion reports (its body lowered for
+            // itself) is not said again for its inlined copy.
+            if let Err(own) = crate::lower::lower_fn(item) {
+                let own = own.messages();
+                self.errors
+                    .retain_after(reported, |e| !own.contains(&e.to_string()));
+            }
+        }
         self.closures = closures;
         helpers::swap_current(outer);
         self.scopes = scopes;

@@ -21,6 +21,10 @@ pub(crate) fn guard<T>(
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(syn::Error::new(span, format!("{what}: {e}"))),
         Err(payload) => {
+            // A refusal raised from inside a rule (no error path there): plain.
+            if let Some(u) = payload.downcast_ref::<transforms::Unsupported>() {
+                return Err(syn::Error::new(span, format!("{what}: {}", u.0)));
+            }
             let msg = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
