@@ -103,7 +103,7 @@ fn row_and_element_writes_into_a_matrix_give_jaxs_values_and_gradients() {
     let m: [[f64; 3]; 4] = std::array::from_fn(|i| std::array::from_fn(|j| mf[3 * i + j]));
     let r: [f64; 3] = grid(|q| 0.5 - 0.3 * q);
     for (i, j) in [(2, 1), (0, 2)] {
-        let (v, (gm, gr)) = matrix_vg(&m, &r, i, j);
+        let (v, gm, gr) = matrix_vg(&m, &r, i, j);
         assert_jax(&format!("matrix.{i}{j}.value"), &[v]);
         assert_jax(&format!("matrix.{i}{j}.grad_m"), &gm.iter().copied().collect::<Vec<_>>());
         assert_jax(&format!("matrix.{i}{j}.grad_r"), &gr.to_vec());
@@ -168,7 +168,7 @@ fn y3() -> [f64; 3] {
 
 #[test]
 fn slice_writes_give_jaxs_values_and_gradients() {
-    let (v, (gz, gy)) = slices_vg(&z8(), &y3());
+    let (v, gz, gy) = slices_vg(&z8(), &y3());
     assert_jax("slices.value", &[v]);
     assert_jax("slices.grad_z", &gz.to_vec());
     assert_jax("slices.grad_y", &gy.to_vec());
@@ -193,7 +193,7 @@ fn windows_at_run_time_starts_give_jaxs_values_and_gradients() {
     let wts: [f64; 8] = grid(|q| q + 1.0);
     let c = [1.0, -2.0, 0.5];
     for k in [2, -2, 7] {
-        let (v, (gz, gy)) = update_window_vg(&z8(), &y3(), k, &wts);
+        let (v, gz, gy) = update_window_vg(&z8(), &y3(), k, &wts);
         assert_jax(&format!("update_window.{k}.value"), &[v]);
         assert_jax(&format!("update_window.{k}.grad_z"), &gz.to_vec());
         assert_jax(&format!("update_window.{k}.grad_y"), &gy.to_vec());
@@ -234,7 +234,7 @@ fn rnn_inputs() -> (Array2<f64>, Array2<f64>, Array2<f64>) {
 #[test]
 fn a_loop_writing_its_states_gives_jaxs_scan_value_and_gradient() {
     let (w, u, xs) = rnn_inputs();
-    let (v, (gw, gu)) = rnn_vg(w.view(), u.view(), xs.view());
+    let (v, gw, gu) = rnn_vg(w.view(), u.view(), xs.view());
     assert_jax("rnn.value", &[v]);
     assert_jax("rnn.grad_w", &gw.iter().copied().collect::<Vec<_>>());
     assert_jax("rnn.grad_u", &gu.iter().copied().collect::<Vec<_>>());
@@ -248,7 +248,7 @@ fn per_example_gradients_through_the_loop_match_one_example_at_a_time() {
     let batch = ndarray_stack(&[xs.clone(), xs.mapv(|v| 0.5 * v - 0.2), xs.mapv(f64::cos)]);
     let gs = rnn_grads(w.view(), u.view(), batch.view());
     for b in 0..3 {
-        let (_, (gw, _)) = rnn_vg(w.view(), u.view(), batch.slice(s![b, .., ..]));
+        let (_, gw, _) = rnn_vg(w.view(), u.view(), batch.slice(s![b, .., ..]));
         let got: Vec<f64> = gs.slice(s![b, .., ..]).iter().copied().collect();
         assert_close("per-example", &got, &gw.iter().copied().collect::<Vec<_>>(), 1e-12);
     }

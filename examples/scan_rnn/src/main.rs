@@ -13,7 +13,9 @@
 //! The loss's gradient with respect to both weight matrices, checked
 //! against central differences, and per-example gradients of a batch of
 //! sequences by `vmap` of the gradient, each checked against the gradient
-//! of that sequence alone. Run with `cargo run --release -p scan_rnn`.
+//! of that sequence alone. The reverse-mode tape is printed: `hs` is a
+//! loop carry, kept per step (JAX's scan keeps one row per step). Run with
+//! `cargo run --release -p scan_rnn`.
 
 use oxla::ndarray::{s, Array2, Array3, ArrayView2};
 use oxla::transforms;
@@ -58,7 +60,16 @@ fn main() {
     let targets = Array2::from_shape_fn((steps, hidden), |(t, i)| 0.2 * ((t * hidden + i) as f64 * 0.3).cos());
     let xs = seq(0);
 
+    oxla::reset_loop_tape_peak();
     let (gw, gu) = rnn_grad(w.view(), u.view(), xs.view(), targets.view());
+    // `hs` is a carry of the loop, so reverse mode keeps it per step: the
+    // tape grows as steps², where JAX's scan keeps one row per step.
+    let tape = oxla::loop_tape_peak_bytes();
+    println!(
+        "reverse-mode tape: {tape} bytes for {steps} steps (hs is {} bytes; one row per step would be {})",
+        steps * hidden * 8,
+        steps * (hidden + inputs) * 8
+    );
     println!("loss = {:.10}", loss_ref(&w, &u, &xs, &targets));
     let h = 1e-6;
     let mut worst: f64 = 0.0;
