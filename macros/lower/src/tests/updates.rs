@@ -64,8 +64,8 @@ fn a_loop_writing_its_states_is_one_loop_op_carrying_them() {
 #[test]
 fn element_and_slice_writes_match_plain_rust() {
     let f = lower(quote! {
-        fn f(x: &[f64], i: usize) -> Array1<f64> {
-            let mut y = x.to_owned();
+        fn f(x: [f64; 5], i: usize) -> Array1<f64> {
+            let mut y = x;
             y[i] = 7.0;
             y[[0]] += 1.0;
             y[1] *= -2.0;
