@@ -18,7 +18,9 @@ fn jax(name: &str) -> Vec<f64> {
         .find(|l| l.split_once(' ').map(|(n, _)| n) == Some(name))
         .unwrap_or_else(|| panic!("no `{name}` in updates_jax.txt"));
     let (_, vals) = line.split_once(": ").expect("`name shape: values`");
-    vals.split(' ').map(|v| v.parse().expect("a float")).collect()
+    vals.split(' ')
+        .map(|v| v.parse().expect("a float"))
+        .collect()
 }
 
 fn assert_close(name: &str, got: &[f64], want: &[f64], rtol: f64) {
@@ -105,7 +107,10 @@ fn row_and_element_writes_into_a_matrix_give_jaxs_values_and_gradients() {
     for (i, j) in [(2, 1), (0, 2)] {
         let (v, gm, gr) = matrix_vg(&m, &r, i, j);
         assert_jax(&format!("matrix.{i}{j}.value"), &[v]);
-        assert_jax(&format!("matrix.{i}{j}.grad_m"), &gm.iter().copied().collect::<Vec<_>>());
+        assert_jax(
+            &format!("matrix.{i}{j}.grad_m"),
+            &gm.iter().copied().collect::<Vec<_>>(),
+        );
         assert_jax(&format!("matrix.{i}{j}.grad_r"), &gr.to_vec());
     }
 }
@@ -197,7 +202,10 @@ fn windows_at_run_time_starts_give_jaxs_values_and_gradients() {
         assert_jax(&format!("update_window.{k}.value"), &[v]);
         assert_jax(&format!("update_window.{k}.grad_z"), &gz.to_vec());
         assert_jax(&format!("update_window.{k}.grad_y"), &gy.to_vec());
-        let fd = central(|p| update_window(p.try_into().unwrap(), y3(), k, wts), &z8());
+        let fd = central(
+            |p| update_window(p.try_into().unwrap(), y3(), k, wts),
+            &z8(),
+        );
         assert_close("update_window fd", &gz.to_vec(), &fd, 1e-6);
         let (v, g) = read_window_vg(&z8(), k, &c);
         assert_jax(&format!("read_window.{k}.value"), &[v]);
@@ -222,8 +230,12 @@ fn rnn(w: ArrayView2<f64>, u: ArrayView2<f64>, xs: ArrayView2<f64>) -> f64 {
 }
 
 fn rnn_inputs() -> (Array2<f64>, Array2<f64>, Array2<f64>) {
-    let w = Array2::from_shape_fn((3, 3), |(i, j)| 0.4 * (1.1 * (3 * i + j) as f64 + 0.5).sin());
-    let u = Array2::from_shape_fn((3, 2), |(i, j)| 0.6 * (0.8 * (2 * i + j) as f64 - 0.2).cos());
+    let w = Array2::from_shape_fn((3, 3), |(i, j)| {
+        0.4 * (1.1 * (3 * i + j) as f64 + 0.5).sin()
+    });
+    let u = Array2::from_shape_fn((3, 2), |(i, j)| {
+        0.6 * (0.8 * (2 * i + j) as f64 - 0.2).cos()
+    });
     let xs = Array2::from_shape_fn((5, 2), |(i, j)| {
         let q = (2 * i + j) as f64;
         (0.5 * q).sin() + 0.1 * q
@@ -250,7 +262,12 @@ fn per_example_gradients_through_the_loop_match_one_example_at_a_time() {
     for b in 0..3 {
         let (_, gw, _) = rnn_vg(w.view(), u.view(), batch.slice(s![b, .., ..]));
         let got: Vec<f64> = gs.slice(s![b, .., ..]).iter().copied().collect();
-        assert_close("per-example", &got, &gw.iter().copied().collect::<Vec<_>>(), 1e-12);
+        assert_close(
+            "per-example",
+            &got,
+            &gw.iter().copied().collect::<Vec<_>>(),
+            1e-12,
+        );
     }
 }
 
@@ -270,7 +287,8 @@ fn set_row(m: ArrayView2<f64>, v: ArrayView1<f64>, i: usize) -> Array2<f64> {
 
 #[test]
 fn a_write_is_batched_by_vmap() {
-    let ms = oxla::ndarray::Array3::from_shape_fn((2, 3, 4), |(b, i, j)| (b * 12 + i * 4 + j) as f64);
+    let ms =
+        oxla::ndarray::Array3::from_shape_fn((2, 3, 4), |(b, i, j)| (b * 12 + i * 4 + j) as f64);
     let vs = Array2::from_shape_fn((2, 4), |(b, j)| -((b * 4 + j) as f64));
     let got = set_rows(ms.view(), vs.view(), 1);
     for b in 0..2 {
@@ -302,5 +320,10 @@ fn a_write_reading_the_array_in_a_loop_differentiates() {
         }
         y.iter().sum::<f64>()
     };
-    assert_close("running product fd", &g.to_vec(), &central(f, x.as_slice().unwrap()), 1e-6);
+    assert_close(
+        "running product fd",
+        &g.to_vec(),
+        &central(f, x.as_slice().unwrap()),
+        1e-6,
+    );
 }

@@ -14,8 +14,8 @@
 //! checked against central differences. Run with
 //! `cargo run --release -p conv1d`.
 
-use oxla::ndarray::Array1;
 use oxla::grad;
+use oxla::ndarray::Array1;
 
 /// The output length: a window of 8 per tap.
 const OUT: usize = 8;
@@ -58,7 +58,11 @@ fn main() {
     let target: [f64; 8] = std::array::from_fn(|i| (0.3 * i as f64).cos());
     let y = conv(x, k);
     let want = conv_ref(&x, &k);
-    let off = y.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let off = y
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     println!("conv1d(x, k) = {:.6}", y);
     println!("largest difference from a direct loop: {off:.2e}");
     let g = conv_loss_grad(&x, &k, &target);
@@ -70,7 +74,10 @@ fn main() {
         km[j] -= h;
         let fd = (loss_ref(&x, &kp, &target) - loss_ref(&x, &km, &target)) / (2.0 * h);
         worst = worst.max((g[j] - fd).abs() / (1.0 + fd.abs()));
-        println!("  d loss / d k[{j}] = {:+.10}   central differences {fd:+.10}", g[j]);
+        println!(
+            "  d loss / d k[{j}] = {:+.10}   central differences {fd:+.10}",
+            g[j]
+        );
     }
     println!("largest relative difference from central differences: {worst:.2e}");
 }

@@ -52,12 +52,20 @@ fn loss_ref(w: &Array2<f64>, u: &Array2<f64>, xs: &Array2<f64>, targets: &Array2
 
 fn main() {
     let (hidden, inputs, steps) = (4, 3, 12);
-    let w = Array2::from_shape_fn((hidden, hidden), |(i, j)| 0.3 * ((i * 7 + j * 3) as f64).sin());
-    let u = Array2::from_shape_fn((hidden, inputs), |(i, j)| 0.5 * ((i * 5 + j) as f64 * 0.7).cos());
+    let w = Array2::from_shape_fn((hidden, hidden), |(i, j)| {
+        0.3 * ((i * 7 + j * 3) as f64).sin()
+    });
+    let u = Array2::from_shape_fn((hidden, inputs), |(i, j)| {
+        0.5 * ((i * 5 + j) as f64 * 0.7).cos()
+    });
     let seq = |b: usize| {
-        Array2::from_shape_fn((steps, inputs), |(t, k)| ((t + 2 * k + 3 * b) as f64 * 0.4).sin())
+        Array2::from_shape_fn((steps, inputs), |(t, k)| {
+            ((t + 2 * k + 3 * b) as f64 * 0.4).sin()
+        })
     };
-    let targets = Array2::from_shape_fn((steps, hidden), |(t, i)| 0.2 * ((t * hidden + i) as f64 * 0.3).cos());
+    let targets = Array2::from_shape_fn((steps, hidden), |(t, i)| {
+        0.2 * ((t * hidden + i) as f64 * 0.3).cos()
+    });
     let xs = seq(0);
 
     oxla::reset_loop_tape_peak();
@@ -83,7 +91,8 @@ fn main() {
                 up[idx] += h;
                 um[idx] -= h;
             }
-            let fd = (loss_ref(&wp, &up, &xs, &targets) - loss_ref(&wm, &um, &xs, &targets)) / (2.0 * h);
+            let fd =
+                (loss_ref(&wp, &up, &xs, &targets) - loss_ref(&wm, &um, &xs, &targets)) / (2.0 * h);
             worst = worst.max((got - fd).abs() / (1.0 + fd.abs()));
             if idx.1 == 0 {
                 println!("  d loss / d {name}{idx:?} = {got:+.8}   central differences {fd:+.8}");
@@ -100,11 +109,8 @@ fn main() {
         &views.iter().map(|v| v.view()).collect::<Vec<_>>(),
     )
     .unwrap();
-    let ts_b: Array3<f64> = oxla::ndarray::stack(
-        oxla::ndarray::Axis(0),
-        &vec![targets.view(); batch],
-    )
-    .unwrap();
+    let ts_b: Array3<f64> =
+        oxla::ndarray::stack(oxla::ndarray::Axis(0), &vec![targets.view(); batch]).unwrap();
     let per = per_example_grad_w(w.view(), u.view(), xs_b.view(), ts_b.view());
     let mut worst: f64 = 0.0;
     for b in 0..batch {
@@ -113,7 +119,10 @@ fn main() {
         for (a, e) in got.iter().zip(one.iter()) {
             worst = worst.max((a - e).abs() / (1.0 + e.abs()));
         }
-        println!("  example {b}: |d loss / d w| = {:.8}", got.mapv(|v| v * v).sum().sqrt());
+        println!(
+            "  example {b}: |d loss / d w| = {:.8}",
+            got.mapv(|v| v * v).sum().sqrt()
+        );
     }
     println!("per-example gradients (vmap) against one example at a time: largest relative difference {worst:.2e}");
 }

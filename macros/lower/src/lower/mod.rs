@@ -31,8 +31,8 @@ pub use function::{
 };
 pub(crate) use function::{ident_name, lower_fn_axes, param_ir_type, return_tys, AxisSpans};
 pub(crate) use lowerer::{BindKind, Binding, Lowerer, Scope};
-pub(crate) use updates::{slice_assign_target, written_variable};
 pub(crate) use syntax::{
     cmp_op, early_return, if_span, is_compound_assign, segment_names, strip_parens, substitute,
     FLOAT_PATH_METHODS,
 };
+pub(crate) use updates::{slice_assign_target, written_variable};

@@ -84,7 +84,12 @@ impl Lowerer<'_> {
         let _ = self.element_update(ix, op, rhs);
     }
 
-    fn element_update(&mut self, ix: &syn::ExprIndex, op: Option<&BinOp>, rhs: &Expr) -> Option<()> {
+    fn element_update(
+        &mut self,
+        ix: &syn::ExprIndex,
+        op: Option<&BinOp>,
+        rhs: &Expr,
+    ) -> Option<()> {
         let id = match crate::lower::strip_parens(&ix.expr) {
             Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
             _ => None,
@@ -154,10 +159,15 @@ impl Lowerer<'_> {
         let block = Shape(xt.shape.0[parts.len()..].to_vec());
         let vt = self.f.ty(v).clone();
         let mut vs = [x, v];
-        let fits = vt.shape.rank() <= block.rank() && {
-            self.coerce(&mut vs, span)?;
-            *self.f.shape(vs[0]) == xt.shape && self.f.dtype(vs[1]) == xt.dtype
-        };
+        let off = block.rank().saturating_sub(vt.shape.rank());
+        let fits = vt.shape.rank() <= block.rank()
+            && vt.shape.0.iter().enumerate().all(|(k, d)| {
+                *d == Dim::Const(1) || self.unify(&block.0[off + k].clone(), d)
+            })
+            && {
+                self.coerce(&mut vs, span)?;
+                *self.f.shape(vs[0]) == xt.shape && self.f.dtype(vs[1]) == xt.dtype
+            };
         if !fits {
             let site: &dyn quote::ToTokens = match op {
                 Some(op) => op,
@@ -354,13 +364,17 @@ impl Lowerer<'_> {
         for (k, item) in items.iter().enumerate() {
             let n = shape.0[k].clone();
             let range = |a: Bound, b: Bound, s: u64| -> Result<(Dim, Dim), String> {
-                Ok((derived::start_index(&n, a)?, derived::slice_len(&n, a, b, s)?))
+                Ok((
+                    derived::start_index(&n, a)?,
+                    derived::slice_len(&n, a, b, s)?,
+                ))
             };
             let (len, place, drop) = match item {
                 Item::Range(a, b, s) => match range(*a, *b, *s) {
                     Ok((start, len)) => (len, Place::Static { start, step: *s }, false),
                     Err(e) => {
-                        self.errors.spanned(s_arg, format!("{e} (`{name}` is {xt})"));
+                        self.errors
+                            .spanned(s_arg, format!("{e} (`{name}` is {xt})"));
                         return None;
                     }
                 },
@@ -374,7 +388,8 @@ impl Lowerer<'_> {
                     match range(a, b, 1) {
                         Ok((start, _)) => (Dim::Const(1), Place::Static { start, step: 1 }, true),
                         Err(e) => {
-                            self.errors.spanned(s_arg, format!("{e} (`{name}` is {xt})"));
+                            self.errors
+                                .spanned(s_arg, format!("{e} (`{name}` is {xt})"));
                             return None;
                         }
                     }
@@ -431,9 +446,8 @@ impl Lowerer<'_> {
         // Re-read after unification.
         let window: Vec<Dim> = (0..window.len())
             .map(|k| match &items[k] {
-                Item::Range(a, b, s) => {
-                    derived::slice_len(&self.f.shape(x).0[k], *a, *b, *s).unwrap_or(window[k].clone())
-                }
+                Item::Range(a, b, s) => derived::slice_len(&self.f.shape(x).0[k], *a, *b, *s)
+                    .unwrap_or(window[k].clone()),
                 _ => window[k].clone(),
             })
             .collect();
@@ -448,7 +462,13 @@ impl Lowerer<'_> {
                 span,
             )?
         } else if *self.f.shape(y) != wshape {
-            self.push(Op::Reshape { shape: wshape.clone() }, &[y], span)?
+            self.push(
+                Op::Reshape {
+                    shape: wshape.clone(),
+                },
+                &[y],
+                span,
+            )?
         } else {
             y
         };

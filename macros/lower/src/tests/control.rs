@@ -371,7 +371,10 @@ fn errors_of_assignment() {
     );
     assert_one(&m, "cannot assign to immutable argument `x`");
     assert_one(&m, "cannot assign to `y` inside a closure");
-    assert_one(&m, "`x[i][j] = v` is not supported: index once with all the indices, `x[[i, j]] = v`");
+    assert_one(
+        &m,
+        "`x[i][j] = v` is not supported: index once with all the indices, `x[[i, j]] = v`",
+    );
     assert_one(&m, "unsupported compound assignment `^=`");
     assert_one(&m, "cannot find `q` in this oxla function");
     // Integer and float do not mix either.

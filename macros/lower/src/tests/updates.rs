@@ -103,7 +103,10 @@ fn unsupported_writes_are_one_spanned_error_each() {
         }
     });
     assert_eq!(m.len(), 1, "{m:#?}");
-    assert!(m[0].contains("2 indices for `y`, an array of rank 1"), "{m:#?}");
+    assert!(
+        m[0].contains("2 indices for `y`, an array of rank 1"),
+        "{m:#?}"
+    );
     let m = errors(quote! {
         fn f(x: &[f64], idx: &[i64]) -> f64 {
             let mut y = x.to_owned();
@@ -112,5 +115,8 @@ fn unsupported_writes_are_one_spanned_error_each() {
         }
     });
     assert_eq!(m.len(), 1, "{m:#?}");
-    assert!(m[0].contains("writing at an array of indices is not supported"), "{m:#?}");
+    assert!(
+        m[0].contains("writing at an array of indices is not supported"),
+        "{m:#?}"
+    );
 }

@@ -1,5 +1,5 @@
 #![allow(dead_code)]
-use oxla::ndarray::{s, ArrayView1, ArrayView2};
+use oxla::ndarray::{ArrayView1, ArrayView2};
 
 // Writing into an array that is not `let mut`.
 #[oxla::jit]

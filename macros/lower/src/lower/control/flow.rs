@@ -324,7 +324,9 @@ impl Lowerer<'_> {
         }
         let Some(id) = id else {
             let what = match strip_parens(target) {
-                Expr::Unary(_) => "assigning through `*` is not supported: oxla functions have no references",
+                Expr::Unary(_) => {
+                    "assigning through `*` is not supported: oxla functions have no references"
+                }
                 Expr::Field(_) => "assigning to a field is not supported",
                 _ => "the left side of an assignment must be a `let mut` variable",
             };
@@ -438,7 +440,13 @@ impl Lowerer<'_> {
 
     /// Whether `new` has `old`'s dtype and shape (unifying symbolic sizes);
     /// else an error naming the variable and both types.
-    pub(crate) fn keep_type(&mut self, name: &str, old: Var, new: Var, site: &dyn quote::ToTokens) -> bool {
+    pub(crate) fn keep_type(
+        &mut self,
+        name: &str,
+        old: Var,
+        new: Var,
+        site: &dyn quote::ToTokens,
+    ) -> bool {
         let (a, b) = (self.f.shape(old).clone(), self.f.shape(new).clone());
         let same_dtype = self.f.dtype(old) == self.f.dtype(new);
         let same_shape =
