@@ -74,9 +74,8 @@ fn main() {
     // tape grows as steps², where JAX's scan keeps one row per step.
     let tape = oxla::loop_tape_peak_bytes();
     println!(
-        "reverse-mode tape: {tape} bytes for {steps} steps (hs is {} bytes; one row per step would be {})",
-        steps * hidden * 8,
-        steps * (hidden + inputs) * 8
+        "reverse-mode tape: {tape} bytes for {steps} steps: each step keeps h and all of hs ({} bytes), which the loop carries",
+        steps * hidden * 8
     );
     println!("loss = {:.10}", loss_ref(&w, &u, &xs, &targets));
     let h = 1e-6;

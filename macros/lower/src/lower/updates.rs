@@ -161,9 +161,12 @@ impl Lowerer<'_> {
         let mut vs = [x, v];
         let off = block.rank().saturating_sub(vt.shape.rank());
         let fits = vt.shape.rank() <= block.rank()
-            && vt.shape.0.iter().enumerate().all(|(k, d)| {
-                *d == Dim::Const(1) || self.unify(&block.0[off + k].clone(), d)
-            })
+            && vt
+                .shape
+                .0
+                .iter()
+                .enumerate()
+                .all(|(k, d)| *d == Dim::Const(1) || self.unify(&block.0[off + k].clone(), d))
             && {
                 self.coerce(&mut vs, span)?;
                 *self.f.shape(vs[0]) == xt.shape && self.f.dtype(vs[1]) == xt.dtype
