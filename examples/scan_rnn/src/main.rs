@@ -112,8 +112,8 @@ fn main() {
         oxla::ndarray::stack(oxla::ndarray::Axis(0), &vec![targets.view(); batch]).unwrap();
     let per = per_example_grad_w(w.view(), u.view(), xs_b.view(), ts_b.view());
     let mut worst: f64 = 0.0;
-    for b in 0..batch {
-        let (one, _) = rnn_grad(w.view(), u.view(), views[b].view(), targets.view());
+    for (b, seq_b) in views.iter().enumerate() {
+        let (one, _) = rnn_grad(w.view(), u.view(), seq_b.view(), targets.view());
         let got = per.slice(s![b, .., ..]);
         for (a, e) in got.iter().zip(one.iter()) {
             worst = worst.max((a - e).abs() / (1.0 + e.abs()));
