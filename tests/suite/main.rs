@@ -56,6 +56,7 @@ mod trait_methods;
 mod transforms;
 mod tree;
 mod tree_cross_crate;
+mod updates;
 
 /// Runs `f` and returns its panic message.
 pub(crate) fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {

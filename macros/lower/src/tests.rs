@@ -15,6 +15,7 @@ mod pmap;
 mod scale;
 mod slicing;
 mod tree;
+mod updates;
 
 use crate::codegen::{aot_items, ir_const_name, CodegenOptions};
 use crate::collect::collect_from_file;

@@ -223,6 +223,9 @@ impl Lowerer<'_> {
                 self.lower_block_as(&b.block, Want::Unit);
             }
             Expr::Paren(p) => self.lower_expr_stmt(&p.expr),
+            Expr::MethodCall(m) if crate::lower::slice_assign_target(m).is_some() => {
+                self.lower_slice_assign(m)
+            }
             Expr::ForLoop(fl) => self.lower_for(fl),
             Expr::While(w) => self.lower_while(w),
             Expr::Return(r) => self.errors.spanned(r.return_token, EARLY_RETURN),

@@ -9,7 +9,9 @@
 //! (`function`) with `control` flow and the `vocab`ulary; crate constants
 //! become hidden parameters (`consts`); calls of helpers and of generated
 //! functions are inlined (`inline`, `call_generated`). After an error,
-//! `placeholder` builds an IR from the signature alone.
+//! `placeholder` builds an IR from the signature alone. Writes into a
+//! `let mut` array (`x[i] = v`, `x.slice_mut(..).assign(&y)`) are
+//! functional `updates`.
 
 pub(crate) mod call_generated;
 mod calls;
@@ -21,6 +23,7 @@ mod lowerer;
 mod operators;
 pub(crate) mod placeholder;
 mod syntax;
+mod updates;
 pub(crate) mod vocab;
 
 pub use function::{
@@ -32,3 +35,4 @@ pub(crate) use syntax::{
     cmp_op, early_return, if_span, is_compound_assign, segment_names, strip_parens, substitute,
     FLOAT_PATH_METHODS,
 };
+pub(crate) use updates::{slice_assign_target, written_variable};

@@ -354,7 +354,7 @@ fn errors_of_assignment() {
             x = 2.0;
             let g = |t| { y = t; t };
             let mut w = v * 1.0;
-            w[0] = 1.0;
+            w[0][0] = 1.0;
             y ^= 2.0;
             q = 1.0;
             y + k + g(x)
@@ -371,7 +371,10 @@ fn errors_of_assignment() {
     );
     assert_one(&m, "cannot assign to immutable argument `x`");
     assert_one(&m, "cannot assign to `y` inside a closure");
-    assert_one(&m, "assigning to an element (`x[i] = …`) is not supported");
+    assert_one(
+        &m,
+        "`x[i][j] = v` is not supported: index once with all the indices, `x[[i, j]] = v`",
+    );
     assert_one(&m, "unsupported compound assignment `^=`");
     assert_one(&m, "cannot find `q` in this oxla function");
     // Integer and float do not mix either.

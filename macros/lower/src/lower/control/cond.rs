@@ -195,13 +195,11 @@ fn assigned_in(i: &syn::ExprIf) -> std::collections::HashMap<usize, Vec<String>>
     }
     impl Walk {
         fn assigned(&mut self, left: &Expr) {
-            if let Expr::Path(p) = crate::lower::strip_parens(left) {
-                if let Some(id) = p.path.get_ident() {
-                    let name = crate::lower::ident_name(id);
-                    let top = self.open.last_mut().expect("inside an if");
-                    if !top.contains(&name) {
-                        top.push(name);
-                    }
+            if let Some(id) = crate::lower::written_variable(left) {
+                let name = crate::lower::ident_name(id);
+                let top = self.open.last_mut().expect("inside an if");
+                if !top.contains(&name) {
+                    top.push(name);
                 }
             }
         }
@@ -229,6 +227,12 @@ fn assigned_in(i: &syn::ExprIf) -> std::collections::HashMap<usize, Vec<String>>
                 self.assigned(&b.left);
             }
             syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if let Some((x, _)) = crate::lower::slice_assign_target(m) {
+                self.assigned(x);
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}

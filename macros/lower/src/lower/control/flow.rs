@@ -318,10 +318,15 @@ impl Lowerer<'_> {
             Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
             _ => None,
         };
+        if let Expr::Index(ix) = strip_parens(target) {
+            self.lower_element_assign(ix, op, rhs);
+            return;
+        }
         let Some(id) = id else {
             let what = match strip_parens(target) {
-                Expr::Index(_) => "assigning to an element (`x[i] = …`) is not supported: arrays are values; compute the whole new array (e.g. `if` on an array condition picks elementwise)",
-                Expr::Unary(_) => "assigning through `*` is not supported: oxla functions have no references",
+                Expr::Unary(_) => {
+                    "assigning through `*` is not supported: oxla functions have no references"
+                }
                 Expr::Field(_) => "assigning to a field is not supported",
                 _ => "the left side of an assignment must be a `let mut` variable",
             };
@@ -330,27 +335,11 @@ impl Lowerer<'_> {
             return;
         };
         let name = ident_name(id);
-        let Some((si, bi)) = self.binding_at(&name) else {
-            self.errors.spanned(
-                id,
-                format!("cannot find `{name}` in this oxla function: only parameters and `let` variables can be used"),
-            );
+        let Some((si, bi)) = self.assignable(id) else {
             self.lower_expr(rhs);
             return;
         };
-        let binding = &self.scopes[si][bi];
-        let refused = match binding.kind {
-            BindKind::Param => Some(format!("cannot assign to immutable argument `{name}`: parameters are immutable; declare it `let mut {name} = {name};` first")),
-            BindKind::Let => Some(format!("cannot assign twice to immutable variable `{name}`: declare it `let mut {name}`")),
-            BindKind::Mut if si < self.assign_floor => Some(format!("cannot assign to `{name}` inside a closure: a closure here is a pure function of its arguments; assign outside it")),
-            BindKind::Mut => None,
-        };
-        let old = binding.var;
-        if let Some(msg) = refused {
-            self.errors.spanned(id, msg);
-            self.lower_expr(rhs);
-            return;
-        }
+        let old = self.scopes[si][bi].var;
         let new = match op {
             None => self.lower_expr(rhs),
             Some(op) => self.compound(id, old, op, rhs),
@@ -362,8 +351,34 @@ impl Lowerer<'_> {
         self.scopes[si][bi].var = new;
     }
 
+    /// Where the `let mut` variable `id` is bound, for an assignment to it
+    /// or into it; else the error that says why it cannot be assigned.
+    pub(crate) fn assignable(&mut self, id: &syn::Ident) -> Option<(usize, usize)> {
+        let name = ident_name(id);
+        let Some((si, bi)) = self.binding_at(&name) else {
+            self.errors.spanned(
+                id,
+                format!("cannot find `{name}` in this oxla function: only parameters and `let` variables can be used"),
+            );
+            return None;
+        };
+        let refused = match self.scopes[si][bi].kind {
+            BindKind::Param => Some(format!("cannot assign to immutable argument `{name}`: parameters are immutable; declare it `let mut {name} = {name};` first")),
+            BindKind::Let => Some(format!("cannot assign twice to immutable variable `{name}`: declare it `let mut {name}`")),
+            BindKind::Mut if si < self.assign_floor => Some(format!("cannot assign to `{name}` inside a closure: a closure here is a pure function of its arguments; assign outside it")),
+            BindKind::Mut => None,
+        };
+        match refused {
+            Some(msg) => {
+                self.errors.spanned(id, msg);
+                None
+            }
+            None => Some((si, bi)),
+        }
+    }
+
     /// `old op rhs` for `x op= rhs` (`id` is `x`).
-    fn compound(
+    pub(crate) fn compound(
         &mut self,
         id: &syn::Ident,
         old: Option<Var>,
@@ -425,7 +440,13 @@ impl Lowerer<'_> {
 
     /// Whether `new` has `old`'s dtype and shape (unifying symbolic sizes);
     /// else an error naming the variable and both types.
-    fn keep_type(&mut self, name: &str, old: Var, new: Var, site: &dyn quote::ToTokens) -> bool {
+    pub(crate) fn keep_type(
+        &mut self,
+        name: &str,
+        old: Var,
+        new: Var,
+        site: &dyn quote::ToTokens,
+    ) -> bool {
         let (a, b) = (self.f.shape(old).clone(), self.f.shape(new).clone());
         let same_dtype = self.f.dtype(old) == self.f.dtype(new);
         let same_shape =

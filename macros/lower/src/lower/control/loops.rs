@@ -50,8 +50,8 @@ enum Kind<'a> {
     While { cond: &'a Expr },
 }
 
-/// The variable names a loop body assigns (`x = …`, `x += …`), outside
-/// closures.
+/// The variable names a loop body assigns (`x = …`, `x += …`, `x[i] = …`,
+/// `x.slice_mut(..).assign(..)`), outside closures.
 pub(crate) fn assigned_names(body: &syn::Block) -> Vec<String> {
     assigned_names_with(|f| f.visit_block(body))
 }
@@ -65,22 +65,26 @@ fn assigned_names_with(walk: impl FnOnce(&mut dyn for<'a> Visit<'a>)) -> Vec<Str
     struct Find(Vec<String>);
     impl<'a> Visit<'a> for Find {
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
-            if let Expr::Path(p) = crate::lower::strip_parens(&a.left) {
-                if let Some(id) = p.path.get_ident() {
-                    self.0.push(ident_name(id));
-                }
+            if let Some(id) = crate::lower::written_variable(&a.left) {
+                self.0.push(ident_name(id));
             }
             syn::visit::visit_expr_assign(self, a);
         }
         fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
             if crate::lower::is_compound_assign(&b.op) {
-                if let Expr::Path(p) = crate::lower::strip_parens(&b.left) {
-                    if let Some(id) = p.path.get_ident() {
-                        self.0.push(ident_name(id));
-                    }
+                if let Some(id) = crate::lower::written_variable(&b.left) {
+                    self.0.push(ident_name(id));
                 }
             }
             syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if let Some((x, _)) = crate::lower::slice_assign_target(m) {
+                if let Some(id) = crate::lower::written_variable(x) {
+                    self.0.push(ident_name(id));
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}

@@ -25,7 +25,7 @@ use syn::{Expr, Token};
 const S_MACRO_HELP: &str = "`s![..]` takes one item per axis: a range with integer-literal bounds (`1..`, `..-1`, `2..5`, `..=3`), optionally with a step `;k` (k >= 1), an integer index (a literal, or a scalar known at run time), or `NewAxis`";
 
 /// One item of `s![..]`.
-enum Item {
+pub(crate) enum Item {
     Range(Bound, Bound, u64),
     Index(i64),
     /// An index known at run time (`s![.., o]`): a gather along its axis.
@@ -36,7 +36,7 @@ enum Item {
     NewAxis,
 }
 
-fn strip(e: &Expr) -> &Expr {
+pub(crate) fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),
         Expr::Group(g) => strip(&g.expr),
@@ -46,7 +46,7 @@ fn strip(e: &Expr) -> &Expr {
 }
 
 /// An integer literal, possibly negated.
-fn int_lit(e: &Expr) -> Option<i64> {
+pub(crate) fn int_lit(e: &Expr) -> Option<i64> {
     match strip(e) {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),
@@ -62,7 +62,7 @@ fn is_path(e: &Expr, name: &str) -> bool {
 }
 
 /// A start bound (`k` or `-k`).
-fn start_bound(v: i64) -> Bound {
+pub(crate) fn start_bound(v: i64) -> Bound {
     if v < 0 {
         Bound::End(v.unsigned_abs())
     } else {
@@ -207,7 +207,11 @@ impl Lowerer<'_> {
     }
 
     /// Parse the tokens of `s![..]`.
-    fn s_items(&mut self, tokens: &TokenStream, span: Span) -> Option<Option<Vec<Item>>> {
+    pub(crate) fn s_items(
+        &mut self,
+        tokens: &TokenStream,
+        span: Span,
+    ) -> Option<Option<Vec<Item>>> {
         let parser = |input: ParseStream| {
             let mut out: Vec<(Expr, Option<Expr>)> = Vec::new();
             while !input.is_empty() {
@@ -402,13 +406,31 @@ impl Lowerer<'_> {
     }
 
     /// `x`'s axis `axis` cut to the `w` positions from `start` (an integer
-    /// scalar known at run time), the start clamped into `0..=n − w` as
-    /// `lax.dynamic_slice` clamps it; a window longer than the axis is an
+    /// scalar known at run time), the start placed as `lax.dynamic_slice`
+    /// places it (`window_positions`); a window longer than the axis is an
     /// error at the call (its size is checked like a slice's).
     fn dynamic_window(
         &mut self,
         x: Var,
         axis: usize,
+        start: &Expr,
+        w: u64,
+        span: Span,
+    ) -> Option<Var> {
+        let n = self.f.shape(x).0[axis].clone();
+        let idx = self.window_positions(&n, start, w, span)?;
+        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
+    }
+
+    /// The `w` positions (i64) from `start` (an integer scalar known at run
+    /// time) along an axis of `n`, the start wrapped once if negative
+    /// (`k + n`), then clamped into `0..=n − w` as
+    /// `lax.dynamic_slice` and `lax.dynamic_update_slice` clamp it: what a
+    /// window reads (a gather) and what a write into it updates (its
+    /// transpose, a scatter-add).
+    pub(crate) fn window_positions(
+        &mut self,
+        n: &Dim,
         start: &Expr,
         w: u64,
         span: Span,
@@ -422,10 +444,9 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let n = self.f.shape(x).0[axis].clone();
         // The window must fit: `w ≤ n`, checked at the call by the length
         // of the slice `n − w` (a derived size) when `n` is not static.
-        let rest = match &n {
+        let rest = match n {
             Dim::Const(len) if *len < w => {
                 self.errors.at(
                     span,
@@ -433,9 +454,7 @@ impl Lowerer<'_> {
                 );
                 return None;
             }
-            _ => {
-                oxla_core::shape::derived::slice_len(&n, Bound::Start(0), Bound::End(w), 1).ok()?
-            }
+            _ => oxla_core::shape::derived::slice_len(n, Bound::Start(0), Bound::End(w), 1).ok()?,
         };
         let f64_ = DType::F64;
         let kf = self.push(Op::Convert { dtype: f64_ }, &[k], span)?;
@@ -448,6 +467,27 @@ impl Lowerer<'_> {
             span,
         )?;
         let zero = self.f.literal(0.0, f64_);
+        // A negative start is first wrapped once (`k + n`), as JAX's
+        // `dynamic_slice` normalizes it before clamping.
+        let size = self.push(
+            Op::DimSize {
+                dim: n.clone(),
+                dtype: f64_,
+            },
+            &[],
+            span,
+        )?;
+        let neg = self.push(
+            Op::Cmp(oxla_core::ops::elementwise::CmpOp::Lt),
+            &[kf, zero],
+            span,
+        )?;
+        let up = self.push(
+            Op::Binary(oxla_core::ops::elementwise::BinaryOp::Add),
+            &[kf, size],
+            span,
+        )?;
+        let kf = self.push(Op::Select, &[neg, up, kf], span)?;
         let kf = self.push(
             Op::Binary(oxla_core::ops::elementwise::BinaryOp::Max),
             &[kf, zero],
@@ -481,8 +521,7 @@ impl Lowerer<'_> {
             &[iota, kb],
             span,
         )?;
-        let idx = self.push(Op::Convert { dtype: DType::I64 }, &[at], span)?;
-        self.push(Op::Gather { axis, batch: 0 }, &[x, idx], span)
+        self.push(Op::Convert { dtype: DType::I64 }, &[at], span)
     }
 
     /// `concatenate(Axis(k), &[..])` / `stack(Axis(k), &[..])` /
