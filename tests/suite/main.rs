@@ -43,6 +43,7 @@ mod powf;
 mod prod_cumsum;
 mod random;
 mod rounding;
+mod second_day;
 mod size_one;
 mod slicing;
 mod slicing_index;

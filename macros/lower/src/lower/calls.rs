@@ -119,12 +119,15 @@ impl Lowerer<'_> {
                     "pow" => " (Rust's name is `powf`; for an integer power use `powi(n)`)",
                     _ => "",
                 };
+                let near = crate::lower::vocab::method_hint(&name).unwrap_or_default();
                 self.errors.spanned(
                     &m.method,
                     format!(
-                        "unknown method `{name}`{hint}: {SUPPORTED_METHODS}, {}; on arrays also {}",
+                        "unknown method `{name}`{hint}{near}: {SUPPORTED_METHODS}, {}; on arrays also {}, {}, {}",
                         crate::lower::vocab::elementwise::ELEMENTWISE_METHODS,
-                        crate::lower::vocab::arrays::ARRAY_METHODS
+                        crate::lower::vocab::arrays::ARRAY_METHODS,
+                        crate::lower::vocab::layout::LAYOUT_METHODS,
+                        crate::lower::vocab::linalg::LINALG_METHODS
                     ),
                 );
                 // Still check the receiver and arguments for errors.
@@ -256,11 +259,7 @@ impl Lowerer<'_> {
             return None;
         }
         if !from.is_float() && from != DType::Bool && !to.is_float() {
-            self.errors.spanned(
-                site,
-                format!("a cast from {from} to {to} is not supported: integers convert to the function's float type"),
-            );
-            return None;
+            return self.int_cast(x, to, span);
         }
         // `b as i32 as f32`: the bool converts to the float directly (a
         // kernel selects 1 or 0), so no integer value is computed.
@@ -334,13 +333,7 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_closure_call(c) {
             return v;
         }
-        let supported_fns = format!(
-            "supported functions are {}, {}, {}, {} (also as `oxla::…`)",
-            crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
-            crate::lower::vocab::elementwise::elementwise_functions(),
-            crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
-            crate::lower::vocab::collectives::COLLECTIVE_FUNCTIONS
-        );
+        let supported_fns = crate::lower::vocab::supported_functions();
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
                 let segs = crate::lower::segment_names(&p.path);

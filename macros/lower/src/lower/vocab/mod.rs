@@ -1,12 +1,188 @@
 //! The vocabulary: the methods and functions an ndarray / jax.numpy user
 //! would write, each lowered to IR ops: the array operations (`arrays`),
-//! elementwise functions (`elementwise`), constructors (`constructors`),
-//! sizes as values (`sizes`), slicing (`slicing`) and the collectives over
-//! a named axis (`collectives`).
+//! elementwise functions (`elementwise`), the rest of the reshape family
+//! (`layout`), norms, diagonals and `einsum` (`linalg`), constructors
+//! (`constructors`), sizes as values (`sizes`), slicing (`slicing`) and the
+//! collectives over a named axis (`collectives`).
+//!
+//! Each family's functions are one list of (name, usage) pairs; `functions`
+//! joins them, and everything that names the vocabulary reads it: the
+//! built-in names a bare call means (`resolve::builtins`), the check that a
+//! helper does not take a built-in's name, the errors' lists of what is
+//! supported, and the test that the crate docs' table names every function.
 
 pub(crate) mod arrays;
 pub(crate) mod collectives;
 pub(crate) mod constructors;
 pub(crate) mod elementwise;
+pub(crate) mod layout;
+pub(crate) mod linalg;
 pub(crate) mod sizes;
 pub(crate) mod slicing;
+
+use oxla_core::ops::special::SpecialFn;
+
+/// Every function of the vocabulary called by name, as (name, usage), by
+/// family; a name may have several usages (`concatenate(..)` and its macro).
+pub(crate) fn functions() -> Vec<(&'static str, String)> {
+    let lists = [
+        arrays::ARRAY_FUNCTIONS,
+        layout::LAYOUT_FUNCTIONS,
+        linalg::LINALG_FUNCTIONS,
+        elementwise::ELEMENTWISE_FUNCTIONS,
+        constructors::CONSTRUCTOR_FUNCTIONS,
+        collectives::COLLECTIVE_FUNCTIONS,
+    ];
+    let listed = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|(n, u)| (*n, u.to_string()));
+    let special = SpecialFn::ALL
+        .iter()
+        .map(|s| (s.name(), format!("{}(x)", s.name())));
+    listed.chain(special).collect()
+}
+
+/// Whether `name` is a function of the vocabulary (`sum`, `softplus`, …).
+pub(crate) fn is_function(name: &str) -> bool {
+    functions().iter().any(|(n, _)| *n == name)
+}
+
+/// The functions' usages, for errors: "sum(x), mean(x), …".
+pub(crate) fn supported_functions() -> String {
+    let usages: Vec<String> = functions().into_iter().map(|(_, u)| u).collect();
+    format!(
+        "supported functions are {} (the collectives' `i` is the `axis_name` of a `#[pmap]` or `#[vmap]`; all also as `oxla::…`)",
+        usages.join(", ")
+    )
+}
+
+/// Methods users reach for under another library's name, and the spelling
+/// here (numpy's, PyTorch's, nalgebra's).
+const METHOD_ALIASES: &[(&str, &str)] = &[
+    ("get_row", "`x.row(i)` or `x[i]`"),
+    ("row_view", "`x.row(i)` or `x[i]`"),
+    ("col", "`x.column(j)`"),
+    ("get_column", "`x.column(j)`"),
+    ("column_view", "`x.column(j)`"),
+    ("transpose", "`x.t()` (or `x.permuted_axes([..])`)"),
+    ("T", "`x.t()`"),
+    (
+        "size",
+        "`x.len()` (the leading axis) or `x.len_of(Axis(k))`",
+    ),
+    ("numel", "`x.len()`"),
+    ("view_as", "`x.into_shape_with_order(shape)`"),
+    (
+        "unsqueeze",
+        "`x.insert_axis(Axis(k))` or `expand_dims(x, Axis(k))`",
+    ),
+    (
+        "expand_dims",
+        "`x.insert_axis(Axis(k))` or `expand_dims(x, Axis(k))`",
+    ),
+    ("diagonal", "`x.diag()`"),
+    ("norm", "`norm(x)`"),
+    ("norm_l2", "`norm(x)`"),
+    ("matvec", "`a.dot(&v)`"),
+    ("mv", "`a.dot(&v)`"),
+    ("mm", "`a.dot(&b)` or `matmul(a, b)`"),
+    ("matmul", "`a.dot(&b)` or `matmul(a, b)`"),
+    ("prod", "`x.product()` or `prod(x)`"),
+    ("clip", "`x.clamp(lo, hi)` or `clip(x, lo, hi)`"),
+    ("argmax", "`argmax(x[, Axis(k)])`"),
+    ("argmin", "`argmin(x[, Axis(k)])`"),
+    ("logsumexp", "`logsumexp(x[, Axis(k)])`"),
+    ("repeat", "`repeat(x, n[, Axis(k)])`"),
+    ("tile", "`tile(x, reps)`"),
+];
+
+/// The methods the errors list, by name alone (for the nearest spelling).
+const METHOD_NAMES: &[&str] = &[
+    "exp",
+    "ln",
+    "sin",
+    "cos",
+    "tanh",
+    "sqrt",
+    "powi",
+    "powf",
+    "max",
+    "min",
+    "exp_m1",
+    "floor",
+    "ceil",
+    "round",
+    "round_ties_even",
+    "trunc",
+    "signum",
+    "abs",
+    "square",
+    "recip",
+    "clamp",
+    "ln_1p",
+    "t",
+    "reversed_axes",
+    "permuted_axes",
+    "dot",
+    "sum",
+    "sum_axis",
+    "mean",
+    "mean_axis",
+    "max_axis",
+    "min_axis",
+    "insert_axis",
+    "remove_axis",
+    "slice",
+    "slice_axis",
+    "select",
+    "product",
+    "product_axis",
+    "prod_axis",
+    "cumsum",
+    "cumprod",
+    "row",
+    "column",
+    "rows",
+    "columns",
+    "var",
+    "std",
+    "var_axis",
+    "std_axis",
+    "into_shape_with_order",
+    "to_shape",
+    "reshape",
+    "flatten",
+    "ravel",
+    "len",
+    "nrows",
+    "ncols",
+    "len_of",
+    "shape",
+    "squeeze",
+    "swapaxes",
+    "broadcast",
+    "diag",
+    "mapv",
+    "iter",
+    "enumerate",
+];
+
+/// A hint for an unknown method `name`: its spelling here when users know
+/// it by another library's name, else the nearest method by spelling.
+pub(crate) fn method_hint(name: &str) -> Option<String> {
+    if let Some((_, to)) = METHOD_ALIASES.iter().find(|(n, _)| *n == name) {
+        return Some(format!(" (here it is {to})"));
+    }
+    if matches!(
+        name,
+        "rows" | "columns" | "iter" | "outer_iter" | "axis_iter" | "enumerate" | "into_iter"
+    ) {
+        return Some(" (an iterator is a `for` loop's iterable only: `for r in x.rows()`, `for (i, v) in x.iter().enumerate()`)".to_string());
+    }
+    let (d, near) = METHOD_NAMES
+        .iter()
+        .map(|m| (crate::resolve::source_calls::edit_distance(name, m), *m))
+        .min()?;
+    (d > 0 && d <= 2.min(name.len() / 2)).then(|| format!(" (did you mean `{near}`?)"))
+}
