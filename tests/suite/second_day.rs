@@ -645,3 +645,34 @@ fn integer_division_and_remainder_truncate_as_rust_and_lax_div() {
     assert_eq!(&a / &b, div, "Rust's `/` is lax.div");
     assert_eq!(widen(a.view(), 3), a.mapv(|v| 2 * v as i64 + 3));
 }
+
+#[oxla::jit]
+fn narrow(a: ArrayView1<i64>) -> ndarray::Array1<i32> {
+    a.mapv(|v| v as i32)
+}
+
+#[test]
+fn narrowing_casts_wrap_as_rusts_as() {
+    let a = ndarray::arr1(&[-3_i64, 7, (1 << 31) + 5, -(1 << 31) - 2, (1 << 40) + 9]);
+    assert_eq!(narrow(a.view()), a.mapv(|v| v as i32));
+}
+
+// ---- batching: the new layout compositions under `vmap`, against a loop
+
+#[oxla::vmap(layouts_batched, in_axes = 0)]
+fn layouts(x: ArrayView2<f64>) -> f64 {
+    let t = tile(x, (2, 1));
+    let r = repeat(x, 3, Axis(1));
+    let e = einsum("ij,kj->ik", x, x);
+    sum(t * t) + sum(r.sin()) + norm(e) + sum(moveaxis(broadcast_to(x, (2, 3, 4)), 0, -1))
+}
+
+#[test]
+fn layouts_batch_as_a_loop_over_examples() {
+    let xs = input(ndarray::Ix3(5, 3, 4));
+    let batched = layouts_batched(xs.view());
+    for (b, x) in xs.outer_iter().enumerate() {
+        let one = layouts(x);
+        assert!((batched[b] - one).abs() <= 1e-12 * one.abs().max(1.0), "{b}: {} vs {one}", batched[b]);
+    }
+}

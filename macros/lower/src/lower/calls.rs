@@ -30,10 +30,8 @@ impl Lowerer<'_> {
             }
         }
         if name == "fold" {
-            self.errors.spanned(
-                &m.method,
-                "`fold` is not supported: reductions are `sum(x)`, `x.product()`, `max(x)`, `min(x)` (a fold with `f64::max` is `max(x)`), or a `for` loop over the array",
-            );
+            self.errors
+                .spanned(&m.method, crate::lower::vocab::fold_error(m));
             return None;
         }
         if let Some(t) = &m.turbofish {
@@ -376,10 +374,13 @@ impl Lowerer<'_> {
                 return v;
             }
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
+            let alias = crate::lower::vocab::function_hint(&shown)
+                .map(|to| format!(" (here it is {to})"))
+                .unwrap_or_default();
             self.errors.spanned(
                 &c.func,
                 format!(
-                    "unknown function `{shown}`{}: {supported_fns}, or a function marked `#[oxla::func]`",
+                    "unknown function `{shown}`{alias}{}: {supported_fns}, or a function marked `#[oxla::func]`",
                     method_hint(&c.func)
                 ),
             );

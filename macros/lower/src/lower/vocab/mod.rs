@@ -186,3 +186,123 @@ pub(crate) fn method_hint(name: &str) -> Option<String> {
         .min()?;
     (d > 0 && d <= 2.min(name.len() / 2)).then(|| format!(" (did you mean `{near}`?)"))
 }
+
+/// Functions users reach for under numpy's or another library's name, and
+/// the spelling here.
+const FUNCTION_ALIASES: &[(&str, &str)] = &[
+    ("matvec", "`a.dot(&v)` or `dot(a, v)`"),
+    ("vecmat", "`v.dot(&a)` or `dot(v, a)`"),
+    ("mv", "`a.dot(&v)` or `dot(a, v)`"),
+    ("mm", "`matmul(a, b)` or `a.dot(&b)`"),
+    ("bmm", "`matmul(a, b)`"),
+    ("inner", "`dot(a, b)`"),
+    ("vdot", "`dot(a, b)`"),
+    ("tensordot", "`einsum(\"ij,jk->ik\", a, b)`"),
+    ("transpose", "`x.t()` or `x.permuted_axes([..])`"),
+    ("reshape", "`x.reshape(shape)`"),
+    ("ravel", "`x.flatten()`"),
+    ("flatten", "`x.flatten()`"),
+    ("amax", "`max(x)`"),
+    ("amin", "`min(x)`"),
+    ("average", "`mean(x)`"),
+    ("maximum", "`a.max(b)`"),
+    ("minimum", "`a.min(b)`"),
+    ("trace", "`x.diag().sum()`"),
+    ("concat", "`concatenate(Axis(k), &[a.view(), b.view()])`"),
+    ("hstack", "`concatenate(Axis(-1), &[a.view(), b.view()])`"),
+    ("vstack", "`concatenate(Axis(0), &[a.view(), b.view()])`"),
+    ("abs", "`x.abs()`"),
+    ("exp", "`x.exp()`"),
+    ("log", "`x.ln()`"),
+    ("sqrt", "`x.sqrt()`"),
+    ("tanh", "`x.tanh()`"),
+    ("sin", "`x.sin()`"),
+    ("cos", "`x.cos()`"),
+    ("square", "`x.square()`"),
+    ("var", "`x.var(ddof)`"),
+    ("std", "`x.std(ddof)`"),
+];
+
+/// A hint for an unknown function `name`: its spelling here when users know
+/// it by another name, else `None` (the caller names the nearest built-ins).
+pub(crate) fn function_hint(name: &str) -> Option<&'static str> {
+    FUNCTION_ALIASES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, to)| *to)
+}
+
+/// The error for `x.iter().fold(init, f)`: the reduction the fold computes
+/// when `f` says (`f64::max`, `|a, b| a.max(*b)`, `|a, b| a + b`), and the
+/// reductions of the vocabulary.
+pub(crate) fn fold_error(m: &syn::ExprMethodCall) -> String {
+    use syn::Expr;
+    let reducer = |e: &Expr| -> Option<&'static str> {
+        let by_name = |n: &str| match n {
+            "max" => Some("max(x)"),
+            "min" => Some("min(x)"),
+            "add" => Some("sum(x)"),
+            "mul" => Some("x.product()"),
+            _ => None,
+        };
+        match arrays::strip(e) {
+            Expr::Path(p) => by_name(&p.path.segments.last()?.ident.to_string()),
+            Expr::Closure(c) => match arrays::strip(&c.body) {
+                Expr::MethodCall(mc) => by_name(&mc.method.to_string()),
+                Expr::Call(call) => match &*call.func {
+                    Expr::Path(p) => by_name(&p.path.segments.last()?.ident.to_string()),
+                    _ => None,
+                },
+                Expr::Binary(b) => match b.op {
+                    syn::BinOp::Add(_) => Some("sum(x)"),
+                    syn::BinOp::Mul(_) => Some("x.product()"),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let this = match m.args.iter().nth(1).and_then(reducer) {
+        Some(r) => format!("this fold is `{r}`; "),
+        None => String::new(),
+    };
+    let reductions: Vec<String> = functions()
+        .into_iter()
+        .filter(|(n, _)| {
+            matches!(
+                *n,
+                "sum" | "mean" | "max" | "min" | "prod" | "logsumexp" | "argmax" | "argmin" | "norm"
+            )
+        })
+        .map(|(_, u)| format!("`{u}`"))
+        .collect();
+    format!(
+        "`fold` is not supported: {this}the reductions are {}, their methods (`x.sum()`, `x.max()`, `x.sum_axis(Axis(k))`, …), or a `for` loop over the array",
+        reductions.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    /// The crate docs' vocabulary (the `oxla` crate's rustdoc) names every
+    /// function the lowering takes, so the two cannot drift apart.
+    #[test]
+    fn crate_docs_name_every_function() {
+        let docs = include_str!("../../../../../src/lib.rs");
+        let missing: Vec<&str> = super::functions()
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| !docs.contains(&format!("{n}(")) && !docs.contains(&format!("{n}!")))
+            .collect();
+        assert!(missing.is_empty(), "not in src/lib.rs's docs: {missing:?}");
+    }
+
+    #[test]
+    fn every_builtin_name_is_a_function_of_the_vocabulary() {
+        for n in crate::resolve::builtins::builtin_names() {
+            assert!(super::is_function(n), "{n}");
+        }
+        assert!(super::is_function("einsum") && super::is_function("tile"));
+    }
+}
