@@ -258,7 +258,7 @@ fn unknown_function(name: &str) -> String {
 }
 
 /// Levenshtein's distance, for suggestions.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -97,79 +97,9 @@ const METHOD_ALIASES: &[(&str, &str)] = &[
     ("tile", "`tile(x, reps)`"),
 ];
 
-/// The methods the errors list, by name alone (for the nearest spelling).
-const METHOD_NAMES: &[&str] = &[
-    "exp",
-    "ln",
-    "sin",
-    "cos",
-    "tanh",
-    "sqrt",
-    "powi",
-    "powf",
-    "max",
-    "min",
-    "exp_m1",
-    "floor",
-    "ceil",
-    "round",
-    "round_ties_even",
-    "trunc",
-    "signum",
-    "abs",
-    "square",
-    "recip",
-    "clamp",
-    "ln_1p",
-    "t",
-    "reversed_axes",
-    "permuted_axes",
-    "dot",
-    "sum",
-    "sum_axis",
-    "mean",
-    "mean_axis",
-    "max_axis",
-    "min_axis",
-    "insert_axis",
-    "remove_axis",
-    "slice",
-    "slice_axis",
-    "select",
-    "product",
-    "product_axis",
-    "prod_axis",
-    "cumsum",
-    "cumprod",
-    "row",
-    "column",
-    "rows",
-    "columns",
-    "var",
-    "std",
-    "var_axis",
-    "std_axis",
-    "into_shape_with_order",
-    "to_shape",
-    "reshape",
-    "flatten",
-    "ravel",
-    "len",
-    "nrows",
-    "ncols",
-    "len_of",
-    "shape",
-    "squeeze",
-    "swapaxes",
-    "broadcast",
-    "diag",
-    "mapv",
-    "iter",
-    "enumerate",
-];
-
 /// A hint for an unknown method `name`: its spelling here when users know
-/// it by another library's name, else the nearest method by spelling.
+/// it by another library's name. (No guess by spelling: `sinh` is not
+/// `sin`, nor `cbrt` `sqrt`.)
 pub(crate) fn method_hint(name: &str) -> Option<String> {
     if let Some((_, to)) = METHOD_ALIASES.iter().find(|(n, _)| *n == name) {
         return Some(format!(" (here it is {to})"));
@@ -180,11 +110,7 @@ pub(crate) fn method_hint(name: &str) -> Option<String> {
     ) {
         return Some(" (an iterator is a `for` loop's iterable only: `for r in x.rows()`, `for (i, v) in x.iter().enumerate()`)".to_string());
     }
-    let (d, near) = METHOD_NAMES
-        .iter()
-        .map(|m| (crate::resolve::source_calls::edit_distance(name, m), *m))
-        .min()?;
-    (d > 0 && d <= 2.min(name.len() / 2)).then(|| format!(" (did you mean `{near}`?)"))
+    None
 }
 
 /// Functions users reach for under numpy's or another library's name, and
@@ -272,7 +198,15 @@ pub(crate) fn fold_error(m: &syn::ExprMethodCall) -> String {
         .filter(|(n, _)| {
             matches!(
                 *n,
-                "sum" | "mean" | "max" | "min" | "prod" | "logsumexp" | "argmax" | "argmin" | "norm"
+                "sum"
+                    | "mean"
+                    | "max"
+                    | "min"
+                    | "prod"
+                    | "logsumexp"
+                    | "argmax"
+                    | "argmin"
+                    | "norm"
             )
         })
         .map(|(_, u)| format!("`{u}`"))
