@@ -673,6 +673,10 @@ fn layouts_batch_as_a_loop_over_examples() {
     let batched = layouts_batched(xs.view());
     for (b, x) in xs.outer_iter().enumerate() {
         let one = layouts(x);
-        assert!((batched[b] - one).abs() <= 1e-12 * one.abs().max(1.0), "{b}: {} vs {one}", batched[b]);
+        assert!(
+            (batched[b] - one).abs() <= 1e-12 * one.abs().max(1.0),
+            "{b}: {} vs {one}",
+            batched[b]
+        );
     }
 }
