@@ -134,7 +134,7 @@
 //! | `if a < b { x } else { y }`, `if flag { x } else { y }` on a scalar condition | a cond (`lax.cond`): only the taken branch runs | through the taken branch only: a side that is NaN or infinite where it is not taken (`x.ln()` for `x <= 0`) does not reach the gradient |
 //! | `if a < b { x } else { y }` on an array condition | elementwise select (both sides computed) | through the chosen branch, elementwise (as `jnp.where`: an infinite derivative on the other side gives NaN) |
 //! | `a < b`, `a <= b`, `a == b`, … as a value | elementwise comparison: `bool`s, to return or cast | none |
-//! | `n as f32`, `(x * 10.0) as i32`, `flag as i32`; on arrays `x.mapv(\|v\| v as f32)` | Rust's `as` (float → integer truncates and saturates, NaN → 0); to the function's float type, `i32` or `i64` | through float → float (the identity); none from or to an integer |
+//! | `n as f32`, `(x * 10.0) as i32`, `flag as i32`, `k as i64`; on arrays `x.mapv(\|v\| v as f32)` | Rust's `as` (float → integer truncates and saturates, NaN → 0; `i32` → `i64` exact, `i64` → `i32` wraps); to the function's float type, `i32` or `i64` (`usize` is not a value type: write `as i64`) | through float → float (the identity); none from or to an integer |
 //! | `fn f<T: oxla::Float>(x: &[T]) -> T` (or `where T: oxla::Float`); in its body `T::zero()`, `T::one()`, `T::from(0.5)` (also `.unwrap()`), `n as T`, `T::EPSILON`, `T::PI()`, `T::exp(x)`, and literals | generic over the float type: compiled for `f32` and for `f64`, every generated function generic too (`NAME_IR` the f64 instance's IR, `NAME_F32_IR` the f32 one's); `T::…` means the concrete type's | each instance's own |
 //! | `a.dot(&b)`, `dot(a, b)` | ndarray's product: vector·vector, matrix·vector, vector·matrix, matrix·matrix (one `dot_general`) | bilinear: `da·b + a·db` |
 //! | `matmul(a, b)` | numpy's `matmul`: stacks of matrices over leading axes | bilinear |
@@ -149,16 +149,25 @@
 //! | `softmax(x, Axis(k))`, `log_softmax(x, Axis(k))` | along an axis, stable | exact (the shift is under `stop_gradient`) |
 //! | `stop_gradient(x)` | the identity | zero |
 //! | `argmax(x)`, `argmax(x, Axis(k))` (and `argmin`) | `i64` index: the first max (min) or the first NaN, row-major over all axes without `Axis`; `i64::MAX` for an empty axis | none (an integer) |
+//! | `sort(x)`, `sort(x, Axis(k))`, `argsort(x[, Axis(k)])`, `let (values, indices) = top_k(x, k)` | JAX's order: stable, NaN last (first in `top_k`), `-0.0 == 0.0`; `i64` indices; along the last axis by default (`top_k`: always, literal `k`); CPU only | the tangent gathered by the permutation |
 //! | `zeros_like(x)`, `ones_like(x)`, `full_like(x, v)` | constants of `x`'s shape (`v` broadcast) | none to `x`; `full_like` passes `v`'s |
 //! | `x[1]`, `x[[1, 0]]`, `x[1][0]` (integer literals, axes of static size); `x[i]`, `x[[i, j]]` (integer scalars known at run time, on any axis: a parameter is checked at each call, a computed index outside the axis reads 0) | the element or sub-array | put back at the index (a scatter-add for a run-time index) |
 //! | `x.slice(s![1.., ..;2, -1, NewAxis])`, `x.slice_axis(Axis(k), Slice::from(a..b))` | ndarray's slicing: ranges with steps ≥ 1, bounds from the end, an index removes the axis; on an axis of run-time size the length is a derived size, checked at the call (an error naming the argument when the slice does not fit) | padded back with zeros (`lax.pad`) |
 //! | `concatenate(Axis(k), &[a.view(), b.view()])`, `concatenate![Axis(k), a, b]` | joined along an existing axis | sliced back into each operand |
 //! | `stack(Axis(k), &[..])`, `stack![Axis(k), a, b]` | joined along a new axis | sliced back |
+//! | `roll(x, shift, Axis(k))` | `jnp.roll`: elements shifted cyclically along the axis | rolled back |
 //! | `take_along_axis(x, &labels, Axis(k))` | `x[.., labels[..], ..]`: one index per lane along `k` (each row's label), a gather; a label argument out of range panics at the call naming it, a computed one is clamped into the axis (JAX's gather default) | scattered (added) back into the picked positions; none for the indices |
 //! | `take(x, &idx, Axis(k))`, `x.select(Axis(k), &idx)` (`i32`/`i64` indices of any shape) | `numpy.take`: shape `x.shape[..k] ++ idx.shape ++ x.shape[k+1..]` (an embedding lookup: `table.select(Axis(0), &ids)`), a gather: one read by address per result element, whatever the size of `x`; an index argument out of range panics at the call naming it, a computed one is clamped into the axis (JAX's gather default) | a scatter-add into the picked rows, twice for a row picked twice (sequential on the CPU, atomic on the GPU); none for the indices |
 //! | `x.abs()`, `x.square()`, `x.recip()`, `x.clamp(lo, hi)` | elementwise (`abs(-0.0)` = 0) | `abs`: sign(x), 0 at 0 (JAX); `clamp`: ½ at a bound |
 //! | `x.ln_1p()`, `log1p(x)` | `ln(1 + x)`, exact for tiny `x` | `1 / (1 + x)` |
 //! | `x.into_shape_with_order(shape).unwrap()`, `x.to_shape(..)`, `x.reshape(..)`, `x.flatten()`, `x.ravel()` | the same row-major elements in a new shape (one size `-1`, inferred); a size the new shape fixes is checked at the call | reshaped back |
+//! | `expand_dims(x, Axis(k))`, `squeeze(x[, Axis(k)])`, `x.squeeze()` | `jnp.expand_dims`, `jnp.squeeze`: a size-1 axis added or removed (an axis also as `k`, negative from the end) | reshaped back |
+//! | `swapaxes(x, a, b)`, `x.swapaxes(a, b)`, `moveaxis(x, src, dst)` | `jnp.swapaxes`, `jnp.moveaxis`: a transpose | transposed back |
+//! | `broadcast_to(x, shape)`, `x.broadcast(shape).unwrap()` | numpy's broadcasting to `shape` (axes aligned from the end, size-1 axes stretched) | summed back over the broadcast axes |
+//! | `tile(x, reps)`, `repeat(x, n[, Axis(k)])` | `jnp.tile` (copies joined along each axis), `jnp.repeat` (each element `n` times; flattened without an axis); on an axis of run-time size `d` the result's size is the derived `d + d + …`, bound at the call | summed back over the copies |
+//! | `norm(x)`, `norm(x, Axis(k))` | `jnp.linalg.norm`: the 2-norm of a vector, Frobenius of a matrix, or along an axis | `x / norm` (NaN at 0, as JAX) |
+//! | `x.diag()`, `diag(x)` | `jnp.diag`: a matrix's diagonal (the shorter side's length), or a vector's diagonal matrix | put back on the diagonal |
+//! | `einsum("ij,jk->ik", a, b)`, `einsum("ij->ji", a)` | `jnp.einsum` of one or two operands for the contractions `dot_general` covers (batch, contracted and free letters; a letter one operand alone drops is summed); the spec a string literal, read at compile time (no traces `ii`, no `...`) | as the `dot_general`, sums and transposes it is |
 //! | `a % b`, `a %= b`, `a.rem_euclid(b)` (floats and integer scalars), `a / b`, `div_euclid` (integers) | as Rust computes them: a float `%` is C's `fmod` bit for bit where the quotient is below 2^53 (f64) or 2^24 (f32), NaN beyond | 1 in `a`, `−trunc(a / b)` in `b` (JAX's `rem`) |
 //! | `clip(x, lo, hi)` | `jnp.clip`, as `x.clamp(lo, hi)`, the three broadcast | as `clamp` |
 //! | `logaddexp(a, b)` | `jnp.logaddexp`: `ln(e^a + e^b)` without overflow, `a + b` where both are the same infinity | `e^(a−out)` and `e^(b−out)`: ½ each at a tie (JAX) |
@@ -187,7 +196,7 @@
 //! | `if c { return a; } rest` (also nested, in both branches) | `if c { a } else { rest }` | through the chosen branch |
 //! | `match k { 0 => a, 1 \| 2 => b, 3..=9 => c, _ => d }` on an `i32`/`i64`/`usize` scalar (no guards; exhaustive, as rustc requires) | a chain of selects (every arm is computed); arms may assign | through the chosen arm |
 //! | `x.len()`, `x.nrows()`, `x.ncols()`, `x.len_of(Axis(k))`, `x.shape()[k]`; `k < 0` with an integer `k` | the size as an `i64` (`x.len() as f64` is the size itself); an integer compared with an integer literal | none |
-//! | `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n`, `i < n` on integer scalars | integer arithmetic and comparisons as Rust's, exact below 2^53 | none |
+//! | `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n`, `i < n` on integer scalars and arrays (`labels + 1`, `idx / 2`) | integer arithmetic and comparisons as Rust's, exact below 2^53: `/` and `%` truncate (JAX's `lax.div` and `lax.rem`; `jnp`'s `//` and `%` floor, which `div_euclid`/`rem_euclid` give for a positive divisor) | none |
 //! | `for i in a..b { … }`, `a..=b` (integer bounds), `while cond { … }` (a scalar bool), nested; `oxla::checkpoint(range_or_cond)`, `oxla::checkpoint_every(k, …)` | a loop op of the IR (never unrolled) whose carries are the `let mut` variables the body assigns; reverse mode keeps every step's carries, or every ⌈√n⌉-th / k-th with the rest recomputed (`oxla::loop_tape_peak_bytes()`) | through every step, forward and reverse (also through `while`), Hessians (forward over reverse) and second derivatives by reverse over reverse (`grad` of `grad`, Hessian-vector products; a third by reverse mode alone is refused, `jacfwd` of it works), `vmap` with a trip count per example |
 //! | `p.w1`, `p.layer.w` where `p: &Mlp` and `Mlp` has `#[derive(oxla::Tree)]`; `f(&p.layer, x)` to a helper taking `&Layer`; a result `Mlp { w1: …, … }` | a leaf of a parameter struct (each leaf is one parameter of the IR, `p__w1`); a struct argument passes its leaves | the gradient with respect to `p` is an `Mlp` |
 //!
@@ -287,8 +296,9 @@
 //! Loops run over integer parameters and sizes (`for i in 0..n`), with
 //! `break`, `continue` and `return` as statements. Index arrays of one shape
 //! index together (`x[[idx_a, idx_b]]`, numpy's `x[idx_a, idx_b]`). Not yet:
-//! casts between integer types, slice bounds known only at run time (other
-//! than a window `s![k..k + w]` of literal width).
+//! slice bounds known only at run time (other than a window `s![k..k + w]`
+//! of literal width), indexing a crate `const` array (`C[i]`: bind the
+//! values with `let c = [..];` in the function).
 //!
 //! Matrix products run on the `gemm` crate on the CPU; everything around
 //! them (a bias, an activation, the reductions that follow) is fused into

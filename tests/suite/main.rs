@@ -45,6 +45,7 @@ mod prod_cumsum;
 mod random;
 mod reference;
 mod rounding;
+mod second_day;
 mod size_one;
 mod slicing;
 mod slicing_index;

@@ -30,10 +30,8 @@ impl Lowerer<'_> {
             }
         }
         if name == "fold" {
-            self.errors.spanned(
-                &m.method,
-                "`fold` is not supported: reductions are `sum(x)`, `x.product()`, `max(x)`, `min(x)` (a fold with `f64::max` is `max(x)`), or a `for` loop over the array",
-            );
+            self.errors
+                .spanned(&m.method, crate::lower::vocab::fold_error(m));
             return None;
         }
         if let Some(t) = &m.turbofish {
@@ -119,12 +117,15 @@ impl Lowerer<'_> {
                     "pow" => " (Rust's name is `powf`; for an integer power use `powi(n)`)",
                     _ => "",
                 };
+                let near = crate::lower::vocab::method_hint(&name).unwrap_or_default();
                 self.errors.spanned(
                     &m.method,
                     format!(
-                        "unknown method `{name}`{hint}: {SUPPORTED_METHODS}, {}; on arrays also {}",
+                        "unknown method `{name}`{hint}{near}: {SUPPORTED_METHODS}, {}; on arrays also {}, {}, {}",
                         crate::lower::vocab::elementwise::ELEMENTWISE_METHODS,
-                        crate::lower::vocab::arrays::ARRAY_METHODS
+                        crate::lower::vocab::arrays::ARRAY_METHODS,
+                        crate::lower::vocab::layout::LAYOUT_METHODS,
+                        crate::lower::vocab::linalg::LINALG_METHODS
                     ),
                 );
                 // Still check the receiver and arguments for errors.
@@ -256,11 +257,7 @@ impl Lowerer<'_> {
             return None;
         }
         if !from.is_float() && from != DType::Bool && !to.is_float() {
-            self.errors.spanned(
-                site,
-                format!("a cast from {from} to {to} is not supported: integers convert to the function's float type"),
-            );
-            return None;
+            return self.int_cast(x, to, span);
         }
         // `b as i32 as f32`: the bool converts to the float directly (a
         // kernel selects 1 or 0), so no integer value is computed.
@@ -334,13 +331,7 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_closure_call(c) {
             return v;
         }
-        let supported_fns = format!(
-            "supported functions are {}, {}, {}, {} (also as `oxla::…`)",
-            crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
-            crate::lower::vocab::elementwise::elementwise_functions(),
-            crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
-            crate::lower::vocab::collectives::COLLECTIVE_FUNCTIONS
-        );
+        let supported_fns = crate::lower::vocab::supported_functions();
         let name = match &*c.func {
             Expr::Path(p) if p.qself.is_none() => {
                 let segs = crate::lower::segment_names(&p.path);
@@ -383,10 +374,13 @@ impl Lowerer<'_> {
                 return v;
             }
             let shown = c.func.to_token_stream().to_string().replace(' ', "");
+            let alias = crate::lower::vocab::function_hint(&shown)
+                .map(|to| format!(" (here it is {to})"))
+                .unwrap_or_default();
             self.errors.spanned(
                 &c.func,
                 format!(
-                    "unknown function `{shown}`{}: {supported_fns}, or a function marked `#[oxla::func]`",
+                    "unknown function `{shown}`{alias}{}: {supported_fns}, or a function marked `#[oxla::func]`",
                     method_hint(&c.func)
                 ),
             );

@@ -145,8 +145,11 @@ impl Lowerer<'_> {
         self.push(Op::Cmp(op), &vs, span)
     }
 
-    /// `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n` on integer scalars (an
-    /// integer literal counts as one): computed in f64 and converted back,
+    /// `i + 1`, `n - i`, `2 * i`, `i / 2`, `i % n` on integer scalars and
+    /// arrays (an integer literal counts as one): truncating as Rust's `/`
+    /// and `%` (JAX's `lax.div` and `lax.rem`; `jnp`'s `//` and `%` floor
+    /// instead, which is `div_euclid`/`rem_euclid` for a positive divisor),
+    /// computed in f64 and converted back,
     /// exact below 2^53 — a quotient's truncation too: `a / c` rounds to
     /// the wrong side of an integer only when |a| > 2^53. Rust panics on a
     /// zero divisor; here it gives XLA's values (`a / 0 = -1`,
@@ -159,9 +162,9 @@ impl Lowerer<'_> {
         r: Var,
         span: Span,
     ) -> Option<Option<Var>> {
-        let int = |lw: &Self, v: Var| {
-            lw.f.shape(v).is_scalar() && matches!(lw.f.dtype(v), DType::I32 | DType::I64)
-        };
+        // Integer scalars and arrays alike: computed exactly in f64 (below
+        // 2^53), elementwise with numpy's broadcasting.
+        let int = |lw: &Self, v: Var| matches!(lw.f.dtype(v), DType::I32 | DType::I64);
         let int_literal = |e: &Expr| match strip_parens(e) {
             Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),
@@ -186,6 +189,11 @@ impl Lowerer<'_> {
         let (Some(a), Some(c)) = (a, c) else {
             return Some(None);
         };
+        let mut vs = [a, c];
+        if self.coerce(&mut vs, span).is_none() {
+            return Some(None);
+        }
+        let [a, c] = vs;
         let v = match op {
             IntOp::Arith(BinaryOp::Div) | IntOp::Rem => self.int_quotient(op, a, c, span),
             IntOp::Arith(op) => self.push(Op::Binary(op), &[a, c], span),
@@ -339,16 +347,36 @@ impl Lowerer<'_> {
     fn int_quotient(&mut self, op: IntOp, a: Var, c: Var, span: Span) -> Option<Var> {
         let ratio = self.push(Op::Binary(BinaryOp::Div), &[a, c], span)?;
         let q = self.push(Op::Unary(UnaryOp::Round(Rounding::Trunc)), &[ratio], span)?;
-        let zero = self.f.literal(0.0, DType::F64);
+        let zero = self.f.zeros_like(c);
         let by_zero = self.push(Op::Cmp(CmpOp::Eq), &[c, zero], span)?;
         let (value, on_zero) = match op {
             IntOp::Rem => {
                 let whole = self.push(Op::Binary(BinaryOp::Mul), &[c, q], span)?;
                 (self.push(Op::Binary(BinaryOp::Sub), &[a, whole], span)?, a)
             }
-            _ => (q, self.f.literal(-1.0, DType::F64)),
+            _ => (q, self.f.full_like(-1.0, q)),
         };
         self.push(Op::Select, &[by_zero, on_zero, value], span)
+    }
+
+    /// `x as i64` / `x as i32` of an integer scalar or array, with Rust's
+    /// `as`: widening is exact, narrowing wraps modulo 2^32 (JAX's
+    /// `astype` does too). Computed in f64, as integer arithmetic is
+    /// (exact below 2^53): a kernel converts integers only to and from
+    /// floats.
+    pub(crate) fn int_cast(&mut self, x: Var, to: DType, span: Span) -> Option<Var> {
+        let wide = self.push(Op::Convert { dtype: DType::F64 }, &[x], span)?;
+        let v = match (self.f.dtype(x), to) {
+            (DType::I64, DType::I32) => {
+                let half = self.f.full_like(2f64.powi(31), wide);
+                let whole = self.f.full_like(2f64.powi(32), wide);
+                let up = self.push(Op::Binary(BinaryOp::Add), &[wide, half], span)?;
+                let r = self.float_rem_euclid(up, whole, span)?;
+                self.push(Op::Binary(BinaryOp::Sub), &[r, half], span)?
+            }
+            _ => wide,
+        };
+        self.push(Op::Convert { dtype: to }, &[v], span)
     }
 
     fn binary_span(&mut self, b: &syn::ExprBinary) -> Span {

@@ -6,74 +6,10 @@
 //! when that is not oxla's built-in (see "Helpers" in docs/ARCHITECTURE.md).
 
 use crate::codegen::paths;
-use oxla_core::ops::special::SpecialFn;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeMap;
 use syn::visit::Visit;
-
-/// Every function name the vocabulary lowers when called bare, except the
-/// ones in `GENUINE` (oxla's own meaning is a Rust item of that name).
-const BUILTINS: &[&str] = &[
-    // vocab.rs (ARRAY_FUNCTIONS)
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "prod",
-    "cumsum",
-    "cumprod",
-    "dot",
-    "matmul",
-    "logsumexp",
-    "softmax",
-    "log_softmax",
-    "stop_gradient",
-    "take_along_axis",
-    "take",
-    "argmax",
-    "argmin",
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "roll",
-    "outer",
-    "meshgrid",
-    "sort",
-    "argsort",
-    "top_k",
-    // elementwise.rs (ELEMENTWISE_FUNCTIONS)
-    "sigmoid",
-    "relu",
-    "softplus",
-    "log1p",
-    "expm1",
-    "erf",
-    "sign",
-    "powf",
-    "power",
-    "clip",
-    "logaddexp",
-    // constructors.rs (CONSTRUCTOR_FUNCTIONS)
-    "zeros",
-    "ones",
-    "full",
-    "arange",
-    "eye",
-    "where_",
-    "select",
-    // collectives.rs (COLLECTIVE_FUNCTIONS)
-    "psum",
-    "pmean",
-    "pmax",
-    "pmin",
-    "all_gather",
-    "psum_scatter",
-    "ppermute",
-    "all_to_all",
-    "axis_index",
-    "axis_size",
-];
 
 /// Built-in names whose meaning is a real Rust item, which the caller may
 /// import (`use ndarray::{concatenate, stack}`, `use oxla::*`): the name in
@@ -93,12 +29,18 @@ pub(crate) fn builtin_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// `BUILTINS` and the special functions (`erf_inv`, …; core names them).
+/// Every function name the vocabulary lowers when called bare (the one
+/// list in `lower::vocab::functions`, special functions included), except
+/// the ones in `GENUINE` (oxla's own meaning is a Rust item of that name).
 fn lowered_names() -> impl Iterator<Item = &'static str> {
-    BUILTINS
-        .iter()
-        .copied()
-        .chain(SpecialFn::ALL.iter().map(|s| s.name()))
+    let mut names: Vec<&'static str> = crate::lower::vocab::functions()
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| !GENUINE.iter().any(|(g, _)| g == n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter()
 }
 
 /// Is `name` a built-in function name (called bare, it is lowered as the op)?
@@ -146,7 +88,7 @@ fn bare_builtin_calls(item: &syn::ItemFn) -> BTreeMap<String, syn::Ident> {
 /// The check, an item for the original function's body (empty when the
 /// body calls no built-in by its bare name).
 ///
-/// For a name in `BUILTINS`, the module defines a marker `struct softplus;`
+/// For a name in `lowered_names`, the module defines a marker `struct softplus;`
 /// and, in a constant, glob-imports the enclosing module's names (`use
 /// super::*`: its functions, its `use` imports, explicit or glob). A name
 /// in an inner block's scope, glob-imported or not, shadows the module's

@@ -689,20 +689,5 @@ pub(crate) fn derives_tree(attr: &syn::Attribute) -> bool {
 /// …): a bare call of it lowers to the op, so a helper of that name could
 /// never be called by its name.
 pub(crate) fn is_vocabulary_function(name: &str) -> bool {
-    [
-        crate::lower::vocab::arrays::ARRAY_FUNCTIONS,
-        &crate::lower::vocab::elementwise::elementwise_functions(),
-        crate::lower::vocab::constructors::CONSTRUCTOR_FUNCTIONS,
-        crate::lower::vocab::collectives::COLLECTIVE_FUNCTIONS,
-    ]
-    .iter()
-    .flat_map(|list| list.split(", "))
-    .any(|entry| {
-        let entry = entry.strip_prefix("the collectives ").unwrap_or(entry);
-        let word: String = entry
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        word == name
-    })
+    crate::lower::vocab::is_function(name)
 }

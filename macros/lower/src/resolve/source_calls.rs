@@ -249,9 +249,10 @@ fn unknown_function(name: &str) -> String {
         .collect();
     near.sort();
     let near: Vec<String> = near.iter().take(3).map(|(_, k)| format!("`{k}`")).collect();
-    let hint = match near.is_empty() {
-        true => String::new(),
-        false => format!(" (nearest: {})", near.join(", ")),
+    let hint = match (crate::lower::vocab::function_hint(name), near.is_empty()) {
+        (Some(to), _) => format!(" (here it is {to})"),
+        (None, true) => String::new(),
+        (None, false) => format!(" (nearest: {})", near.join(", ")),
     };
     format!("`{name}` is not an oxla function{hint}, and no function of that name is defined or imported here: an annotated function calls oxla's vocabulary, functions marked `#[oxla::func]`, and the functions oxla attributes generate")
 }

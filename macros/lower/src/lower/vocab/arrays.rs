@@ -26,6 +26,7 @@ use crate::lower::Lowerer;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{Dim, DotDims, Op, Shape, Type, Var};
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::Expr;
 
@@ -39,14 +40,39 @@ pub(crate) const ARRAY_METHODS: &str = "t, reversed_axes, permuted_axes([..]), d
      reshape(shape), flatten(), ravel(), and the sizes len(), nrows(), ncols(), \
      len_of(Axis(k)), shape()[k]; clone(), to_owned(), view() and into_owned() are the value itself";
 
-/// The functions handled here (for error messages).
-pub(crate) const ARRAY_FUNCTIONS: &str = "sum(x), mean(x), max(x), min(x), prod(x[, Axis(k)]), \
-     cumsum(x, Axis(k)), cumprod(x, Axis(k)), dot(a, b), matmul(a, b), \
-     logsumexp(x[, Axis(k)]), softmax(x, Axis(k)), log_softmax(x, Axis(k)), stop_gradient(x), \
-     take_along_axis(x, &idx, Axis(k)), take(x, &idx, Axis(k)), argmax(x[, Axis(k)]), argmin(x[, Axis(k)]), \
-     sort(x[, Axis(k)]), argsort(x[, Axis(k)]), top_k(x, k) (bound by `let (values, indices) = …`), zeros_like(x), ones_like(x), full_like(x, v), outer(a, b), meshgrid(&x, &y) (bound by `let (xx, yy) = …`), \
-     concatenate(Axis(k), &[a.view(), b.view()]), stack(Axis(k), &[a.view(), b.view()]), roll(x, shift, Axis(k)), \
-     concatenate![Axis(k), a, b], stack![Axis(k), a, b]";
+/// The functions handled here (and in `slicing`), name and usage.
+pub(crate) const ARRAY_FUNCTIONS: &[(&str, &str)] = &[
+    ("sum", "sum(x)"),
+    ("mean", "mean(x)"),
+    ("max", "max(x)"),
+    ("min", "min(x)"),
+    ("prod", "prod(x[, Axis(k)])"),
+    ("cumsum", "cumsum(x, Axis(k))"),
+    ("cumprod", "cumprod(x, Axis(k))"),
+    ("dot", "dot(a, b)"),
+    ("matmul", "matmul(a, b)"),
+    ("logsumexp", "logsumexp(x[, Axis(k)])"),
+    ("softmax", "softmax(x, Axis(k))"),
+    ("log_softmax", "log_softmax(x, Axis(k))"),
+    ("stop_gradient", "stop_gradient(x)"),
+    ("take_along_axis", "take_along_axis(x, &idx, Axis(k))"),
+    ("take", "take(x, &idx, Axis(k))"),
+    ("argmax", "argmax(x[, Axis(k)])"),
+    ("argmin", "argmin(x[, Axis(k)])"),
+    ("sort", "sort(x[, Axis(k)])"),
+    ("argsort", "argsort(x[, Axis(k)])"),
+    ("top_k", "top_k(x, k) (bound by `let (values, indices) = …`)"),
+    ("zeros_like", "zeros_like(x)"),
+    ("ones_like", "ones_like(x)"),
+    ("full_like", "full_like(x, v)"),
+    ("outer", "outer(a, b)"),
+    ("meshgrid", "meshgrid(&x, &y) (bound by `let (xx, yy) = …`)"),
+    ("concatenate", "concatenate(Axis(k), &[a.view(), b.view()])"),
+    ("stack", "stack(Axis(k), &[a.view(), b.view()])"),
+    ("roll", "roll(x, shift, Axis(k))"),
+    ("concatenate", "concatenate![Axis(k), a, b]"),
+    ("stack", "stack![Axis(k), a, b]"),
+];
 
 /// `Axis(k)` (also `ndarray::Axis(k)`, `oxla::ndarray::Axis(k)`) with
 /// `k ≥ 0`.
@@ -145,6 +171,12 @@ impl Reduction {
 impl Lowerer<'_> {
     /// An array method, if `m` is one (else `None`: the caller handles it).
     pub(crate) fn lower_array_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Var>> {
+        if let Some(v) = self.lower_layout_method(m) {
+            return Some(v);
+        }
+        if let Some(v) = self.lower_linalg_method(m) {
+            return Some(v);
+        }
         let name = m.method.to_string();
         let args: Vec<&Expr> = m.args.iter().collect();
         // `x.max(y)` / `x.min(y)` are elementwise; `x.max()` reduces.
@@ -568,6 +600,12 @@ impl Lowerer<'_> {
         name: &str,
         c: &syn::ExprCall,
     ) -> Option<Option<Var>> {
+        if let Some(v) = self.lower_layout_call(name, c) {
+            return Some(v);
+        }
+        if let Some(v) = self.lower_linalg_call(name, c) {
+            return Some(v);
+        }
         let span = c.span();
         let args: Vec<&Expr> = c.args.iter().collect();
         let arity = |n: &str| -> Option<(usize, usize)> {
@@ -672,6 +710,21 @@ impl Lowerer<'_> {
             Expr::Array(a) => a.elems.iter().collect(),
             _ => vec![&*i.index],
         };
+        // A crate `const` is read as a scalar (see `consts`): an array one
+        // cannot be indexed.
+        if let Expr::Path(p) = strip(&i.expr) {
+            let local = p.path.get_ident().filter(|_| p.qself.is_none());
+            let bound =
+                local.is_some_and(|id| self.binding_at(&crate::lower::ident_name(id)).is_some());
+            if !bound && crate::lower::consts::looks_like_const(p) {
+                let shown = p.to_token_stream().to_string().replace(' ', "");
+                self.errors.spanned(
+                    &i.expr,
+                    format!("`{shown}[..]`: a `const` or `static` is read as a number, so a constant array cannot be indexed; bind its values in the function (`let c = [0.25, -1.5, 2.0];`, then `c[i]` and `for ci in c` work) or pass the array as a parameter (`c: &[f64]`)"),
+                );
+                return None;
+            }
+        }
         let mut x = self.lower_expr(&i.expr)?;
         let span = i.span();
         if parts.len() > self.f.shape(x).rank() {

@@ -29,24 +29,19 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::Expr;
 
-/// The collectives (for error messages).
-pub(crate) const COLLECTIVE_FUNCTIONS: &str = "the collectives psum(x, i), pmean(x, i), \
-     pmax(x, i), pmin(x, i), all_gather(x, i[, axis]), psum_scatter(x, i[, axis]), \
-     ppermute(x, i, [(src, dst), …]), all_to_all(x, i, split_axis, concat_axis), axis_index(i), \
-     axis_size(i) (`i` the `axis_name` of a `#[pmap]` or `#[vmap]`)";
-
-/// The collectives' names, as called bare.
-pub(crate) const COLLECTIVE_NAMES: &[&str] = &[
-    "psum",
-    "pmean",
-    "pmax",
-    "pmin",
-    "all_gather",
-    "psum_scatter",
-    "ppermute",
-    "all_to_all",
-    "axis_index",
-    "axis_size",
+/// The collectives, name and usage (`i` the `axis_name` of a `#[pmap]` or
+/// `#[vmap]`).
+pub(crate) const COLLECTIVE_FUNCTIONS: &[(&str, &str)] = &[
+    ("psum", "psum(x, i)"),
+    ("pmean", "pmean(x, i)"),
+    ("pmax", "pmax(x, i)"),
+    ("pmin", "pmin(x, i)"),
+    ("all_gather", "all_gather(x, i[, axis])"),
+    ("psum_scatter", "psum_scatter(x, i[, axis])"),
+    ("ppermute", "ppermute(x, i, [(src, dst), …])"),
+    ("all_to_all", "all_to_all(x, i, split_axis, concat_axis)"),
+    ("axis_index", "axis_index(i)"),
+    ("axis_size", "axis_size(i)"),
 ];
 
 /// How each collective is called.
@@ -107,7 +102,7 @@ impl Lowerer<'_> {
         name: &str,
         c: &syn::ExprCall,
     ) -> Option<Option<Var>> {
-        if !COLLECTIVE_NAMES.contains(&name) {
+        if !COLLECTIVE_FUNCTIONS.iter().any(|(n, _)| *n == name) {
             return None;
         }
         Some(self.collective_call(name, c))

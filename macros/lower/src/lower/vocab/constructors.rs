@@ -24,9 +24,16 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::Expr;
 
-/// The functions handled here (for error messages).
-pub(crate) const CONSTRUCTOR_FUNCTIONS: &str = "zeros(shape), ones(shape), full(shape, v), \
-     arange(n), eye(n), where_(a < b, x, y), select(a < b, x, y)";
+/// The functions handled here, name and usage.
+pub(crate) const CONSTRUCTOR_FUNCTIONS: &[(&str, &str)] = &[
+    ("zeros", "zeros(shape)"),
+    ("ones", "ones(shape)"),
+    ("full", "full(shape, v)"),
+    ("arange", "arange(n)"),
+    ("eye", "eye(n)"),
+    ("where_", "where_(a < b, x, y)"),
+    ("select", "select(a < b, x, y)"),
+];
 
 const SIZES: &str = "a size is an integer literal or an axis length: `x.len()`, \
      `x.len_of(Axis(k))`, `x.nrows()`, `x.ncols()`";
@@ -304,7 +311,7 @@ impl Lowerer<'_> {
     }
 
     /// A shape argument (see the module docs).
-    fn shape_arg(&mut self, e: &Expr, name: &str) -> Option<Shape> {
+    pub(crate) fn shape_arg(&mut self, e: &Expr, name: &str) -> Option<Shape> {
         match strip(e) {
             Expr::Tuple(t) => self.sizes(t.elems.iter(), name),
             Expr::Array(a) => self.sizes(a.elems.iter(), name),

@@ -30,14 +30,21 @@ use syn::spanned::Spanned;
 /// The elementwise methods handled here (for error messages).
 pub(crate) const ELEMENTWISE_METHODS: &str = "abs, square, recip, clamp(lo, hi), ln_1p";
 
-/// The elementwise functions handled here and the special functions
-/// (for error messages).
-pub(crate) fn elementwise_functions() -> String {
-    let special = SpecialFn::ALL
-        .map(|s| format!(", {}(x)", s.name()))
-        .concat();
-    format!("sigmoid(x), relu(x), softplus(x), log1p(x), expm1(x), erf(x){special}, sign(x), powf(x, y), power(x, y), clip(x, lo, hi), logaddexp(a, b)")
-}
+/// The elementwise functions handled here, name and usage (the special
+/// functions, `erf_inv`, … are core's `SpecialFn::ALL`: see `vocab::functions`).
+pub(crate) const ELEMENTWISE_FUNCTIONS: &[(&str, &str)] = &[
+    ("sigmoid", "sigmoid(x)"),
+    ("relu", "relu(x)"),
+    ("softplus", "softplus(x)"),
+    ("log1p", "log1p(x)"),
+    ("expm1", "expm1(x)"),
+    ("erf", "erf(x)"),
+    ("sign", "sign(x)"),
+    ("powf", "powf(x, y)"),
+    ("power", "power(x, y)"),
+    ("clip", "clip(x, lo, hi)"),
+    ("logaddexp", "logaddexp(a, b)"),
+];
 
 impl Lowerer<'_> {
     /// An elementwise method, if `m` is one (else `None`).
