@@ -320,6 +320,9 @@ pub use oxla_macros::{
 mod tree;
 pub use tree::Tree;
 
+mod batched;
+pub use batched::Batched;
+
 mod float;
 pub use float::Float;
 

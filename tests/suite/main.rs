@@ -47,6 +47,7 @@ mod size_one;
 mod slicing;
 mod slicing_index;
 mod special;
+mod struct_vmap;
 mod symbolic_zeros;
 mod tape_limit;
 mod trait_methods;
