@@ -262,7 +262,10 @@ fn errors_name_the_fields_and_what_is_supported() {
         #[vmap(v, in_axes = (1, None))]
         fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
     });
-    assert_one(&e, "a struct is batched along the leading axis of every leaf: give `d` `in_axes` 0");
+    assert_one(
+        &e,
+        "a struct is batched along the leading axis of every leaf: give `d` `in_axes` 0",
+    );
     let e = errors_of(quote! {
         #[vmap(v2, in_axes = (0, None))]
         #[vmap(v1, in_axes = (0, None))]

@@ -501,7 +501,7 @@ fn transform_sig(
                 return Err(syn::Error::new(
                     attr.span,
                     format!(
-                        "`#[{what}]` with respect to the parameter struct `{}` is not supported yet (its Jacobian would be a block per pair of leaves): name an array or scalar parameter in `wrt` (`wrt = x`), or use `grad`/`jvp` with respect to the struct (a Hessian-vector product is `jvp` of `grad`)",
+                        "`#[{what}]` with respect to the parameter struct `{}` is not supported yet (its result would hold a block per leaf of the struct, JAX's pytree of arrays): name an array or scalar parameter in `wrt` (`wrt = x`), or use `grad`/`jvp` with respect to the struct (a Hessian-vector product is `jvp` of `grad`)",
                         ident_name(n)
                     ),
                 ));
