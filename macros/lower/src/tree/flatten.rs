@@ -314,7 +314,7 @@ pub(crate) fn flatten_fn(item: &syn::ItemFn, stack: &[TransformAttr]) -> Flatten
     let mut new_stack = Vec::new();
     for attr in stack.iter().rev() {
         match run.transform(attr) {
-            Ok(Some((flat_attr, at))) => {
+            Ok(Some((flat_attr, _, at))) => {
                 new_stack.push(flat_attr);
                 if attr.listed {
                     run.below = None;
@@ -347,13 +347,13 @@ struct SigRun {
 }
 
 impl SigRun {
-    /// `attr` in the flat function's terms, with the index of the function
-    /// it generates in `sigs` (when it has a name); `None` when its input is
-    /// not known here (the stack reports that).
+    /// `attr` in the flat function's terms, the signature of the function
+    /// it makes, and that function's index in `sigs` (when it has a name);
+    /// `None` when its input is not known here (the stack reports that).
     fn transform(
         &mut self,
         attr: &TransformAttr,
-    ) -> Result<Option<(TransformAttr, Option<usize>)>, syn::Error> {
+    ) -> Result<Option<(TransformAttr, Sig, Option<usize>)>, syn::Error> {
         let mut flat_attr = attr.clone();
         let input: Sig = match &attr.input {
             Input::Below => match self.below {
@@ -370,12 +370,8 @@ impl SigRun {
                 }
             }
             Input::Nested(inner) => {
-                let Some((flat_inner, at)) = self.transform(inner)? else {
+                let Some((flat_inner, sig, _)) = self.transform(inner)? else {
                     return Ok(None);
-                };
-                let sig = match at {
-                    Some(i) => self.sigs[i].1.clone(),
-                    None => self.nested_sig(inner)?,
                 };
                 flat_attr.input = Input::Nested(Box::new(flat_inner));
                 sig
@@ -383,27 +379,10 @@ impl SigRun {
         };
         let sig = transform_sig(attr, &input, &mut flat_attr)?;
         let at = attr.name.as_ref().map(|name| {
-            self.sigs.push((name.clone(), sig));
+            self.sigs.push((name.clone(), sig.clone()));
             self.sigs.len() - 1
         });
-        Ok(Some((flat_attr, at)))
-    }
-
-    /// The signature of an unnamed nested transform (`of = grad(wrt = p)`).
-    fn nested_sig(&mut self, inner: &TransformAttr) -> Result<Sig, syn::Error> {
-        let input = match &inner.input {
-            Input::Nested(deeper) => self.nested_sig(deeper)?,
-            Input::Named(id) => {
-                let n = ident_name(id);
-                match self.sigs.iter().find(|(g, _)| ident_name(g) == n) {
-                    Some((_, sig)) => sig.clone(),
-                    None => self.sigs[0].1.clone(),
-                }
-            }
-            Input::Below => self.sigs[self.below.unwrap_or(0)].1.clone(),
-            Input::Original => self.sigs[0].1.clone(),
-        };
-        transform_sig(inner, &input, &mut inner.clone())
+        Ok(Some((flat_attr, sig, at)))
     }
 }
 
