@@ -15,7 +15,7 @@ pub use oxla_core::ops::special::SpecialFn;
 // What generated code names of the public API and the crates oxla is built
 // with, so that every emitted path is `::oxla::__private::…` (see the
 // macros' `codegen/paths.rs`).
-pub use crate::{checkpoint, checkpoint_every, DeviceArray, Float, Tree};
+pub use crate::{checkpoint, checkpoint_every, Batched, DeviceArray, Float, Tree};
 pub use half;
 pub use ndarray;
 /// The f64 error function generated scalar code calls.

@@ -248,12 +248,40 @@
 //! ```
 //!
 //! The struct may be named by any path (`crate::model::Mlp`, another
-//! crate's). `vmap` shares a struct between examples (`in_axes = (None,
-//! 0)`). Not yet: `vmap` batching a struct (its leaves would gain an axis),
-//! the Jacobians and `hessian` of a function taking a struct, a transform
-//! stacked on another transform of one (each entry of `#[transforms(…)]`
-//! works), struct results of helpers, `ArrayD` and f16/bf16 fields, tuple
-//! fields, structs in tuples or arrays as parameters (`&[Mlp; 2]`).
+//! crate's). Transforms compose over structs as over arrays. `vmap` shares
+//! a struct between examples (`in_axes = (None, 0)`) or batches it
+//! (`in_axes = 0`): a batch of structs is a [`Batched<Mlp>`](Batched), each
+//! leaf with a leading batch axis, which a `vmap` also returns for a struct
+//! result — per-example gradients are JAX's `vmap(grad(loss), in_axes=(None,
+//! 0, 0))`:
+//!
+//! ```
+//! use oxla::ndarray::{array, Array1, ArrayView1};
+//! use oxla::{Batched, Tree};
+//!
+//! #[derive(oxla::Tree, Clone, Debug, PartialEq)]
+//! struct Line { w: Array1<f64>, b: f64 }
+//!
+//! #[oxla::transforms(vmap(per_example, in_axes = (None, 0, 0), of = grad(wrt = p)))]
+//! fn loss(p: &Line, x: ArrayView1<f64>, y: f64) -> f64 {
+//!     let r = p.w.dot(&x) + p.b - y;
+//!     r * r
+//! }
+//!
+//! let p = Line { w: array![1.0, -1.0], b: 0.5 };
+//! let (xs, ys) = (array![[1.0, 2.0], [0.0, 1.0], [2.0, 0.0]], array![0.0, 1.0, 2.0]);
+//! let g: Batched<Line> = per_example(&p, xs.view(), ys.view());
+//! assert_eq!(g.leaf("w").shape(), &[3, 2]); // a leading batch axis
+//! // Example 1: r = -1 - 1 + 0.5 = -1.5, so dw = 2r·x, db = 2r.
+//! assert_eq!(g.example(1), Line { w: array![0.0, -3.0], b: -3.0 });
+//! ```
+//!
+//! `jacfwd`, `jacrev` and `hessian` of a function taking a struct work with
+//! respect to an array or scalar parameter. A helper may return a struct
+//! (`let q = step(&p, &g);`). Not yet: Jacobians and Hessians with respect
+//! to a struct, a batch of structs inside an annotated function, `ArrayD`
+//! and f16/bf16 fields, tuple fields, structs in tuples or arrays as
+//! parameters (`&[Mlp; 2]`).
 //!
 //! # Helpers: functions calling functions
 //!
@@ -329,6 +357,9 @@ pub use oxla_macros::{
 
 mod tree;
 pub use tree::Tree;
+
+mod batched;
+pub use batched::Batched;
 
 mod float;
 pub use float::Float;

@@ -51,6 +51,7 @@ mod slicing;
 mod slicing_index;
 mod sort;
 mod special;
+mod struct_vmap;
 mod symbolic_zeros;
 mod tape_limit;
 mod trait_methods;

@@ -534,3 +534,30 @@ fn loops_over_an_array_of_structs() {
     let g = deep_indexed_grad(&d, x.view());
     check_against_central_differences(|q: &Deep| deep_indexed(q, x.view()), &d, &g);
 }
+
+// A helper returning a struct, bound by `let` in an annotated function.
+#[oxla::func]
+fn shrunk(l: &Dense, by: f64) -> Dense {
+    Dense {
+        w: &l.w * by,
+        b: &l.b + by,
+    }
+}
+
+#[oxla::grad(shrunk_loss_grad, wrt = l)]
+fn shrunk_loss(l: &Dense, x: ArrayView2<f64>) -> f64 {
+    let s = shrunk(l, 0.5);
+    sum(dense(&s, x))
+}
+
+#[test]
+fn a_helper_returns_a_struct() {
+    let n = net(13);
+    let (x, _) = data();
+    let s = shrunk(&n.first, 0.5);
+    assert_eq!(s.w, &n.first.w * 0.5);
+    let direct = dense(&s, x.view()).sum();
+    assert!((shrunk_loss(&n.first, x.view()) - direct).abs() < 1e-12);
+    let g: Dense = shrunk_loss_grad(&n.first, x.view());
+    check_against_central_differences(|q: &Dense| shrunk_loss(q, x.view()), &n.first, &g);
+}

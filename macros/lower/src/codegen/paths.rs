@@ -96,6 +96,11 @@ pub fn tree() -> TokenStream {
     quote!(::oxla::__private::Tree)
 }
 
+/// `oxla::Batched`, a batch of parameter structs.
+pub fn batched() -> TokenStream {
+    quote!(::oxla::__private::Batched)
+}
+
 /// The `oxla::Float` trait, spanned at `span` (the bound of a generic
 /// function's float type parameter: errors point there).
 pub fn float_trait(span: Span) -> TokenStream {

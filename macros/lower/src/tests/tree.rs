@@ -114,6 +114,32 @@ fn vmap_shares_a_struct_between_examples() {
 }
 
 #[test]
+fn vmap_of_grad_wrt_a_struct_batches_each_leaf() {
+    let gens = flat_expand(quote! {
+        #[transforms(vmap(v, in_axes = (None, 0), of = grad(wrt = d)))]
+        fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum((x.dot(&d.w) + &d.b).tanh()) }
+    })
+    .expect("expands");
+    let v = &gens[1].function;
+    let ins: Vec<usize> = v.params.iter().map(|p| v.shape(*p).rank()).collect();
+    assert_eq!(ins, [2, 1, 2], "the leaves shared, x batched");
+    let outs: Vec<usize> = v.outs.iter().map(|o| v.shape(*o).rank()).collect();
+    assert_eq!(outs, [3, 2], "each leaf's gradient with a batch axis");
+}
+
+#[test]
+fn vmap_batches_a_struct_leaf_by_leaf() {
+    let gens = flat_expand(quote! {
+        #[vmap(v)]
+        fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
+    })
+    .expect("expands");
+    let v = &gens[1].function;
+    let ranks: Vec<usize> = v.params.iter().map(|p| v.shape(*p).rank()).collect();
+    assert_eq!(ranks, [3, 2, 2], "every leaf and x batched");
+}
+
+#[test]
 fn arrays_of_structs_index_by_literals() {
     let gens = flat_expand(quote! {
         #[grad(g, wrt = d)]
@@ -230,27 +256,29 @@ fn errors_name_the_fields_and_what_is_supported() {
     });
     assert_one(
         &e,
-        "`#[hessian]` of a function with a parameter struct is not supported yet",
+        "`#[hessian]` with respect to the parameter struct `d` is not supported yet",
     );
     let e = errors_of(quote! {
-        #[vmap(v, in_axes = (0, None))]
+        #[vmap(v, in_axes = (1, None))]
         fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
     });
-    assert_one(&e, "batches a struct parameter, which is not supported yet");
+    assert_one(
+        &e,
+        "a struct is batched along the leading axis of every leaf: give `d` `in_axes` 0",
+    );
     let e = errors_of(quote! {
-        #[vmap(v)]
+        #[vmap(v2, in_axes = (0, None))]
+        #[vmap(v1, in_axes = (0, None))]
         fn f(d: &Dense, x: ArrayView1<f32>) -> f32 { sum(&d.b * x) }
     });
-    assert_one(&e, "batches every parameter by default");
+    assert_one(&e, "`d` is already a batch of structs");
+    // The gradient with respect to `d` is a struct, not a scalar.
     let e = errors_of(quote! {
         #[grad(d2, wrt = d)]
         #[grad(d1, wrt = d)]
         fn f(d: &Dense) -> f32 { sum(&d.w) }
     });
-    assert_one(
-        &e,
-        "transforms another transform of a function with a parameter struct",
-    );
+    assert_one(&e, "`#[grad]` needs a function that returns one scalar");
     let e = errors_of(quote! {
         #[jit]
         fn f(d: &Dense) -> Dense { Dense { w: &d.w * 2.0 } }

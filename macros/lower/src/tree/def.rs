@@ -157,6 +157,12 @@ pub(super) fn field_ty(ty: &syn::Type) -> FieldTy<'_> {
             )),
         };
     }
+    if let syn::Type::Tuple(t) = strip_group(ty) {
+        let n = t.elems.len();
+        return FieldTy::Bad(format!(
+            "a tuple field (of {n} parts) is not supported yet: make it a struct with `#[derive(oxla::Tree)]` (its parts named fields), or a fixed-size array `[T; {n}]` when its parts have one type; {SUPPORTED_FIELDS}"
+        ));
+    }
     match tree_path(ty) {
         Some(p) => FieldTy::Tree(p),
         None => FieldTy::Bad(format!(

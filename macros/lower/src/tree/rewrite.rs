@@ -176,7 +176,9 @@ impl Rewrite {
             for (el, slot) in t.elems.iter().zip(&results) {
                 match slot {
                     Slot::Plain => out.push(el.clone()),
-                    Slot::Tree(_, def) => out.extend(self.leaves_of(el, &Field::Tree(def.clone()))),
+                    Slot::Tree(_, def) | Slot::Batched(_, def) => {
+                        out.extend(self.leaves_of(el, &Field::Tree(def.clone())))
+                    }
                 }
             }
         } else if let Some(Slot::Tree(_, def)) = results.first() {
@@ -356,12 +358,12 @@ fn strip_paren(e: &Expr) -> &Expr {
     }
 }
 
-/// The result slots of a call of `path` when it names a function another
-/// annotated function's expansion generates and some result is a struct
-/// (`loss_grad` of `#[grad(loss_grad, wrt = p)] fn loss(p: &Params, …)`).
+/// The result slots of a call of `path` when it names a helper or a
+/// function another annotated function's expansion generates and some
+/// result is a struct (`loss_grad` of `#[grad(loss_grad, wrt = p)] fn
+/// loss(p: &Params, …)`, or a helper `fn step(p: &Params, …) -> Params`).
 fn generated_struct_results(path: &syn::Path) -> Option<Vec<Slot>> {
     let (helper, callees) = helpers::current().get(path)?;
-    let name = helper.generated.as_ref()?;
     let mut item = helper.item.clone();
     let stack = crate::parse::attr::take_oxla_attrs(&mut item.attrs, &mut Errors::new());
     let outer = helpers::swap_current(callees);
@@ -373,20 +375,15 @@ fn generated_struct_results(path: &syn::Path) -> Option<Vec<Slot>> {
     if !e.is_empty() {
         return None;
     }
-    let ident = syn::Ident::new(name, Span::call_site());
-    let kind = match item.sig.ident == ident {
-        true => None,
-        false => Some(
-            crate::parse::attr::in_order(&stack)
-                .iter()
-                .find(|a| a.name.as_ref() == Some(&ident))?
-                .kind,
-        ),
+    // A generated function's signature, or a helper's own.
+    let sig = match &helper.generated {
+        Some(name) => flat.sig(&syn::Ident::new(name, Span::call_site()))?,
+        None => flat.original(),
     };
-    let slots = flat.result_slots(&ident, kind)?.1?;
+    let slots = sig.results.clone()?;
     slots
         .iter()
-        .any(|s| matches!(s, Slot::Tree(..)))
+        .any(|s| !matches!(s, Slot::Plain))
         .then_some(slots)
 }
 
@@ -438,6 +435,13 @@ impl Rewrite {
                         prefix: Vec::new(),
                         pos,
                     });
+                }
+                (Slot::Batched(..), _) => {
+                    self.errors.spanned(
+                        &c.func,
+                        "this function returns a batch of parameter structs (`oxla::Batched`), which an annotated function cannot bind yet: call it from plain Rust, or `vmap` a function that uses the batch inside",
+                    );
+                    return false;
                 }
                 (Slot::Tree(..), syn::Pat::Wild(w)) => {
                     for _ in 0..slot.leaf_count() {

@@ -7,7 +7,6 @@ use super::flatten::Flat;
 use super::flatten::Slot;
 use crate::errors::Errors;
 use crate::lower::{ident_name, return_tys};
-use crate::parse::attr::TransformKind;
 use crate::parse::types::RustTy;
 use crate::stack::{GeneratedFn, Origin};
 use proc_macro2::{Span, TokenStream};
@@ -19,8 +18,8 @@ use syn::spanned::Spanned;
 struct WrapParam {
     name: syn::Ident,
     ty: TokenStream,
-    /// The struct type of a struct parameter.
-    ty_tree: Option<syn::Type>,
+    /// The type of a struct parameter (`Mlp`, `Batched<Mlp>`).
+    ty_tree: Option<TokenStream>,
     args: Vec<TokenStream>,
 }
 
@@ -91,92 +90,94 @@ fn wrap_one(
     let (param_tys, result_tys) = crate::codegen::flat_types(inner_item, &inner_g);
     let f = &g.function;
 
-    // Which transform made `g`, and with respect to what.
-    let kind = match &g.origin {
-        Origin::Original => None,
-        Origin::Transform { kind, .. } => Some(*kind),
+    // The signature in the user's types of the function `g` is.
+    let sig = match g.origin {
+        Origin::Original => flat.original(),
+        Origin::Transform { .. } => flat
+            .sig(&g.name)
+            .ok_or_else(|| internal("no attribute generates this function"))?,
     };
-    let (wrt_slots, slots) = flat
-        .result_slots(&g.name, kind)
-        .ok_or_else(|| internal("no attribute generates this function"))?;
 
     // Parameters: primals, then tangents (jvp) or cotangents (vjp).
     let mut k = 0;
     let mut params: Vec<WrapParam> = Vec::new();
-    let mut push = |name: syn::Ident, slot: &Slot, params: &mut Vec<WrapParam>| match slot {
-        Slot::Plain => {
-            let ty = param_tys
-                .get(k)
-                .map(crate::codegen::param_type_tokens)
-                .unwrap_or_default();
-            params.push(WrapParam {
-                args: vec![quote!(#name)],
-                name,
-                ty,
-                ty_tree: None,
-            });
-            k += 1;
-        }
-        Slot::Tree(ty, def) => {
-            let args = def
-                .leaves()
-                .iter()
-                .map(|(path, t)| {
-                    let steps = path.iter().map(|p| match p {
-                        Step::Name(n) => {
-                            let n = format_ident!("{}", n);
-                            quote!(.#n)
+    let tree = crate::codegen::paths::tree();
+    let batched = crate::codegen::paths::batched();
+    for (name, _, slot) in &sig.params {
+        let name = name.clone();
+        match slot {
+            Slot::Plain => {
+                let ty = param_tys
+                    .get(k)
+                    .map(crate::codegen::param_type_tokens)
+                    .unwrap_or_default();
+                params.push(WrapParam {
+                    args: vec![quote!(#name)],
+                    name,
+                    ty,
+                    ty_tree: None,
+                });
+                k += 1;
+            }
+            Slot::Tree(ty, def) => {
+                let args = def
+                    .leaves()
+                    .iter()
+                    .map(|(path, t)| {
+                        let steps = path.iter().map(|p| match p {
+                            Step::Name(n) => {
+                                let n = format_ident!("{}", n);
+                                quote!(.#n)
+                            }
+                            Step::Index(i) => {
+                                let i = proc_macro2::Literal::usize_unsuffixed(*i);
+                                quote!([#i])
+                            }
+                        });
+                        match t {
+                            RustTy::NdArray(..) => quote!(&#name #(#steps)*),
+                            _ => quote!(#name #(#steps)*),
                         }
-                        Step::Index(i) => {
-                            let i = proc_macro2::Literal::usize_unsuffixed(*i);
-                            quote!([#i])
-                        }
-                    });
-                    match t {
-                        RustTy::NdArray(..) => quote!(&#name #(#steps)*),
-                        _ => quote!(#name #(#steps)*),
-                    }
-                })
-                .collect::<Vec<_>>();
-            k += args.len();
-            params.push(WrapParam {
-                name,
-                ty: quote!(&#ty),
-                args,
-                ty_tree: Some((**ty).clone()),
-            });
-        }
-    };
-    for (name, _, slot) in &flat.params {
-        push(name.clone(), slot, &mut params);
-    }
-    match kind {
-        Some(TransformKind::Jvp) => {
-            for &i in &wrt_slots {
-                let (name, _, slot) = &flat.params[i];
-                push(format_ident!("t_{}", ident_name(name)), slot, &mut params);
+                    })
+                    .collect::<Vec<_>>();
+                k += args.len();
+                params.push(WrapParam {
+                    name,
+                    ty: quote!(&#ty),
+                    args,
+                    ty_tree: Some(quote!(#ty)),
+                });
+            }
+            Slot::Batched(ty, def) => {
+                // Each leaf a view with its batch axis, one rank above its
+                // field's.
+                let args = def
+                    .leaves()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, t))| {
+                        let ix = crate::codegen::paths::ix(t.rank() + 1);
+                        quote!(#name.__leaf::<#ix>(#i))
+                    })
+                    .collect::<Vec<_>>();
+                k += args.len();
+                params.push(WrapParam {
+                    name,
+                    ty: quote!(&#batched<#ty>),
+                    args,
+                    ty_tree: Some(quote!(#batched<#ty>)),
+                });
             }
         }
-        Some(TransformKind::Vjp) => {
-            let n = flat.results.len();
-            for (i, slot) in flat.results.iter().enumerate() {
-                let name = if n == 1 {
-                    format_ident!("ct")
-                } else {
-                    format_ident!("ct{}", i)
-                };
-                push(name, slot, &mut params);
-            }
-        }
-        _ => {}
     }
     if k != f.params.len() {
         return Err(internal("parameter count"));
     }
 
     // Results.
-    let Some(slots) = slots else {
-        return Err(internal("unsupported transform"));
+    let slots = match &sig.results {
+        Some(slots) => slots.clone(),
+        None => vec![Slot::Plain; f.outs.len()],
     };
     if slots.iter().map(Slot::leaf_count).sum::<usize>() != f.outs.len() {
         return Err(internal("result count"));
@@ -224,8 +225,18 @@ fn wrap_one(
                     })
                     .collect::<Vec<_>>();
                 ret_tys.push(quote!(#ty));
-                let tree = crate::codegen::paths::tree();
                 ret_vals.push(quote!(<#ty as #tree>::__from_leaves(&mut ::std::vec![#(#leaves),*].into_iter())));
+            }
+            Slot::Batched(ty, def) => {
+                let leaves = (0..def.leaves().len())
+                    .map(|_| {
+                        let v = &outs[o];
+                        o += 1;
+                        quote!(#v.into_dyn())
+                    })
+                    .collect::<Vec<_>>();
+                ret_tys.push(quote!(#batched<#ty>));
+                ret_vals.push(quote!(#batched::<#ty>::__from_leaves(::std::vec![#(#leaves),*])));
             }
         }
     }
