@@ -155,7 +155,22 @@ use oxla_lower::TransformKind;
 use proc_macro::TokenStream;
 
 fn expand(kind: TransformKind, attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_attribute_with(kind, attr.into(), item.into(), &options()).into()
+    with_stack(|| {
+        oxla_lower::expand_attribute_with(kind, attr.into(), item.into(), &options()).into()
+    })
+}
+
+/// The stack an expansion runs on. Lowering, the transforms and code
+/// generation recurse over the body's expressions and the IR, and a long
+/// function (or a helper inlined into it, a nested loop's body) goes deeper
+/// than the compiler's own thread allows (a crash of rustc, not an error).
+/// Allocated per expansion, touched only as deep as it is used.
+const EXPANSION_STACK_BYTES: usize = 256 << 20;
+
+/// Run `f` on a stack of `EXPANSION_STACK_BYTES` (on this thread, where the
+/// compiler's token streams live).
+fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::grow(EXPANSION_STACK_BYTES, f)
 }
 
 /// The code generation options, with the compiler's view of the source
@@ -270,7 +285,9 @@ pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (not of each other); an entry composes with `of = …` (see the crate docs).
 #[proc_macro_attribute]
 pub fn transforms(attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_list_attribute_with(attr.into(), item.into(), &options()).into()
+    with_stack(|| {
+        oxla_lower::expand_list_attribute_with(attr.into(), item.into(), &options()).into()
+    })
 }
 
 /// `#[hessian(name, wrt = x)]`: the Hessian of a scalar function with respect
@@ -287,7 +304,7 @@ pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// the path (or `use`) that names the function.
 #[proc_macro_attribute]
 pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
-    oxla_lower::expand_func(attr.into(), item.into(), &options()).into()
+    with_stack(|| oxla_lower::expand_func(attr.into(), item.into(), &options()).into())
 }
 
 /// `#[derive(oxla::Tree)]`: a parameter struct whose fields are arrays
@@ -297,7 +314,7 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// differentiate with respect to it.
 #[proc_macro_derive(Tree)]
 pub fn derive_tree(item: TokenStream) -> TokenStream {
-    oxla_lower::expand_tree_derive(item.into()).into()
+    with_stack(|| oxla_lower::expand_tree_derive(item.into()).into())
 }
 
 /// Generated code: one step of resolving the helpers an annotated function
@@ -305,5 +322,5 @@ pub fn derive_tree(item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __resolve(input: TokenStream) -> TokenStream {
-    oxla_lower::expand_resolve(input.into(), &options()).into()
+    with_stack(|| oxla_lower::expand_resolve(input.into(), &options()).into())
 }

@@ -61,7 +61,10 @@ pub(crate) const ARRAY_FUNCTIONS: &[(&str, &str)] = &[
     ("argmin", "argmin(x[, Axis(k)])"),
     ("sort", "sort(x[, Axis(k)])"),
     ("argsort", "argsort(x[, Axis(k)])"),
-    ("top_k", "top_k(x, k) (bound by `let (values, indices) = …`)"),
+    (
+        "top_k",
+        "top_k(x, k) (bound by `let (values, indices) = …`)",
+    ),
     ("zeros_like", "zeros_like(x)"),
     ("ones_like", "ones_like(x)"),
     ("full_like", "full_like(x, v)"),
