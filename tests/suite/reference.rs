@@ -1,6 +1,6 @@
 //! Reading the committed outputs of the JAX reference scripts
 //! (`tests/reference/*_jax.txt`): lines `name dims: v v ...`, the values
-//! row-major, dims comma-separated (`-` for a scalar).
+//! row-major, dims comma-separated (`-` or nothing for a scalar).
 
 use ndarray::{ArrayD, IxDyn};
 
@@ -11,11 +11,9 @@ pub fn reference_array(text: &str, file: &str, name: &str) -> ArrayD<f64> {
         .find(|l| l.split_whitespace().next() == Some(name))
         .unwrap_or_else(|| panic!("no `{name}` in {file}"));
     let (head, values) = line.split_once(':').unwrap();
-    let dims = head.split_whitespace().nth(1).unwrap();
-    let dims: Vec<usize> = if dims == "-" {
-        vec![]
-    } else {
-        dims.split(',').map(|d| d.parse().unwrap()).collect()
+    let dims: Vec<usize> = match head.split_whitespace().nth(1) {
+        None | Some("-") => vec![],
+        Some(dims) => dims.split(',').map(|d| d.parse().unwrap()).collect(),
     };
     let data = values
         .split_whitespace()

@@ -6,27 +6,13 @@
 //! read here), and the gradient also with central differences. The inputs
 //! and weights are the script's closed forms.
 
-use ndarray::{Array, ArrayD, ArrayView1, ArrayView2, ArrayView3, Axis, Dimension, IxDyn};
+use ndarray::{Array, ArrayD, ArrayView1, ArrayView2, ArrayView3, Axis, Dimension};
 use oxla::value_and_grad;
 
-/// JAX's values: `name` → (shape, row-major values).
+/// JAX's values: `name` → its array.
 fn jax(name: &str) -> ArrayD<f64> {
     let text = include_str!("../reference/second_day_jax.txt");
-    let line = text
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(name))
-        .unwrap_or_else(|| panic!("no `{name}` in second_day_jax.txt"));
-    let (head, values) = line.split_once(':').unwrap();
-    let shape: Vec<usize> = head
-        .split_whitespace()
-        .nth(1)
-        .map(|s| s.split(',').map(|d| d.parse().unwrap()).collect())
-        .unwrap_or_default();
-    let data: Vec<f64> = values
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
-    ArrayD::from_shape_vec(IxDyn(&shape), data).unwrap()
+    crate::reference::reference_array(text, "second_day_jax.txt", name)
 }
 
 /// An array whose element at flat index `q` is `f(q)`, as the script's `grid`.

@@ -9,22 +9,8 @@ use oxla::{Batched, Tree};
 /// JAX's values: `name` → (shape, values).
 fn jax(name: &str) -> (Vec<usize>, Vec<f64>) {
     let text = include_str!("../reference/struct_vmap_jax.txt");
-    let line = text
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(name))
-        .unwrap_or_else(|| panic!("no `{name}` in struct_vmap_jax.txt"));
-    let (head, values) = line.split_once(':').unwrap();
-    let shape = head.split_whitespace().nth(1).unwrap();
-    let shape = if shape == "-" {
-        vec![]
-    } else {
-        shape.split(',').map(|d| d.parse().unwrap()).collect()
-    };
-    let values = values
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
-    (shape, values)
+    let a = crate::reference::reference_array(text, "struct_vmap_jax.txt", name);
+    (a.shape().to_vec(), a.into_raw_vec_and_offset().0)
 }
 
 /// `got` is JAX's `name` to within `tol` relative to its scale.

@@ -13,14 +13,9 @@ use oxla::{grad, jit, transforms, value_and_grad, vmap};
 /// JAX's values for `name`, flattened row-major.
 fn jax(name: &str) -> Vec<f64> {
     let text = include_str!("../reference/updates_jax.txt");
-    let line = text
-        .lines()
-        .find(|l| l.split_once(' ').map(|(n, _)| n) == Some(name))
-        .unwrap_or_else(|| panic!("no `{name}` in updates_jax.txt"));
-    let (_, vals) = line.split_once(": ").expect("`name shape: values`");
-    vals.split(' ')
-        .map(|v| v.parse().expect("a float"))
-        .collect()
+    crate::reference::reference_array(text, "updates_jax.txt", name)
+        .into_raw_vec_and_offset()
+        .0
 }
 
 fn assert_close(name: &str, got: &[f64], want: &[f64], rtol: f64) {
