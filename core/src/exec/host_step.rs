@@ -14,6 +14,7 @@ use super::pmap::{CollectiveStep, PmapStep};
 use super::sort::SortStep;
 use super::{ArgDims, DimRef, Launcher, Program, RawArg, RawDest, Scratch, MAX_RANK};
 use crate::buffer::Buffer;
+use crate::ir::Type;
 use std::fmt::Write as _;
 
 /// A program a host step runs, its kernels numbered in the enclosing
@@ -200,6 +201,19 @@ pub(super) fn dims_under(refs: &[DimRef], bound: &[u64]) -> ArgDims {
 }
 
 impl Program {
+    /// The types of the buffers `args` (a step's operands).
+    pub(super) fn buffer_types(&self, what: &str, args: &[usize]) -> Result<Vec<Type>, String> {
+        args.iter()
+            .map(|b| {
+                let info = self
+                    .buffers
+                    .get(*b)
+                    .ok_or_else(|| format!("{what}: operand buffer {b} is missing"))?;
+                Ok(Type::new(info.dtype, info.shape.clone()))
+            })
+            .collect()
+    }
+
     /// Run the program in `scratch` (a nested program's own space, so a
     /// call from inside a host step never touches the enclosing call's).
     ///
@@ -454,4 +468,17 @@ pub(super) unsafe fn write_outs(from: &[&Buffer], outs: &[(*mut u8, usize)]) -> 
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), *ptr, len * b.dtype().size_bytes()) };
     }
     Ok(())
+}
+
+/// A copy of the operand's elements.
+///
+/// # Safety
+/// `op.ptr` is valid for `op.len` reads of `op.dtype`.
+pub(super) unsafe fn buffer_from(op: &RawArg) -> Buffer {
+    let mut b = Buffer::zeros(op.dtype, op.len);
+    // SAFETY: the caller's guarantee, and `b` holds `len` such elements.
+    unsafe {
+        std::ptr::copy_nonoverlapping(op.ptr, b.as_mut_ptr(), op.len * op.dtype.size_bytes())
+    };
+    b
 }

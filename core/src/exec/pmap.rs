@@ -19,7 +19,7 @@
 //! an error rather than a wait; the step reports the first device's error
 //! that is not such a consequence.
 
-use super::host_step::{write_outs, Nested, Renumbered};
+use super::host_step::{buffer_from, write_outs, Nested, Renumbered};
 use super::{ArgDims, Launcher, Program, RawArg, Scratch};
 use crate::buffer::Buffer;
 use crate::comm::{Communicator, ReduceOp, SharedComm};
@@ -199,19 +199,6 @@ unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 
 impl Program {
-    /// The types of the buffers `args` (a step's operands).
-    fn buffer_types(&self, what: &str, args: &[usize]) -> Result<Vec<Type>, String> {
-        args.iter()
-            .map(|b| {
-                let info = self
-                    .buffers
-                    .get(*b)
-                    .ok_or_else(|| format!("{what}: operand buffer {b} is missing"))?;
-                Ok(Type::new(info.dtype, info.shape.clone()))
-            })
-            .collect()
-    }
-
     /// Check pmap step `s` (see `check_host_step`): its operands are the
     /// op's, its results the op's result types.
     pub(super) fn check_pmap(
@@ -512,19 +499,6 @@ fn check_extent(c: &Collective, dims: &[usize], axis: usize, n: usize) -> Result
         )),
         None => Err(format!("`{c}`: the operand has no axis {axis}")),
     }
-}
-
-/// A copy of the operand's elements.
-///
-/// # Safety
-/// `op.ptr` is valid for `op.len` reads of `op.dtype`.
-unsafe fn buffer_from(op: &RawArg) -> Buffer {
-    let mut b = Buffer::zeros(op.dtype, op.len);
-    // SAFETY: the caller's guarantee, and `b` holds `len` such elements.
-    unsafe {
-        std::ptr::copy_nonoverlapping(op.ptr, b.as_mut_ptr(), op.len * op.dtype.size_bytes())
-    };
-    b
 }
 
 /// `b` (row-major, `dims`) with axis `from` moved to position `to`.

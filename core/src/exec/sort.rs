@@ -1,9 +1,8 @@
 //! The argsort step of the schedule (`ops::sort`): the host sorts the lanes
 //! of the operand's buffer and writes the permutation.
 
+use super::host_step::buffer_from;
 use super::{Program, RawArg};
-use crate::buffer::Buffer;
-use crate::ir::Type;
 use crate::ops::sort::{argsort_buffer, argsort_infer, keep_first, INDEX};
 
 /// An argsort step (`HostStep::Sort`).
@@ -42,19 +41,12 @@ impl Program {
         written: &mut [bool],
         read: &mut [bool],
     ) -> Result<(), String> {
-        let [arg] = s.args[..] else {
-            return Err(format!(
-                "{what}: {} operands, argsort takes 1",
-                s.args.len()
-            ));
+        let types = self.buffer_types(what, &s.args)?;
+        let [t] = &types[..] else {
+            return Err(format!("{what}: {} operands, argsort takes 1", types.len()));
         };
-        let info = self
-            .buffers
-            .get(arg)
-            .ok_or_else(|| format!("{what}: operand buffer {arg} is missing"))?;
-        let t = Type::new(info.dtype, info.shape.clone());
-        let out = argsort_infer(&t, s.axis, s.k).map_err(|e| format!("{what}: {e}"))?;
-        self.check_step_operands(what, "argsort", &s.args, &[t], written, read)?;
+        let out = argsort_infer(t, s.axis, s.k).map_err(|e| format!("{what}: {e}"))?;
+        self.check_step_operands(what, "argsort", &s.args, &types, written, read)?;
         self.check_step_results(what, &s.args, &s.results, &s.outs, &[out], written)
     }
 
@@ -79,12 +71,9 @@ impl Program {
                 s.axis, op.len
             ));
         }
-        let mut x = Buffer::zeros(op.dtype, op.len);
         // SAFETY: the operand points to `len` live elements of its dtype
-        // (the caller's guarantee), and `x` holds `len` such elements.
-        unsafe {
-            std::ptr::copy_nonoverlapping(op.ptr, x.as_mut_ptr(), op.len * op.dtype.size_bytes())
-        };
+        // (the caller's guarantee).
+        let x = unsafe { buffer_from(op) };
         let idx = argsort_buffer(&x, &dims, s.axis, s.descending);
         let idx = keep_first(idx, &dims, s.axis, s.k)?;
         let (out, out_len) = outs[0];

@@ -33,14 +33,16 @@ fn item(ts: TokenStream) -> syn::ItemFn {
     syn::parse2(ts).expect("test input parses")
 }
 
-fn lower(ts: TokenStream) -> Function {
+/// `ts` lowered, panicking on errors (the unit tests' shared helper).
+pub(crate) fn lower(ts: TokenStream) -> Function {
     match lower_fn(&item(ts)) {
         Ok(f) => f,
         Err(e) => panic!("unexpected errors: {e}"),
     }
 }
 
-fn lower_errors(ts: TokenStream) -> Vec<String> {
+/// The errors lowering `ts` gives, panicking when it lowers.
+pub(crate) fn lower_errors(ts: TokenStream) -> Vec<String> {
     match lower_fn(&item(ts)) {
         Ok(_) => panic!("expected errors"),
         Err(e) => e.messages(),

@@ -2,24 +2,10 @@
 //! `match` on integers. Each form's IR, its values (with the reference op
 //! rules, against the same function in plain Rust) and its errors.
 
-use crate::lower_fn;
 use crate::tests::{dump, eval};
+use crate::tests::{lower, lower_errors as errors};
 use oxla_core::{DType, Function, Tensor};
-use proc_macro2::TokenStream;
 use quote::quote;
-
-fn lower(ts: TokenStream) -> Function {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    lower_fn(&item).unwrap_or_else(|e| panic!("unexpected errors: {e}"))
-}
-
-fn errors(ts: TokenStream) -> Vec<String> {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    match lower_fn(&item) {
-        Ok(f) => panic!("expected errors, lowered\n{}", dump(&f)),
-        Err(e) => e.messages(),
-    }
-}
 
 fn assert_one(msgs: &[String], needle: &str) {
     assert!(

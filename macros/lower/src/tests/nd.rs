@@ -3,24 +3,9 @@
 //! (`vocab.rs`), each evaluated with the reference interpreter against a
 //! computation written out here with loops.
 
-use crate::lower_fn;
+use crate::tests::{lower, lower_errors as errors};
 use oxla_core::interp;
 use oxla_core::{DType, Function, Tensor};
-use proc_macro2::TokenStream;
-
-fn lower(ts: TokenStream) -> Function {
-    match lower_fn(&syn::parse2(ts).expect("test input parses")) {
-        Ok(f) => f,
-        Err(e) => panic!("unexpected errors: {e}"),
-    }
-}
-
-fn errors(ts: TokenStream) -> Vec<String> {
-    match lower_fn(&syn::parse2(ts).expect("test input parses")) {
-        Ok(_) => panic!("expected errors"),
-        Err(e) => e.messages(),
-    }
-}
 
 fn assert_error(msgs: &[String], needle: &str) {
     assert!(

@@ -2,23 +2,9 @@
 //! and stack lower to (derived sizes on run-time axes, constants on static
 //! ones) and their errors.
 
-use crate::lower_fn;
+use crate::tests::{lower, lower_errors as errors};
 use oxla_core::Function;
-use proc_macro2::TokenStream;
 use quote::quote;
-
-fn lower(ts: TokenStream) -> Function {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    lower_fn(&item).unwrap_or_else(|e| panic!("unexpected errors: {e}"))
-}
-
-fn errors(ts: TokenStream) -> Vec<String> {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    match lower_fn(&item) {
-        Ok(_) => panic!("expected errors"),
-        Err(e) => e.messages(),
-    }
-}
 
 fn out_shape(f: &Function, i: usize) -> String {
     f.shape(f.outs[i]).to_string()

@@ -2,24 +2,10 @@
 //! writes `hs[t] = h` stays one loop op carrying `hs`), values with the
 //! reference op rules against the same writes in plain Rust, and errors.
 
-use crate::lower_fn;
 use crate::tests::{dump, eval};
-use oxla_core::{Function, Op};
-use proc_macro2::TokenStream;
+use crate::tests::{lower, lower_errors as errors};
+use oxla_core::Op;
 use quote::quote;
-
-fn lower(ts: TokenStream) -> Function {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    lower_fn(&item).unwrap_or_else(|e| panic!("unexpected errors: {e}"))
-}
-
-fn errors(ts: TokenStream) -> Vec<String> {
-    let item: syn::ItemFn = syn::parse2(ts).expect("test input parses");
-    match lower_fn(&item) {
-        Ok(f) => panic!("expected errors, lowered\n{}", dump(&f)),
-        Err(e) => e.messages(),
-    }
-}
 
 #[test]
 fn a_loop_writing_its_states_is_one_loop_op_carrying_them() {
