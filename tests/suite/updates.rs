@@ -266,6 +266,36 @@ fn per_example_gradients_through_the_loop_match_one_example_at_a_time() {
     }
 }
 
+#[value_and_grad(rnn_every_vg, wrt = (w, u))]
+fn rnn_every(w: ArrayView2<f64>, u: ArrayView2<f64>, xs: ArrayView2<f64>) -> f64 {
+    let mut h = zeros(w.nrows());
+    let mut hs = zeros((xs.nrows(), w.nrows()));
+    for t in oxla::checkpoint_every(2, 0..xs.nrows()) {
+        h = (w.dot(&h) + u.dot(&xs.row(t))).tanh();
+        hs[t] = h;
+    }
+    (hs.clone() * hs.sin()).sum() + h.sum()
+}
+
+/// `hs` is a carry only written (`hs[t] = h`): the backward body never
+/// reads its value, so the tape keeps `h` alone per step, as JAX's scan
+/// keeps one row per step (it kept all of `hs` per step: steps² memory).
+/// A checkpoint keeps every carry; both give the same gradient bit for bit.
+#[test]
+fn a_loop_filling_an_array_keeps_one_row_per_step_on_its_tape() {
+    let (w, u, xs) = rnn_inputs();
+    let (steps, hidden) = (xs.nrows(), w.nrows());
+    oxla::reset_loop_tape_peak();
+    let (v, gw, gu) = rnn_vg(w.view(), u.view(), xs.view());
+    assert_eq!(oxla::loop_tape_peak_bytes(), steps * hidden * 8);
+    oxla::reset_loop_tape_peak();
+    let (ve, gwe, gue) = rnn_every_vg(w.view(), u.view(), xs.view());
+    // Three checkpoints of h and hs, and a segment of two steps' carries.
+    let carries = hidden * 8 + steps * hidden * 8;
+    assert_eq!(oxla::loop_tape_peak_bytes(), (3 + 2) * carries);
+    assert_eq!((v, &gw, &gu), (ve, &gwe, &gue));
+}
+
 fn ndarray_stack(xs: &[Array2<f64>]) -> oxla::ndarray::Array3<f64> {
     let views: Vec<_> = xs.iter().map(|x| x.view()).collect();
     oxla::ndarray::stack(oxla::ndarray::Axis(0), &views).unwrap()

@@ -249,10 +249,19 @@ fn run_loop<R: Runner>(
         .ok_or_else(|| internal("a reverse sweep without its backward body"))?;
     // Forward, keeping carries as the checkpoint says.
     let seg = s.checkpoint.segment(n);
-    let mut tape: Vec<Carries<R::Buf>> = Vec::new();
+    // Without checkpoints each step keeps only the carries the backward
+    // body reads (`LoopStep::back_reads`); a checkpoint keeps them all.
+    let kept = match seg {
+        None => s.back_reads.clone(),
+        Some(_) => vec![true; nc],
+    };
+    // A sweep whose backward body reads no carry keeps no steps at all (a
+    // `while` that never ends then spins as it does forward).
+    let record = kept.contains(&true);
+    let mut tape: Vec<TapeStep<R::Buf>> = Vec::new();
     let (n, _) = sweep.forward(n, |k, carries| {
-        if seg.is_none_or(|s| k % s == 0) {
-            tape.push(carries);
+        if record && seg.is_none_or(|s| k % s == 0) {
+            tape.push(TapeStep::keeping(carries, &kept));
         }
     })?;
     let r0 = &ops[nb + nk + nc..];
@@ -273,6 +282,7 @@ fn run_loop<R: Runner>(
         if seg.is_some() {
             let checkpoint = tape
                 .get(first)
+                .and_then(TapeStep::whole)
                 .ok_or_else(|| internal("a reverse sweep's checkpoint is missing"))?;
             for k in start..k_end - 1 {
                 let from = steps.last().unwrap_or(checkpoint);
@@ -285,13 +295,19 @@ fn run_loop<R: Runner>(
             let carries = match seg {
                 // Step `k`'s carries: the checkpoint for `start`, else the
                 // last recomputed (those after it were popped).
-                Some(_) if k == start => &tape[first],
+                Some(_) if k == start => tape[first]
+                    .whole()
+                    .ok_or_else(|| internal("a reverse sweep's checkpoint is missing"))?
+                    .args(r, sweep.init),
                 Some(_) => steps
                     .last()
-                    .ok_or_else(|| internal("a recomputed step is missing"))?,
+                    .ok_or_else(|| internal("a recomputed step is missing"))?
+                    .args(r, sweep.init),
+                None if !record => sweep.init.to_vec(),
                 None => tape
                     .get(k as usize)
-                    .ok_or_else(|| internal("a reverse sweep's tape is short"))?,
+                    .ok_or_else(|| internal("a reverse sweep's tape is short"))?
+                    .args(r, sweep.init),
             };
             let mut args: Vec<(&R::Buf, ArgDims)> = sweep.consts.to_vec();
             if s.kind == LoopKind::For {
@@ -300,7 +316,7 @@ fn run_loop<R: Runner>(
             if let (LoopKind::For, Some(i)) = (s.kind, &sweep.index) {
                 args.push((i, ArgDims::new(&[]).expect("rank 0")));
             }
-            args.extend(carries.args(r, sweep.init));
+            args.extend(carries);
             args.extend(cot.args(r, r0));
             let mut res = r.run(back, &args)?;
             drop(args);
@@ -329,7 +345,13 @@ fn run_loop<R: Runner>(
         }
         k_end = start;
     }
-    let per_step: usize = sweep.init.iter().map(|(b, _)| r.bytes(b)).sum();
+    let per_step: usize = sweep
+        .init
+        .iter()
+        .zip(&kept)
+        .filter(|(_, keep)| **keep)
+        .map(|((b, _), _)| r.bytes(b))
+        .sum();
     note_tape_bytes(peak * per_step);
     drop(tape);
     // The values the results pick from: the accumulated ones (zeros when
@@ -376,6 +398,51 @@ impl<B> Carries<B> {
         match self {
             Carries::Init => init.to_vec(),
             Carries::Own(v) => v.iter().map(|b| (b, r.dims(b))).collect(),
+        }
+    }
+}
+
+/// A step on a reverse sweep's tape: all its carries (a checkpoint, or
+/// every step when the backward body reads them all), or those the
+/// backward body reads (`None` for the others, passed as their initial
+/// values, which it does not read).
+enum TapeStep<B> {
+    Whole(Carries<B>),
+    Kept(Vec<Option<B>>),
+}
+
+impl<B> TapeStep<B> {
+    fn keeping(carries: Carries<B>, kept: &[bool]) -> TapeStep<B> {
+        match carries {
+            Carries::Own(v) if kept.contains(&false) => TapeStep::Kept(
+                v.into_iter()
+                    .zip(kept)
+                    .map(|(b, keep)| keep.then_some(b))
+                    .collect(),
+            ),
+            c => TapeStep::Whole(c),
+        }
+    }
+
+    fn whole(&self) -> Option<&Carries<B>> {
+        match self {
+            TapeStep::Whole(c) => Some(c),
+            TapeStep::Kept(_) => None,
+        }
+    }
+
+    fn args<'a, R: Runner<Buf = B>>(
+        &'a self,
+        r: &R,
+        init: &[(&'a B, ArgDims)],
+    ) -> Vec<(&'a B, ArgDims)> {
+        match self {
+            TapeStep::Whole(c) => c.args(r, init),
+            TapeStep::Kept(v) => v
+                .iter()
+                .zip(init)
+                .map(|(b, a)| b.as_ref().map_or(*a, |b| (b, r.dims(b))))
+                .collect(),
         }
     }
 }

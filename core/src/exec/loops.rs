@@ -38,6 +38,10 @@ pub struct LoopStep {
     /// cotangents `r`; results: the accumulated values, then the next `r`),
     /// and the number of accumulated values.
     pub back: Option<(Nested, usize)>,
+    /// A reverse sweep's tape keeps, per step, the carries marked here:
+    /// those the backward body reads (`LoopReverse::back_reads_carries`);
+    /// checkpoints keep them all.
+    pub back_reads: Vec<bool>,
     /// Which carries (a loop) or which of (accumulated values, `r`) (a
     /// reverse sweep) the step's results are.
     pub results: Vec<usize>,
@@ -200,26 +204,39 @@ impl Program {
         };
         // The reverse sweep: forward, keeping carries as the checkpoint says.
         let seg = s.checkpoint.segment(n);
+        // Without checkpoints each step keeps only what `back` reads; the
+        // backward body is given the initial values of the others, which
+        // it ignores.
+        let kept = match seg {
+            None => s.back_reads.clone(),
+            Some(_) => vec![true; s.n_carries()],
+        };
         let per_step: usize = sweep
             .carries0
             .iter()
-            .map(|a| a.len * a.dtype.size_bytes())
+            .zip(&kept)
+            .filter(|(_, keep)| **keep)
+            .map(|(a, _)| a.len * a.dtype.size_bytes())
             .sum();
         // The tape may not pass the limit (a `while` that never ends would
         // otherwise grow it until the allocator aborts the process).
         let limit = tape_limit();
         let what = || self.loop_name(j);
-        let mut tape: Vec<Vec<Buffer>> = Vec::new();
+        // A sweep whose backward body reads no carry keeps no steps at all
+        // (a `while` that never ends then spins as it does forward).
+        let record = kept.contains(&true);
+        let mut tape: Vec<Vec<Option<Buffer>>> = Vec::new();
         let mut cur = sweep.initial(body_space);
         // SAFETY: the caller's guarantee.
         let ran = unsafe {
             sweep.forward(lo, n, &mut cur, body_space, cond_space, |k, c| {
-                if seg.is_none_or(|s| k % s == 0) {
+                if record && seg.is_none_or(|s| k % s == 0) {
                     let bytes = (tape.len() + 1).saturating_mul(per_step);
                     if bytes > limit {
                         return Err(tape_limit_error(&what(), bytes, k + 1, limit));
                     }
-                    tape.push(c.to_vec());
+                    let step = c.iter().zip(&kept).map(|(b, keep)| keep.then(|| b.clone()));
+                    tape.push(step.collect());
                 }
                 Ok(())
             })
@@ -245,10 +262,15 @@ impl Program {
                     return Err(tape_limit_error(&what(), bytes, n, limit));
                 }
                 let first = &tape[(start / seg_len) as usize];
+                let first = || {
+                    first
+                        .iter()
+                        .map(|b| b.as_ref().expect("a checkpoint keeps all"))
+                };
                 while steps.len() < len {
-                    steps.push(first.clone());
+                    steps.push(first().cloned().collect());
                 }
-                for (to, from) in steps[0].iter_mut().zip(first) {
+                for (to, from) in steps[0].iter_mut().zip(first()) {
                     copy_buffer(to, from)?;
                 }
                 for k in start..k_end - 1 {
@@ -262,20 +284,33 @@ impl Program {
                 peak = peak.max(tape.len() + len);
             }
             for k in (start..k_end).rev() {
-                let carries = match seg {
-                    Some(_) => &steps[(k - start) as usize],
-                    None => &tape[k as usize],
-                };
                 sweep.index.set(lo.wrapping_add(k as i64));
                 back_args.clear();
                 back_args.extend_from_slice(sweep.consts);
                 if s.kind == LoopKind::For {
                     back_args.push(sweep.index_arg());
                 }
-                back_args.extend(carries.iter().zip(sweep.carries0).map(|(b, a)| RawArg {
-                    ptr: b.as_ptr(),
-                    ..*a
-                }));
+                // A carry the tape did not keep is passed as its initial
+                // value (the operand: live, of the carry's length), which
+                // the backward body does not read.
+                match seg {
+                    Some(_) => back_args.extend(
+                        steps[(k - start) as usize]
+                            .iter()
+                            .zip(sweep.carries0)
+                            .map(|(b, a)| RawArg {
+                                ptr: b.as_ptr(),
+                                ..*a
+                            }),
+                    ),
+                    None if !record => back_args.extend_from_slice(sweep.carries0),
+                    None => back_args.extend(tape[k as usize].iter().zip(sweep.carries0).map(
+                        |(b, a)| RawArg {
+                            ptr: b.as_ref().map_or(a.ptr, |b| b.as_ptr()),
+                            ..*a
+                        },
+                    )),
+                }
                 back_args.extend(r.iter().zip(&ops[nf..]).map(|(b, a)| RawArg {
                     ptr: b.as_ptr(),
                     ..*a

@@ -13,8 +13,9 @@
 //! The loss's gradient with respect to both weight matrices, checked
 //! against central differences, and per-example gradients of a batch of
 //! sequences by `vmap` of the gradient, each checked against the gradient
-//! of that sequence alone. The reverse-mode tape is printed: `hs` is a
-//! loop carry, kept per step (JAX's scan keeps one row per step). Run with
+//! of that sequence alone. The reverse-mode tape is printed: one `h` per
+//! step, as JAX's scan keeps one row per step (`hs` is a loop carry that
+//! the backward body never reads, so no step keeps it). Run with
 //! `cargo run --release -p scan_rnn`.
 
 use oxla::ndarray::{s, Array2, Array3, ArrayView2};
@@ -70,12 +71,11 @@ fn main() {
 
     oxla::reset_loop_tape_peak();
     let (gw, gu) = rnn_grad(w.view(), u.view(), xs.view(), targets.view());
-    // `hs` is a carry of the loop, so reverse mode keeps it per step: the
-    // tape grows as steps², where JAX's scan keeps one row per step.
+    // Each step keeps what the backward body reads: `h`, not `hs`.
     let tape = oxla::loop_tape_peak_bytes();
     println!(
-        "reverse-mode tape: {tape} bytes for {steps} steps: each step keeps h and all of hs ({} bytes), which the loop carries",
-        steps * hidden * 8
+        "reverse-mode tape: {tape} bytes for {steps} steps (one h of {} bytes per step; hs, only written, is not kept)",
+        hidden * 8
     );
     println!("loss = {:.10}", loss_ref(&w, &u, &xs, &targets));
     let h = 1e-6;

@@ -56,9 +56,9 @@ fn loop_step(
     outs: Vec<usize>,
     kernels: &mut Vec<Kernel>,
 ) -> Result<LoopStep, String> {
-    let (l, back) = match &e.op {
-        Op::Loop(l) => (&**l, None),
-        Op::LoopReverse(r) => (&r.fwd, Some((&r.back, r.n_acc))),
+    let (l, back, back_reads) = match &e.op {
+        Op::Loop(l) => (&**l, None, vec![true; l.n_carries()]),
+        Op::LoopReverse(r) => (&r.fwd, Some((&r.back, r.n_acc)), r.back_reads_carries()),
         _ => unreachable!("internal error: not a loop"),
     };
     let mut nest = |g: &Function| nested(f, g, "the loop", kernels);
@@ -80,6 +80,7 @@ fn loop_step(
         body,
         cond,
         back,
+        back_reads,
         results,
         args,
         outs,

@@ -250,6 +250,33 @@ impl LoopReverse {
             .collect())
     }
 
+    /// Which carries the backward body reads: the residuals a step must
+    /// keep. A carry only written by the body (`hs[t] = h` collecting a
+    /// loop's outputs, a running sum) has a cotangent that flows through
+    /// selects and adds whose transposes need no primal value, so its
+    /// step values are not kept — JAX's scan keeps only the residuals its
+    /// linearized body reads, and without this the tape of a loop that
+    /// fills an array grew with the steps squared. A checkpoint still
+    /// keeps every carry: the forward sweep restarts from it.
+    pub fn back_reads_carries(&self) -> Vec<bool> {
+        let c0 = self.fwd.carry_param0();
+        let mut read = vec![false; self.fwd.n_carries()];
+        let mut mark = |v: &Var| {
+            if let Some(k) = self.back.params.iter().position(|p| p == v) {
+                if (c0..c0 + read.len()).contains(&k) {
+                    read[k - c0] = true;
+                }
+            }
+        };
+        self.back
+            .eqns
+            .iter()
+            .flat_map(|e| &e.ins)
+            .for_each(&mut mark);
+        self.back.outs.iter().for_each(&mut mark);
+        read
+    }
+
     /// The trip count of the forward sweep's segments (`Checkpoint`).
     fn segment(&self, n: Option<u64>) -> Option<u64> {
         self.fwd.checkpoint.segment(n)
@@ -266,22 +293,42 @@ impl LoopReverse {
         let lo = if nb > 0 { ins[0].data[0] as i64 } else { 0 };
         let known_n = (nb > 0).then(|| Loop::trip(ins[0].data[0], ins[1].data[0]));
         let seg = self.segment(known_n);
+        // Without checkpoints each step keeps only what `back` reads (the
+        // others are passed as their initial values, which it ignores); a
+        // checkpoint keeps every carry.
+        let kept = match seg {
+            None => self.back_reads_carries(),
+            Some(_) => vec![true; f.n_carries()],
+        };
         let per_step: usize = (0..f.n_carries())
+            .filter(|k| kept[*k])
             .map(|k| ins[nb + nk + k].numel() * f.carry_type(k).dtype.size_bytes())
             .sum();
         let limit = tape_limit();
         let what = || format!("a `{}` loop", f.kind.keyword());
-        let mut tape: Vec<Vec<Tensor>> = Vec::new();
+        // A sweep whose backward body reads no carry keeps no steps at all
+        // (a `while` that never ends then spins as it does forward).
+        let record = kept.contains(&true);
+        let nothing: Vec<Option<Tensor>> = vec![None; f.n_carries()];
+        let mut tape: Vec<Vec<Option<Tensor>>> = Vec::new();
         let (_, n) = f.run(&ins[..nf], |k, c| {
-            if seg.is_none_or(|s| k % s == 0) {
+            if record && seg.is_none_or(|s| k % s == 0) {
                 let bytes = (tape.len() + 1).saturating_mul(per_step);
                 if bytes > limit {
                     return Err(tape_limit_error(&what(), bytes, k + 1, limit));
                 }
-                tape.push(c.to_vec());
+                let step = c.iter().zip(&kept).map(|(t, keep)| keep.then(|| t.clone()));
+                tape.push(step.collect());
             }
             Ok(())
         })?;
+        let unpacked = |step: &[Option<Tensor>]| -> Vec<Tensor> {
+            let initial = &ins[nb + nk..nf];
+            step.iter()
+                .zip(initial)
+                .map(|(t, t0)| t.clone().unwrap_or_else(|| (*t0).clone()))
+                .collect()
+        };
         let mut peak = tape.len();
         let mut acc: Option<Vec<Tensor>> = None;
         let mut r: Vec<Tensor> = ins[nf..].iter().map(|t| (*t).clone()).collect();
@@ -294,7 +341,12 @@ impl LoopReverse {
                 return Err(tape_limit_error(&what(), bytes, n, limit));
             }
             // The carries of steps start..k_end, recomputed from the checkpoint.
-            let mut steps = vec![tape[(start / s) as usize].clone()];
+            let first = if record {
+                &tape[(start / s) as usize]
+            } else {
+                &nothing
+            };
+            let mut steps = vec![unpacked(first)];
             for k in start..k_end - 1 {
                 let c = steps.last().expect("one").clone();
                 steps.push(f.step(&consts, lo + k as i64, c)?);
