@@ -181,7 +181,7 @@ def main():
     emit("lax_rsqrt", lax.rsqrt(x))
     emit("lax_rsqrt.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.rsqrt(x))))(x))
     # jnp.isnan
-    emit("jnp_isnan", jnp.isnan(m))
+    emit("jnp_isnan", jnp.isnan(jnp.log(m)))
     # jnp.greater
     emit("jnp_greater", jnp.greater(x, y))
     # jnp.greater_equal
@@ -191,7 +191,7 @@ def main():
     # jnp.less_equal
     emit("jnp_less_equal", jnp.less_equal(x, y))
     # jnp.equal
-    emit("jnp_equal", jnp.equal(jnp.floor(x * 0.0), jnp.floor(y * 0.0)))
+    emit("jnp_equal", jnp.equal(jnp.floor(x * 4.0), jnp.floor(y * 4.0)))
     # jnp.not_equal
     emit("jnp_not_equal", jnp.not_equal(x, y))
     # jax.nn.relu

@@ -9,8 +9,6 @@
 //! Generated from `macros/lower/src/lower/vocab/jax_names.rs` by
 //! `OXLA_BLESS=1 cargo test -p oxla-lower jax_table`: edit the rows there.
 
-#![allow(clippy::all)]
-
 use oxla::ndarray::{
     s, Array1, Array2, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
 };
@@ -698,7 +696,7 @@ fn lax_rsqrt_sum(x: &[f64; 6]) -> f64 {
 // jnp.isnan
 #[oxla::func]
 fn jnp_isnan(m: &[[f64; 4]; 3]) -> Array2<bool> {
-    m != m
+    m.ln() != m.ln()
 }
 
 // jnp.greater
@@ -728,7 +726,7 @@ fn jnp_less_equal(x: &[f64; 6], y: &[f64; 6]) -> Array1<bool> {
 // jnp.equal
 #[oxla::func]
 fn jnp_equal(x: &[f64; 6], y: &[f64; 6]) -> Array1<bool> {
-    (x * 0.0).floor() == (y * 0.0).floor()
+    (x * 4.0).floor() == (y * 4.0).floor()
 }
 
 // jnp.not_equal

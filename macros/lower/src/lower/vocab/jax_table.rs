@@ -313,8 +313,6 @@ const RUST_HEADER: &str = r#"//! Every supported row of the jax.numpy / lax name
 //! Generated from `macros/lower/src/lower/vocab/jax_names.rs` by
 //! `OXLA_BLESS=1 cargo test -p oxla-lower jax_table`: edit the rows there.
 
-#![allow(clippy::all)]
-
 use oxla::ndarray::{
     s, Array1, Array2, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
 };
