@@ -124,6 +124,11 @@
 //!
 //! # The vocabulary
 //!
+//! Coming from JAX: the repository's `docs/JAX_NUMPY.md` lists the jax.numpy,
+//! lax, jax.nn and transform names with oxla's spelling and derivative of
+//! each, or why it is not supported (generated from the vocabulary, every
+//! supported row compiled and compared with JAX by the tests).
+//!
 //! Inside an annotated function, arrays combine with `+ - * /` under numpy
 //! broadcasting (trailing axes aligned, a size-1 axis stretched), and:
 //!

@@ -33,6 +33,9 @@ mod helpers_cross_crate;
 mod helpers_same_crate;
 mod indexing;
 mod jax_conventions;
+// Generated (see its header): formatted by its generator, not by rustfmt.
+#[rustfmt::skip]
+mod jax_numpy;
 mod labels;
 mod lean_call;
 mod loop_hessians;

@@ -3,7 +3,8 @@
 //! elementwise functions (`elementwise`), the rest of the reshape family
 //! (`layout`), norms, diagonals and `einsum` (`linalg`), constructors
 //! (`constructors`), sizes as values (`sizes`), slicing (`slicing`) and the
-//! collectives over a named axis (`collectives`).
+//! collectives over a named axis (`collectives`). `jax_names` maps JAX's
+//! names onto them: the source of `docs/JAX_NUMPY.md` and its test.
 //!
 //! Each family's functions are one list of (name, usage) pairs; `functions`
 //! joins them, and everything that names the vocabulary reads it: the
@@ -15,6 +16,10 @@ pub(crate) mod arrays;
 pub(crate) mod collectives;
 pub(crate) mod constructors;
 pub(crate) mod elementwise;
+#[cfg(test)]
+pub(crate) mod jax_names;
+#[cfg(test)]
+mod jax_table;
 pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod sizes;
@@ -41,6 +46,59 @@ pub(crate) fn functions() -> Vec<(&'static str, String)> {
         .iter()
         .map(|s| (s.name(), format!("{}(x)", s.name())));
     listed.chain(special).collect()
+}
+
+#[cfg(test)]
+/// Every method of the vocabulary by name (`sin`, `sum_axis`, `t`), read
+/// from the methods' lists that the errors print, so the two cannot differ.
+pub(crate) fn methods() -> Vec<&'static str> {
+    let lists = [
+        super::function::SUPPORTED_METHODS
+            .strip_prefix("supported methods are ")
+            .unwrap_or(super::function::SUPPORTED_METHODS),
+        elementwise::ELEMENTWISE_METHODS,
+        arrays::ARRAY_METHODS,
+        layout::LAYOUT_METHODS,
+        linalg::LINALG_METHODS,
+    ];
+    let mut names = Vec::new();
+    for list in lists {
+        for item in split_outside_brackets(list) {
+            // "and the sizes len()", "view() and into_owned() are …"
+            for part in item.split(" and ") {
+                let part = part.trim();
+                let part = part.strip_prefix("and ").unwrap_or(part);
+                let part = part.strip_prefix("the sizes ").unwrap_or(part);
+                let end = part
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(part.len());
+                let name = &part[..end];
+                if !name.is_empty() && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+/// `list` split at the commas and semicolons outside brackets.
+fn split_outside_brackets(list: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (k, c) in list.char_indices() {
+        match c {
+            '(' | '[' | '<' => depth += 1,
+            ')' | ']' | '>' => depth -= 1,
+            ',' | ';' if depth == 0 => {
+                out.push(&list[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&list[start..]);
+    out
 }
 
 /// Whether `name` is a function of the vocabulary (`sum`, `softplus`, …).
