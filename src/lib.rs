@@ -352,7 +352,8 @@
 /// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
 pub use oxla_macros::Tree;
 pub use oxla_macros::{
-    func, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, transforms, value_and_grad, vjp, vmap,
+    custom_jvp, custom_vjp, func, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, transforms,
+    value_and_grad, vjp, vmap,
 };
 
 mod tree;
