@@ -5,7 +5,8 @@
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
 //! (reduce_prod, linear_scan), `sort` (argsort), `special` (functions expanded into primitive
-//! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds);
+//! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds,
+//! custom derivative rules);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
 
