@@ -195,3 +195,22 @@ fn malformed_rule_attributes_are_errors() {
     });
     assert!(msgs[0].contains("one custom rule"), "{msgs:?}");
 }
+
+#[test]
+fn a_custom_call_inside_a_branch_and_a_loop_keeps_its_rule() {
+    let fns = expand(quote! {
+        #[grad(df)]
+        fn f(x: f64, n: i64) -> f64 {
+            let mut s = 0.0;
+            for _ in 0..n {
+                s += scaled(x);
+            }
+            if x > 0.0 { s + scaled(x) } else { s - x }
+        }
+    })
+    .unwrap();
+    // The rule's derivative is 2 per call: 2·(n + 1) at x > 0, 2·n − 1 below.
+    assert_eq!(eval(named(&fns, "df"), &[vec![3.0], vec![4.0]])[0][0], 10.0);
+    assert_eq!(eval(named(&fns, "df"), &[vec![-3.0], vec![4.0]])[0][0], 7.0);
+    assert_eq!(eval(named(&fns, "f"), &[vec![2.0], vec![1.0]])[0][0], 16.0);
+}
