@@ -24,7 +24,10 @@
 //! - `#[jit]`: compile the function itself into fused kernels;
 //! - `#[transforms(grad(g, ..), value_and_grad(vg, ..), ..)]`: several
 //!   independent transforms of one definition.
-//! - `#[func]`: a helper the others may call (see "Helpers" below).
+//! - `#[func]`: a helper the others may call (see "Helpers" below);
+//!   `#[custom_jvp(jvp = f_jvp)]` and `#[custom_vjp(fwd = f_fwd, bwd =
+//!   f_bwd)]` on a helper give it a derivative rule of your own (see
+//!   "Custom derivative rules" below).
 //! - `#[derive(Tree)]`: a parameter struct, taken, returned and
 //!   differentiated as a whole (see "Parameter structs" below).
 //!
@@ -316,6 +319,43 @@
 //! plain Rust function is an error at the call (rustc's "cannot find
 //! macro `f`": the helper's macro is how a call finds it).
 //!
+//! ## Custom derivative rules
+//!
+//! As JAX's `jax.custom_jvp` and `jax.custom_vjp`, a helper can carry its
+//! own derivative rule, which every transform of a function calling it uses
+//! instead of differentiating its body. The rule functions are helpers too,
+//! laid out as oxla's own `#[jvp]` and `#[vjp]` functions (tangents and
+//! cotangents for float values only):
+//!
+//! | attribute | rule functions | transforms |
+//! |---|---|---|
+//! | `#[oxla::custom_jvp(jvp = f_jvp)]` | `f_jvp(params…, tangents…) -> (results…, tangents…)`, linear in the tangents | all: `grad`, `vjp`, `jvp`, `jacfwd`, `jacrev`, `hessian` (which differentiates `f_jvp`'s own body), `vmap` |
+//! | `#[oxla::custom_vjp(fwd = f_fwd, bwd = f_bwd)]` | `f_fwd(params…) -> (results…, residuals…)`; `f_bwd(residuals…, cotangents…) -> cotangents…` (one per float parameter) | reverse mode (`grad`, `vjp`, `jacrev`, `hessian` = forward over reverse, through `f_fwd` and `f_bwd`) and `vmap`; forward mode (`jvp`, `jacfwd`) is a compile error, as in JAX |
+//!
+//! ```
+//! #[oxla::func]
+//! #[oxla::custom_jvp(jvp = log1pexp_jvp)]
+//! fn log1pexp(x: f64) -> f64 {
+//!     (1.0 + x.exp()).ln()
+//! }
+//!
+//! #[oxla::func]
+//! fn log1pexp_jvp(x: f64, t: f64) -> (f64, f64) {
+//!     let e = x.exp();
+//!     ((1.0 + e).ln(), (1.0 - 1.0 / (1.0 + e)) * t)
+//! }
+//!
+//! #[oxla::grad(df)]
+//! fn f(x: f64) -> f64 {
+//!     log1pexp(x)
+//! }
+//! assert_eq!(df(1000.0), 1.0); // eˣ/(1 + eˣ) would be ∞/∞
+//! ```
+//!
+//! Plain Rust calls of the helper run its body. A rule function calling
+//! the helper it is the rule of is a cycle between helpers (an error): write
+//! the value out in the rule, as above.
+//!
 //! Integer arrays (`ArrayView1<i32>`, `&[i64]`, …) and integer scalars
 //! (`n: usize`) are parameters for labels, indices and counts: they enter
 //! arithmetic through `as` (`n as f32`) and carry no derivative (`wrt`
@@ -357,7 +397,8 @@
 /// `#[derive(oxla::Tree)]`: a parameter struct (see [`Tree`](trait@Tree)).
 pub use oxla_macros::Tree;
 pub use oxla_macros::{
-    func, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, transforms, value_and_grad, vjp, vmap,
+    custom_jvp, custom_vjp, func, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, transforms,
+    value_and_grad, vjp, vmap,
 };
 
 mod tree;

@@ -67,6 +67,7 @@ pub fn nested_functions(op: &Op) -> Vec<&Function> {
         Op::LoopReverse(l) => l.functions(),
         Op::Cond(c) => c.functions(),
         Op::Pmap(p) => p.functions(),
+        Op::Custom(c) => c.functions(),
         _ => Vec::new(),
     }
 }
@@ -210,6 +211,9 @@ fn parse_control(word: &str, fns: Vec<Function>) -> Result<Op, String> {
         "pmap" => Ok(Op::Pmap(Box::new(crate::ops::control::Pmap::from_text(
             arg, fns,
         )?))),
+        "custom_jvp_call" | "custom_vjp_call" | "custom_lin" => Ok(Op::Custom(Box::new(
+            crate::ops::control::Custom::from_text(name, arg, fns)?,
+        ))),
         _ => Err(format!("`{name}` holds no functions")),
     }
 }

@@ -307,6 +307,25 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     with_stack(|| oxla_lower::expand_func(attr.into(), item.into(), &options()).into())
 }
 
+/// `#[oxla::custom_jvp(jvp = f_jvp)]` on an `#[oxla::func]` helper `f`
+/// (JAX's `custom_jvp`): every transform of a function calling `f` uses
+/// `f_jvp(params…, tangents…) -> (results…, tangents…)`, another helper,
+/// as `f`'s derivative instead of differentiating `f`'s body.
+#[proc_macro_attribute]
+pub fn custom_jvp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    oxla_lower::expand_rule_attr(oxla_lower::RuleKind::Jvp, attr.into(), item.into()).into()
+}
+
+/// `#[oxla::custom_vjp(fwd = f_fwd, bwd = f_bwd)]` on an `#[oxla::func]`
+/// helper `f` (JAX's `custom_vjp`): reverse mode through a call of `f` runs
+/// `f_fwd(params…) -> (results…, residuals…)` and passes cotangents back
+/// with `f_bwd(residuals…, cotangents…) -> cotangents…`; forward mode
+/// through it is a compile error, as in JAX.
+#[proc_macro_attribute]
+pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    oxla_lower::expand_rule_attr(oxla_lower::RuleKind::Vjp, attr.into(), item.into()).into()
+}
+
 /// `#[derive(oxla::Tree)]`: a parameter struct whose fields are arrays
 /// (`Array1<F>`…`Array6<F>`) and scalars of one float type `F` (f32 or
 /// f64), or other `Tree` structs. Implements `oxla::Tree`, and lets oxla

@@ -5,7 +5,8 @@
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
 //! (reduce_prod, linear_scan), `sort` (argsort), `special` (functions expanded into primitive
-//! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds);
+//! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds,
+//! custom derivative rules);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
 
@@ -160,6 +161,10 @@ pub enum Op {
     /// A body run once per device along a named axis (see
     /// `control::Pmap`); one result per body result.
     Pmap(Box<control::Pmap>),
+    /// A function with a custom derivative rule (`custom_jvp_call`,
+    /// `custom_vjp_call`) or a custom_vjp function's linear tangent map
+    /// (`custom_lin`); see `control::Custom`.
+    Custom(Box<control::Custom>),
     /// The permutation sorting each lane along `axis`, stable, in JAX's
     /// order, or its first `k` entries (see `sort`).
     Argsort {
@@ -241,6 +246,7 @@ impl Op {
             Op::Cond(c) => c.n_operands(),
             Op::Collective(c) => c.arity(),
             Op::Pmap(p) => p.n_operands(),
+            Op::Custom(c) => c.n_operands(),
         }
     }
 
@@ -259,6 +265,7 @@ impl Op {
             Op::LoopReverse(l) => l.infer(ins),
             Op::Cond(c) => c.infer(ins),
             Op::Pmap(p) => p.infer(ins),
+            Op::Custom(c) => c.infer(ins),
             Op::Collective(c) => one(c.infer(ins)),
             Op::Unary(_) | Op::Special(_) => {
                 if !ins[0].dtype.is_float() {
@@ -404,6 +411,7 @@ impl Op {
             Op::LoopReverse(l) => l.eval(ins),
             Op::Cond(c) => c.eval(ins),
             Op::Pmap(p) => p.eval(ins),
+            Op::Custom(c) => c.eval(ins),
             Op::Collective(c) => Err(format!(
                 "`{c}` runs outside every pmap and vmap over the axis `{}`",
                 c.axis
@@ -455,6 +463,7 @@ impl Op {
             Op::LoopReverse(l) => return control::reverse_jvp(f, l, ins, t),
             Op::Cond(c) => return control::cond_jvp(f, c, ins, t),
             Op::Pmap(p) => return control::pmap_jvp(f, p, ins, t),
+            Op::Custom(c) => return control::custom_jvp(f, c, ins, t),
             Op::Collective(c) => rule(move |f, out| match (ins.first(), t.first()) {
                 (Some(x), Some(Some(t))) => c.jvp(f, *x, out, *t),
                 _ => None,
@@ -553,6 +562,7 @@ impl Op {
             }
             Op::LoopReverse(l) => vec![true; l.results.len()],
             Op::Pmap(p) => tangent_reach(&p.body, ins),
+            Op::Custom(c) => c.tangent_reach(ins),
             Op::Cmp(_)
             | Op::Literal { .. }
             | Op::DimSize { .. }
@@ -622,6 +632,7 @@ impl Op {
             Op::Loop(l) => l.is_linear_in(i),
             Op::Cond(c) => c.is_linear_in(i),
             Op::Pmap(p) => p.is_linear_in(i),
+            Op::Custom(c) => c.is_linear_in(i),
             Op::Collective(c) => c.is_linear(),
             // The JVP of a gradient sweep, in its tangents.
             Op::LoopReverse(l) => l.is_linear_in(i),
@@ -775,6 +786,7 @@ impl Op {
             Op::Loop(l) => control::loop_transpose(f, l, known, cts),
             Op::Cond(c) => control::cond_transpose(f, c, known, cts),
             Op::Pmap(p) => control::pmap_transpose(f, p, known, cts),
+            Op::Custom(c) => control::custom_transpose(f, c, known, cts),
             Op::Collective(c) => vec![Some(c.transpose(f, ct()))],
         }
     }
@@ -836,6 +848,7 @@ impl Op {
             Op::LoopReverse(l) => control::reverse_batch(f, l, ins, batched, axis),
             Op::Cond(c) => control::cond_batch(f, c, ins, batched, axis),
             Op::Pmap(p) => control::pmap_batch(f, p, ins, batched, axis),
+            Op::Custom(c) => control::custom_batch(f, c, ins, batched, axis),
             Op::Collective(c) => one(c.batch(f, ins, axis)),
             Op::Transpose { perm } => one(layout::transpose_batch(f, ins[0], perm)),
             Op::Argsort {
@@ -911,7 +924,9 @@ impl Op {
             | Op::Dot
             | Op::DotGeneral(_) => FusionKind::Reduction,
             Op::LinearScan { .. } => FusionKind::Scan,
-            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) | Op::Pmap(_) => FusionKind::Control,
+            Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) | Op::Pmap(_) | Op::Custom(_) => {
+                FusionKind::Control
+            }
             Op::Collective(_) => FusionKind::Collective,
             Op::Argsort { .. } => FusionKind::Sort,
         }
@@ -981,6 +996,7 @@ impl fmt::Display for Op {
             Op::LoopReverse(l) => f.write_str(&l.header()),
             Op::Cond(c) => f.write_str(&c.header()),
             Op::Pmap(p) => f.write_str(&p.header()),
+            Op::Custom(c) => f.write_str(&c.header()),
             Op::Collective(c) => write!(f, "{c}"),
         }
     }

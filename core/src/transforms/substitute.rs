@@ -39,6 +39,14 @@ pub fn substitute(f: &mut Function, from: &str, to: &Dim) {
                 substitute(&mut c.then, from, to);
                 substitute(&mut c.otherwise, from, to);
             }
+            Op::Custom(c) => {
+                let renamed = c.map_functions(|g| {
+                    let mut g = g.clone();
+                    substitute(&mut g, from, to);
+                    g
+                });
+                **c = renamed;
+            }
             Op::Collective(c) => c.size = rename(&c.size, from, to),
             Op::Pmap(p) => {
                 p.size = rename(&p.size, from, to);

@@ -53,6 +53,11 @@ pub fn op_kind(op: &Op) -> &'static str {
         // program, batching, derivatives) and the facade's
         // `tests/suite/sort.rs` (against JAX).
         Op::Argsort { .. } => "argsort",
+        // No catalog case: fusion runs a custom call's primal function
+        // (inlined), and its rules are tested in
+        // `core/tests/suite/custom_derivatives.rs` and the facade's
+        // `tests/suite/custom_derivatives.rs` (against JAX).
+        Op::Custom(_) => "custom",
     }
 }
 

@@ -47,6 +47,7 @@ pub use errors::Errors;
 pub use lower::{dim_symbol, length_symbol, lower_fn};
 pub use oxla_core::Function;
 pub use parse::attr::{InAxes, Input, TransformAttr, TransformKind};
+pub use parse::custom::{expand_rule_attr, RuleKind};
 pub use resolve::helpers::{expand_func, expand_resolve, HelperTable};
 /// Where a function is written; the proc-macro crate reads its file for it.
 pub use resolve::site;

@@ -4,6 +4,7 @@
 //! modules, one per part of the crate, are its children.
 
 mod control;
+mod custom;
 mod errors;
 mod fuzz;
 mod generic;

@@ -20,7 +20,10 @@ use std::collections::HashMap;
 /// them into kernels; return the program that runs them in order.
 pub fn fuse(f: &Function) -> Result<Program, String> {
     verify(f)?;
-    let f = simplify(&expand_special(f));
+    // Custom derivative rules have done their work in the transforms: what
+    // runs is each custom call's primal function.
+    let inlined = crate::ops::control::inline_primal(f)?;
+    let f = simplify(&expand_special(inlined.as_ref().unwrap_or(f)));
     let defs = f.definitions();
     let materialized = materialize(&f, &defs);
 

@@ -31,6 +31,7 @@
 
 mod batch;
 mod cond;
+mod custom;
 mod looping;
 mod pmap;
 mod reverse;
@@ -45,6 +46,11 @@ pub use crate::exec::tape::{
 pub use batch::{loop_batch, reverse_batch};
 pub(crate) use cond::cond_transpose;
 pub use cond::{cond_batch, cond_jvp, push_cond, Cond};
+pub(crate) use custom::custom_transpose;
+pub use custom::{
+    custom_batch, custom_jvp, has_custom_lin, inline_primal, push_custom_jvp, push_custom_vjp,
+    Custom, FORWARD_OVER_CUSTOM_VJP,
+};
 pub use looping::{loop_jvp, push_for, push_while, Checkpoint, Loop, LoopKind, TangentOf};
 pub(crate) use pmap::pmap_transpose;
 pub use pmap::{pmap_batch, pmap_jvp, push_pmap, Pmap};

@@ -4,6 +4,7 @@
 use crate::codegen::aot::live_eqns;
 use crate::codegen::paths;
 use crate::codegen::scalar_loop;
+use oxla_core::ops::control::Custom;
 use oxla_core::ops::elementwise::{BinaryOp, CmpOp, UnaryOp};
 use oxla_core::{DType, Function, Op, Var};
 use proc_macro2::{Literal, Span, TokenStream};
@@ -81,6 +82,18 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
                 Op::Loop(l) => scalar_loop::loop_expr(l, &ins),
                 Op::LoopReverse(l) => scalar_loop::reverse_expr(l, &ins),
                 Op::Cond(c) => scalar_loop::cond_expr(c, &ins),
+                // What runs is the primal function: its rules have done
+                // their work in the transforms.
+                Op::Custom(c) => match &**c {
+                    Custom::Jvp { primal, .. } | Custom::Vjp { primal, .. } => {
+                        scalar_block(primal, &ins)
+                    }
+                    Custom::Lin { .. } => {
+                        let msg = oxla_core::ops::control::FORWARD_OVER_CUSTOM_VJP;
+                        let panic = paths::panic();
+                        quote!(#panic(#msg))
+                    }
+                },
                 _ => unreachable!("internal error: an unknown control op"),
             };
             stmts.push(quote!(let (#(#outs,)*) = #value;));
@@ -236,6 +249,7 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
             | Op::Loop(_)
             | Op::LoopReverse(_)
             | Op::Cond(_)
+            | Op::Custom(_)
             | Op::Collective(_)
             | Op::Pmap(_) => {
                 let msg = format!("internal error: {} in a scalar function", e.op);

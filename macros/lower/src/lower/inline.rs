@@ -157,13 +157,46 @@ impl Lowerer<'_> {
             }
             bound.push((pname, *arg));
         }
+        // A helper with a custom derivative rule is an op carrying its
+        // body and its rule, except inside its own rule (a rule calling
+        // its function means the function itself, inlined).
+        if let Some(rule) = crate::parse::custom::rule_of(&helper.item) {
+            if !self
+                .inlining
+                .contains(&crate::parse::custom::rule_marker(&name))
+            {
+                let args: Vec<Var> = bound.iter().map(|b| b.1).collect();
+                let call = crate::lower::custom::CustomCall {
+                    call: c,
+                    shown: &shown,
+                    name: &name,
+                    item,
+                    callees: &callees,
+                };
+                return Some(self.lower_custom_call(&call, &rule, &args));
+            }
+        }
+        Some(self.lower_bound_body(item, &callees, name, bound, c, &shown))
+    }
+
+    /// A helper's body lowered where it is called, its parameters bound by
+    /// `bound` (name, value): its results (`None` after an error).
+    pub(crate) fn lower_bound_body(
+        &mut self,
+        item: &syn::ItemFn,
+        callees: &crate::resolve::helpers::HelperTable,
+        name: String,
+        bound: Vec<(String, Var)>,
+        c: &syn::ExprCall,
+        shown: &str,
+    ) -> Option<Vec<Var>> {
         // The helper's body sees its parameters only, and its own helpers.
         let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let floor = std::mem::replace(&mut self.assign_floor, 0);
         for (n, v) in bound {
             self.bind_as(n, Some(v), BindKind::Param);
         }
-        let outer = helpers::swap_current(callees);
+        let outer = helpers::swap_current(callees.clone());
         let closures = std::mem::take(&mut self.closures);
         self.inlining.push(name);
         let reported = self.errors.len();
@@ -182,9 +215,7 @@ impl Lowerer<'_> {
         helpers::swap_current(outer);
         self.scopes = scopes;
         self.assign_floor = floor;
-        let Some((outs, _)) = results else {
-            return Some(None);
-        };
+        let (outs, _) = results?;
         let declared = match &item.sig.output {
             syn::ReturnType::Type(_, ty) => return_tys(ty).ok().map(|(r, _)| r.len()),
             syn::ReturnType::Default => None,
@@ -198,9 +229,9 @@ impl Lowerer<'_> {
                     declared.unwrap_or(0)
                 ),
             );
-            return Some(None);
+            return None;
         }
-        Some(Some(outs))
+        Some(outs)
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod call_generated;
 mod calls;
 pub mod consts;
 pub(crate) mod control;
+pub(crate) mod custom;
 mod function;
 pub(crate) mod inline;
 mod lowerer;

@@ -4,4 +4,5 @@
 //! generation both work from these, never from the raw tokens.
 
 pub mod attr;
+pub mod custom;
 pub mod types;

@@ -425,6 +425,15 @@ fn expand_func_with(
         errors.spanned(a, "`#[oxla::func]` marks a helper and cannot be combined with other oxla attributes: apply those to a function that calls it");
     }
     let name = item.sig.ident.clone();
+    let rule = crate::parse::custom::parse_rule(&item, &mut errors);
+    // The function plain Rust calls runs its body; the rule attribute
+    // stays on the item callers receive (each call reads it).
+    let plain_tokens = match &rule {
+        Some(_) => syn::parse2::<syn::ItemFn>(item_tokens.clone())
+            .map(|i| crate::parse::custom::without_rules(&i).into_token_stream())
+            .unwrap_or_else(|_| item_tokens.clone()),
+        None => item_tokens.clone(),
+    };
     if is_vocabulary_function(&crate::lower::ident_name(&name)) {
         errors.spanned(&name, format!("`{name}` is one of oxla's own functions, which a call `{name}(..)` in an annotated function means: name the helper differently"));
     }
@@ -433,11 +442,18 @@ fn expand_func_with(
     // generics).
     let instance = crate::generic::instantiate_helper(&item, oxla_core::DType::F64);
     let checked = instance.as_ref().unwrap_or(&item);
-    let (_, unknown) = with_helpers(helpers, || match crate::tree::flatten_fn(checked, &[]) {
+    let (_, mut unknown) = with_helpers(helpers, || match crate::tree::flatten_fn(checked, &[]) {
         crate::tree::Flattened::None => crate::lower::lower_fn(checked).is_ok(),
         crate::tree::Flattened::Flat(flat, _) => crate::lower::lower_fn(&flat.item).is_ok(),
         _ => false,
     });
+    // A custom rule's functions are resolved as the body's calls are.
+    for p in rule.iter().flat_map(|r| &r.paths) {
+        let key = path_key(p);
+        if may_be_helper(p) && !unknown.iter().any(|u| path_key(u) == key) {
+            unknown.push(p.clone());
+        }
+    }
     if let Some(p) = unknown
         .iter()
         .find(|p| p.segments.last().is_some_and(|s| s.ident == name))
@@ -459,11 +475,17 @@ fn expand_func_with(
         errors.extend(e);
         true
     });
+    if let (Some(rule), true, false) = (&rule, errors.is_empty(), stopped) {
+        check_rule(checked, rule, helpers, &mut errors);
+    }
     let errs = errors.to_compile_errors();
     if !errors.is_empty() || stopped {
         // The function with a body that only panics, and no macro: its
         // callers' expansions stop at it, the error above says why.
-        let f = crate::without_body(item, &TokenStream::new());
+        let f = crate::without_body(
+            crate::parse::custom::without_rules(&item),
+            &TokenStream::new(),
+        );
         return quote!(#f #errs);
     }
     // The function itself, compiled as `#[jit]` would (the helper's macro
@@ -472,7 +494,7 @@ fn expand_func_with(
         crate::expand_with(
             crate::parse::attr::AttrName::One(crate::parse::attr::TransformKind::Jit),
             TokenStream::new(),
-            item_tokens.clone(),
+            plain_tokens,
             table_tokens,
             helpers,
             &crate::CodegenOptions {
@@ -495,6 +517,30 @@ fn expand_func_with(
         #function
         #mac
     }
+}
+
+/// Check the functions of `item`'s custom `rule` (resolved in `helpers`)
+/// against its signature, as each is lowered at f64.
+fn check_rule(
+    item: &syn::ItemFn,
+    rule: &crate::parse::custom::CustomRule,
+    helpers: &HelperTable,
+    errors: &mut Errors,
+) {
+    let Ok(f) = with_helpers(helpers, || crate::lower::lower_fn(item)).0 else {
+        return;
+    };
+    let rules: Vec<Option<oxla_core::Function>> = rule
+        .paths
+        .iter()
+        .map(|p| {
+            let (h, callees) = helpers.get(p)?;
+            let instance = crate::generic::instantiate_helper(&h.item, oxla_core::DType::F64);
+            let it = instance.as_ref().unwrap_or(&h.item);
+            with_helpers(&callees, || crate::lower::lower_fn(it)).0.ok()
+        })
+        .collect();
+    crate::parse::custom::check_rule_signatures(&f, rule, &rules, errors);
 }
 
 /// The macro through which annotated functions call the function `name`:

@@ -533,6 +533,17 @@ fn apply(
         }
     };
     let f = guard(what, span, || step.apply(input))?;
+    // Forward mode through a custom_vjp function has nothing to run (JAX
+    // raises at the `jvp`): said at the attribute that asked for it.
+    if oxla_core::ops::control::has_custom_lin(&f) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "{what}: `{input_name}` calls a function with a `#[oxla::custom_vjp]` rule, and {}",
+                oxla_core::ops::control::FORWARD_OVER_CUSTOM_VJP
+            ),
+        ));
+    }
     Ok((f, Some(step)))
 }
 

@@ -1,0 +1,3 @@
+fn main() {
+    oxla_build::compile(&["src/main.rs"]);
+}
