@@ -488,6 +488,29 @@ def main():
     # jax.checkpoint
     emit("jax_checkpoint", lax.fori_loop(0, 5, lambda t, c: jnp.sin(c + x[t]), 0.0))
     emit("jax_checkpoint.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.fori_loop(0, 5, lambda t, c: jnp.sin(c + x[t]), 0.0))))(x))
+    # jax.custom_jvp
+    @jax.custom_jvp
+    def jax_custom_jvp_f(x):
+        return jnp.log(1.0 + jnp.exp(x))
+    
+    @jax_custom_jvp_f.defjvp
+    def jax_custom_jvp_rule(p, t):
+        e = jnp.exp(p[0])
+        return jnp.log(1.0 + e), 2.0 * (1.0 - 1.0 / (1.0 + e)) * t[0]
+    emit("jax_custom_jvp", jax.grad(lambda x: jax_custom_jvp_f(x) * x)(1.5))
+    # jax.custom_vjp
+    @jax.custom_vjp
+    def jax_custom_vjp_f(x):
+        return jnp.sin(x)
+    
+    def jax_custom_vjp_fwd(x):
+        return jnp.sin(x), jnp.cos(x)
+    
+    def jax_custom_vjp_bwd(c, g):
+        return (jnp.clip(c * g, -0.1, 0.1),)
+    
+    jax_custom_vjp_f.defvjp(jax_custom_vjp_fwd, jax_custom_vjp_bwd)
+    emit("jax_custom_vjp", jax.grad(lambda x: jax_custom_vjp_f(x) * 3.0)(0.5))
     # lax.stop_gradient
     emit("lax_stop_gradient", lax.stop_gradient(x) * x)
     emit("lax_stop_gradient.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.stop_gradient(x) * x)))(x))

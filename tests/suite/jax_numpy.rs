@@ -2182,6 +2182,48 @@ fn jax_checkpoint_sum(x: &[f64; 6]) -> f64 {
     jax_checkpoint(x)
 }
 
+// jax.custom_jvp
+#[oxla::func]
+#[oxla::custom_jvp(jvp = jax_custom_jvp_rule)]
+fn jax_custom_jvp_f(x: f64) -> f64 {
+    (1.0 + x.exp()).ln()
+}
+
+/// Twice the true derivative, so agreeing with JAX shows the rule is used.
+#[oxla::func]
+fn jax_custom_jvp_rule(x: f64, t: f64) -> (f64, f64) {
+    let e = x.exp();
+    ((1.0 + e).ln(), 2.0 * (1.0 - 1.0 / (1.0 + e)) * t)
+}
+
+#[oxla::grad(jax_custom_jvp)]
+fn jax_custom_jvp_base(x: f64) -> f64 {
+    jax_custom_jvp_f(x) * x
+}
+
+// jax.custom_vjp
+#[oxla::func]
+#[oxla::custom_vjp(fwd = jax_custom_vjp_fwd, bwd = jax_custom_vjp_bwd)]
+fn jax_custom_vjp_f(x: f64) -> f64 {
+    x.sin()
+}
+
+#[oxla::func]
+fn jax_custom_vjp_fwd(x: f64) -> (f64, f64) {
+    (x.sin(), x.cos())
+}
+
+/// The true cotangent, clipped into [-0.1, 0.1].
+#[oxla::func]
+fn jax_custom_vjp_bwd(c: f64, g: f64) -> f64 {
+    clip(c * g, -0.1, 0.1)
+}
+
+#[oxla::grad(jax_custom_vjp)]
+fn jax_custom_vjp_base(x: f64) -> f64 {
+    jax_custom_vjp_f(x) * 3.0
+}
+
 #[test]
 fn control_rows_match_jax() {
     let i = inputs();
@@ -2199,6 +2241,8 @@ fn control_rows_match_jax() {
     c.grad("lax_select", lax_select_grad(&i.x, &i.y).flat(), Some(central(|p| lax_select_sum(p, &i.y), &i.x)));
     c.value("jax_checkpoint", "jax.checkpoint", jax_checkpoint(&i.x).flat());
     c.grad("jax_checkpoint", jax_checkpoint_grad(&i.x).flat(), Some(central(|p| jax_checkpoint_sum(p), &i.x)));
+    c.value("jax_custom_jvp", "jax.custom_jvp", jax_custom_jvp(1.5).flat());
+    c.value("jax_custom_vjp", "jax.custom_vjp", jax_custom_vjp(0.5).flat());
     c.finish();
 }
 

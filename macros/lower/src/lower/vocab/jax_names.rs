@@ -132,6 +132,16 @@ pub(crate) enum Sample {
         call: &'static str,
         jax: &'static str,
     },
+    /// Items of their own (`NAME` standing for the generated names), one
+    /// of them the function `NAME` called with `call`, against the JAX
+    /// expression `jax` evaluated after the Python statements `py` (JAX's
+    /// decorated definitions: `jax.custom_jvp`, `jax.custom_vjp`).
+    Items {
+        items: &'static str,
+        call: &'static str,
+        py: &'static str,
+        jax: &'static str,
+    },
 }
 
 /// How a value sample's gradient is checked.
@@ -444,8 +454,18 @@ pub(crate) const ROWS: &[JaxName] = &[
     ok("jax.checkpoint", Fm::Control, "`for t in oxla::checkpoint(a..b)`, `oxla::checkpoint_every(k, a..b)` (loops)", &[S("oxla::checkpoint")], "the same gradient, carries recomputed in segments", d("x", "let mut c = 0.0;\n    for t in oxla::checkpoint(0..5) {\n        c = (c + x[t]).sin();\n    }\n    c", "lax.fori_loop(0, 5, lambda t, c: jnp.sin(c + x[t]), 0.0)", R)),
     no("lax.map", Fm::Control, "write a `for` loop, or `#[vmap]`"),
     no("lax.associative_scan", Fm::Control, "not in the vocabulary: a `for` loop gives the sequential scan"),
-    no("jax.custom_jvp", Fm::Control, "planned (issue 25: custom derivatives)"),
-    no("jax.custom_vjp", Fm::Control, "planned (issue 25: custom derivatives)"),
+    ok("jax.custom_jvp", Fm::Control, "`#[oxla::custom_jvp(jvp = f_jvp)]` on an `#[oxla::func]` helper", &[S("custom_jvp")], "the rule's: `f_jvp(primals, tangents) -> (out, tangent)`; reverse mode transposes it", Sample::Items {
+        items: "#[oxla::func]\n#[oxla::custom_jvp(jvp = NAME_rule)]\nfn NAME_f(x: f64) -> f64 {\n    (1.0 + x.exp()).ln()\n}\n\n/// Twice the true derivative, so agreeing with JAX shows the rule is used.\n#[oxla::func]\nfn NAME_rule(x: f64, t: f64) -> (f64, f64) {\n    let e = x.exp();\n    ((1.0 + e).ln(), 2.0 * (1.0 - 1.0 / (1.0 + e)) * t)\n}\n\n#[oxla::grad(NAME)]\nfn NAME_base(x: f64) -> f64 {\n    NAME_f(x) * x\n}\n",
+        call: "1.5",
+        py: "@jax.custom_jvp\ndef NAME_f(x):\n    return jnp.log(1.0 + jnp.exp(x))\n\n@NAME_f.defjvp\ndef NAME_rule(p, t):\n    e = jnp.exp(p[0])\n    return jnp.log(1.0 + e), 2.0 * (1.0 - 1.0 / (1.0 + e)) * t[0]",
+        jax: "jax.grad(lambda x: NAME_f(x) * x)(1.5)",
+    }),
+    ok("jax.custom_vjp", Fm::Control, "`#[oxla::custom_vjp(fwd = f_fwd, bwd = f_bwd)]` on an `#[oxla::func]` helper", &[S("custom_vjp")], "the rule's: `f_fwd` gives (out, residuals), `f_bwd(residuals, ct)` the cotangents; reverse mode only, as JAX", Sample::Items {
+        items: "#[oxla::func]\n#[oxla::custom_vjp(fwd = NAME_fwd, bwd = NAME_bwd)]\nfn NAME_f(x: f64) -> f64 {\n    x.sin()\n}\n\n#[oxla::func]\nfn NAME_fwd(x: f64) -> (f64, f64) {\n    (x.sin(), x.cos())\n}\n\n/// The true cotangent, clipped into [-0.1, 0.1].\n#[oxla::func]\nfn NAME_bwd(c: f64, g: f64) -> f64 {\n    clip(c * g, -0.1, 0.1)\n}\n\n#[oxla::grad(NAME)]\nfn NAME_base(x: f64) -> f64 {\n    NAME_f(x) * 3.0\n}\n",
+        call: "0.5",
+        py: "@jax.custom_vjp\ndef NAME_f(x):\n    return jnp.sin(x)\n\ndef NAME_fwd(x):\n    return jnp.sin(x), jnp.cos(x)\n\ndef NAME_bwd(c, g):\n    return (jnp.clip(c * g, -0.1, 0.1),)\n\nNAME_f.defvjp(NAME_fwd, NAME_bwd)",
+        jax: "jax.grad(lambda x: NAME_f(x) * 3.0)(0.5)",
+    }),
     // ---- lax ------------------------------------------------------------------------
     ok("lax.stop_gradient", Fm::Lax, "`stop_gradient(x)`", &[F("stop_gradient")], "zero", Sample::Value { args: "x", oxla: "stop_gradient(x) * &x", jax: "lax.stop_gradient(x) * x", out: V, grad: Grad::JaxOnly }),
     ok("lax.logistic", Fm::Lax, "`sigmoid(x)`", &[F("sigmoid")], "σ(1−σ)·ẋ", d("x", "sigmoid(x)", "lax.logistic(x)", V)),

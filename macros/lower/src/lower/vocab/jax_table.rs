@@ -288,6 +288,14 @@ pub(super) fn rust_test() -> String {
                         k, r.jax
                     );
                 }
+                Sample::Items { items, call, .. } => {
+                    let _ = write!(out, "{}\n", items.replace("NAME", &k));
+                    let _ = writeln!(
+                        calls,
+                        "    c.value({:?}, {:?}, {k}({call}).flat());",
+                        k, r.jax
+                    );
+                }
             }
         }
         let _ = write!(out, "#[test]\nfn {}_rows_match_jax() {{\n", family.ident());
@@ -554,6 +562,12 @@ pub(super) fn python() -> String {
             Sample::Transform { jax, .. } => {
                 let _ = writeln!(out, "    emit(\"{k}\", {jax})");
             }
+            Sample::Items { py, jax, .. } => {
+                for line in py.replace("NAME", &k).lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+                let _ = writeln!(out, "    emit(\"{k}\", {})", jax.replace("NAME", &k));
+            }
         }
     }
     out.push_str("\n\nif __name__ == \"__main__\":\n    main()\n");
@@ -637,6 +651,7 @@ mod tests {
                 match sample {
                     Sample::Value { oxla, .. } => oxla.to_string(),
                     Sample::Transform { attr, body, .. } => format!("{attr} {body}"),
+                    Sample::Items { items, .. } => items.to_string(),
                 },
             )),
             Status::Unsupported(_) => None,
