@@ -53,6 +53,11 @@ pub fn op_kind(op: &Op) -> &'static str {
         // program, batching, derivatives) and the facade's
         // `tests/suite/sort.rs` (against JAX).
         Op::Argsort { .. } => "argsort",
+        // No catalog case, for the same reason as argsort: a host step the
+        // CUDA backend does not run yet. Its tests are
+        // `core/tests/suite/linalg.rs` and the facade's
+        // `tests/suite/linalg.rs` (against JAX).
+        Op::Linalg(_) => "linalg",
     }
 }
 
