@@ -35,6 +35,7 @@ mod indexing;
 mod jax_conventions;
 mod labels;
 mod lean_call;
+mod linalg;
 mod loop_hessians;
 mod loops;
 mod loops_arrays;

@@ -5,6 +5,7 @@
 
 mod control;
 mod errors;
+mod factorizations;
 mod fuzz;
 mod generic;
 mod loops;
