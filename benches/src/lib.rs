@@ -2,6 +2,7 @@
 //! The oxla versions are compiled ahead of time by `build.rs`.
 
 pub mod hand;
+pub mod linalg;
 pub mod models;
 
 /// `sum(x * 2 * y + z)`: one fused oxla kernel.

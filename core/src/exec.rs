@@ -22,6 +22,7 @@ mod call;
 mod cond;
 mod direct;
 mod host_step;
+mod linalg;
 mod loops;
 mod pmap;
 mod program;
@@ -34,6 +35,7 @@ pub use call::{
 pub use cond::CondStep;
 pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
 pub use host_step::{HostStep, Nested};
+pub use linalg::LinalgStep;
 pub use loops::LoopStep;
 pub use pmap::{cpu_device_count, set_cpu_device_count, CollectiveStep, PmapStep, CPU_DEVICES_ENV};
 use program::DimRef;

@@ -293,7 +293,15 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "reduce_prod",
         "linear_scan",
         "argsort",
+        "triangular_solve",
+        "solve",
     ];
+    if let Some(name) = crate::ops::linalg::LinalgOp::NAMES
+        .into_iter()
+        .find(|n| *n == name)
+    {
+        return crate::ops::linalg::LinalgOp::parse(name, arg).map(Op::Linalg);
+    }
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
     }

@@ -39,6 +39,7 @@ mod jax_conventions;
 mod jax_numpy;
 mod labels;
 mod lean_call;
+mod linalg;
 mod loop_hessians;
 mod loops;
 mod loops_arrays;

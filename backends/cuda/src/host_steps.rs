@@ -116,6 +116,13 @@ impl<P> Children<P> {
                     s.name()
                 ))
             }
+            // cuSOLVER's factorizations are not wired in yet.
+            HostStep::Linalg(l) => {
+                return Err(format!(
+                    "`{}` (and the other linear algebra ops) run on the CPU backend only (GPUs: not yet)",
+                    l.op
+                ))
+            }
             // A GPU sort (a segmented radix sort) is not built yet.
             HostStep::Sort(_) => {
                 return Err(

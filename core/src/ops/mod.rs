@@ -4,7 +4,8 @@
 //! (literal, broadcast, reduce_sum, dot), `reduce` (reduce_max/min),
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
-//! (reduce_prod, linear_scan), `sort` (argsort), `special` (functions expanded into primitive
+//! (reduce_prod, linear_scan), `sort` (argsort), `linalg` (cholesky,
+//! triangular and LU solves, determinants), `special` (functions expanded into primitive
 //! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds,
 //! custom derivative rules);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
@@ -19,6 +20,7 @@ pub mod erf;
 pub mod erf_inv;
 pub mod gather;
 pub mod layout;
+pub mod linalg;
 pub mod reduce;
 pub mod scan;
 pub mod slicing;
@@ -172,6 +174,8 @@ pub enum Op {
         descending: bool,
         k: Option<u64>,
     },
+    /// Dense linear algebra on the last two axes (see `linalg`).
+    Linalg(linalg::LinalgOp),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -202,6 +206,8 @@ pub enum FusionKind {
     Collective,
     /// A host step that sorts the lanes of a materialized operand.
     Sort,
+    /// A host step that factors or solves materialized matrices.
+    Linalg,
 }
 
 impl FusionKind {
@@ -209,7 +215,7 @@ impl FusionKind {
     pub fn is_host_step(self) -> bool {
         matches!(
             self,
-            FusionKind::Control | FusionKind::Collective | FusionKind::Sort
+            FusionKind::Control | FusionKind::Collective | FusionKind::Sort | FusionKind::Linalg
         )
     }
 }
@@ -247,6 +253,7 @@ impl Op {
             Op::Collective(c) => c.arity(),
             Op::Pmap(p) => p.n_operands(),
             Op::Custom(c) => c.n_operands(),
+            Op::Linalg(op) => op.arity(),
         }
     }
 
@@ -322,6 +329,7 @@ impl Op {
             Op::Concatenate { axis, .. } => one(slicing::concatenate_infer(ins, *axis)),
             Op::Gather { axis, batch } => one(gather::gather_infer(ins[0], ins[1], *axis, *batch)),
             Op::Argsort { axis, k, .. } => one(sort::argsort_infer(ins[0], *axis, *k)),
+            Op::Linalg(op) => one(op.infer(ins)),
             Op::ScatterAdd { axis, batch, shape } => one(gather::scatter_add_infer(
                 ins[0], ins[1], *axis, *batch, shape,
             )),
@@ -422,6 +430,7 @@ impl Op {
                 descending,
                 k,
             } => sort::argsort_eval(ins[0], *axis, *descending, *k).map(|t| vec![t]),
+            Op::Linalg(op) => one(op.eval(ins)),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
             Op::Slice { starts, steps, .. } => {
@@ -471,6 +480,7 @@ impl Op {
             Op::Unary(op) => rule(move |f, out| t[0].and_then(|t| op.jvp(f, ins[0], out, t))),
             Op::Special(op) => rule(move |f, out| t[0].map(|t| op.jvp(f, ins[0], out, t))),
             Op::Binary(op) => rule(move |f, out| op.jvp(f, ins[0], ins[1], out, t[0], t[1])),
+            Op::Linalg(op) => rule(move |f, out| op.jvp(f, ins, out, t)),
             Op::Cmp(_)
             | Op::Literal { .. }
             | Op::StopGradient
@@ -575,6 +585,7 @@ impl Op {
             })
             | Op::Unary(UnaryOp::Round(_) | UnaryOp::Sign | UnaryOp::Signum) => one(false),
             Op::Select => one(ins[1] || ins[2]),
+            Op::Linalg(op) => one(op.has_tangent() && ins.iter().any(|x| *x)),
             Op::Gather { .. } | Op::ScatterAdd { .. } => one(ins[0]),
             _ => one(ins.iter().any(|x| *x)),
         }
@@ -629,6 +640,7 @@ impl Op {
             | Op::Argsort { .. } => false,
             Op::Select => i > 0,
             Op::LinearScan { .. } => i == 1,
+            Op::Linalg(op) => op.is_linear_in(i),
             Op::Loop(l) => l.is_linear_in(i),
             Op::Cond(c) => c.is_linear_in(i),
             Op::Pmap(p) => p.is_linear_in(i),
@@ -734,6 +746,10 @@ impl Op {
             Op::ScatterAdd { axis, batch, .. } => {
                 let idx = known[1].expect("internal error: scatter_add indices must be known");
                 vec![Some(gather::gather(f, ct(), idx, *axis, *batch)), None]
+            }
+            Op::Linalg(op) => {
+                let a = known[0].expect("internal error: a solve's matrix must be known");
+                vec![None, Some(op.transpose(f, a, ct()))]
             }
             Op::LinearScan { axis, reverse } => {
                 let a = known[0].expect("internal error: linear_scan's `a` must be known");
@@ -857,6 +873,7 @@ impl Op {
                 k,
             } => one(sort::argsort_batch(f, ins[0], *axis, *descending, *k)),
             Op::Reshape { shape } => one(layout::reshape_batch(f, ins[0], shape, size)),
+            Op::Linalg(op) => one(op.batch(f, ins, batched, axis)),
             Op::DotGeneral(d) => one(dot_general::dot_general_batch(
                 f, ins[0], ins[1], d, batched,
             )),
@@ -929,6 +946,7 @@ impl Op {
             }
             Op::Collective(_) => FusionKind::Collective,
             Op::Argsort { .. } => FusionKind::Sort,
+            Op::Linalg(_) => FusionKind::Linalg,
         }
     }
 }
@@ -998,6 +1016,7 @@ impl fmt::Display for Op {
             Op::Pmap(p) => f.write_str(&p.header()),
             Op::Custom(c) => f.write_str(&c.header()),
             Op::Collective(c) => write!(f, "{c}"),
+            Op::Linalg(op) => write!(f, "{op}"),
         }
     }
 }

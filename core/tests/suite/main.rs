@@ -12,6 +12,7 @@ mod half;
 mod jacobian;
 mod jax_conventions;
 mod kernel_verify;
+mod linalg;
 mod loops;
 mod ops_ad;
 mod pmap;

@@ -6,6 +6,7 @@
 mod control;
 mod custom;
 mod errors;
+mod factorizations;
 mod fuzz;
 mod generic;
 mod loops;

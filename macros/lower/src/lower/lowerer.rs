@@ -165,6 +165,10 @@ impl Lowerer<'_> {
                 let vs = self.top_k(c);
                 vs.map(|v| (v, self.span_of(e)))
             }
+            Expr::Call(c) if is_bare_call(c, "slogdet") => {
+                let vs = self.slogdet(c);
+                vs.map(|v| (v, self.span_of(e)))
+            }
             // A helper may return a tuple.
             Expr::Call(c) if self.is_known_helper_call(c) => {
                 let vs = self.lower_helper_values(c).flatten();

@@ -1,7 +1,8 @@
 //! The vocabulary: the methods and functions an ndarray / jax.numpy user
 //! would write, each lowered to IR ops: the array operations (`arrays`),
 //! elementwise functions (`elementwise`), the rest of the reshape family
-//! (`layout`), norms, diagonals and `einsum` (`linalg`), constructors
+//! (`layout`), norms, diagonals and `einsum` (`linalg`), factorizations
+//! and solves (`factorizations`), constructors
 //! (`constructors`), sizes as values (`sizes`), slicing (`slicing`) and the
 //! collectives over a named axis (`collectives`). `jax_names` maps JAX's
 //! names onto them: the source of `docs/JAX_NUMPY.md` and its test.
@@ -20,6 +21,7 @@ pub(crate) mod elementwise;
 pub(crate) mod jax_names;
 #[cfg(test)]
 mod jax_table;
+pub(crate) mod factorizations;
 pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod sizes;
@@ -34,6 +36,7 @@ pub(crate) fn functions() -> Vec<(&'static str, String)> {
         arrays::ARRAY_FUNCTIONS,
         layout::LAYOUT_FUNCTIONS,
         linalg::LINALG_FUNCTIONS,
+        factorizations::FACTORIZATION_FUNCTIONS,
         elementwise::ELEMENTWISE_FUNCTIONS,
         constructors::CONSTRUCTOR_FUNCTIONS,
         collectives::COLLECTIVE_FUNCTIONS,
