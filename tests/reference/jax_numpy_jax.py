@@ -17,6 +17,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.special  # noqa: E402,F401
+import jax.scipy.linalg  # noqa: E402,F401
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
@@ -468,6 +469,30 @@ def main():
     # jnp.trace
     emit("jnp_trace", jnp.trace(a))
     emit("jnp_trace.grad", jax.grad(lambda a: jnp.sum(jnp.asarray(jnp.trace(a))))(a))
+    # jnp.linalg.cholesky
+    emit("jnp_linalg_cholesky", jnp.linalg.cholesky(a @ a.T))
+    emit("jnp_linalg_cholesky.grad", jax.grad(lambda a: jnp.sum(jnp.asarray(jnp.linalg.cholesky(a @ a.T))))(a))
+    # jnp.linalg.solve
+    emit("jnp_linalg_solve", jnp.linalg.solve(a, m))
+    emit("jnp_linalg_solve.grad", jax.grad(lambda a, m: jnp.sum(jnp.asarray(jnp.linalg.solve(a, m))))(a, m))
+    # jnp.linalg.inv
+    emit("jnp_linalg_inv", jnp.linalg.inv(a))
+    emit("jnp_linalg_inv.grad", jax.grad(lambda a: jnp.sum(jnp.asarray(jnp.linalg.inv(a))))(a))
+    # jnp.linalg.det
+    emit("jnp_linalg_det", jnp.linalg.det(a))
+    emit("jnp_linalg_det.grad", jax.grad(lambda a: jnp.sum(jnp.asarray(jnp.linalg.det(a))))(a))
+    # jnp.linalg.slogdet
+    emit("jnp_linalg_slogdet", jnp.linalg.slogdet(a)[0] * jnp.linalg.slogdet(a)[1])
+    emit("jnp_linalg_slogdet.grad", jax.grad(lambda a: jnp.sum(jnp.asarray(jnp.linalg.slogdet(a)[0] * jnp.linalg.slogdet(a)[1])))(a))
+    # jax.scipy.linalg.solve_triangular
+    emit("jax_scipy_linalg_solve_triangular", jax.scipy.linalg.solve_triangular(a, m, lower=True))
+    emit("jax_scipy_linalg_solve_triangular.grad", jax.grad(lambda a, m: jnp.sum(jnp.asarray(jax.scipy.linalg.solve_triangular(a, m, lower=True))))(a, m))
+    # jax.scipy.linalg.cho_solve
+    emit("jax_scipy_linalg_cho_solve", jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(a @ a.T), True), m))
+    emit("jax_scipy_linalg_cho_solve.grad", jax.grad(lambda a, m: jnp.sum(jnp.asarray(jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(a @ a.T), True), m))))(a, m))
+    # lax.linalg.triangular_solve
+    emit("lax_linalg_triangular_solve", lax.linalg.triangular_solve(a, m, left_side=True, lower=False, transpose_a=True))
+    emit("lax_linalg_triangular_solve.grad", jax.grad(lambda a, m: jnp.sum(jnp.asarray(lax.linalg.triangular_solve(a, m, left_side=True, lower=False, transpose_a=True))))(a, m))
     # lax.fori_loop
     emit("lax_fori_loop", lax.fori_loop(0, 4, lambda t, c: c + x[t] * x[t + 1], 0.0))
     emit("lax_fori_loop.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.fori_loop(0, 4, lambda t, c: c + x[t] * x[t + 1], 0.0))))(x))

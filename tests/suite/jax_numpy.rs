@@ -2051,6 +2051,95 @@ fn jnp_trace_sum(a: &[[f64; 3]; 3]) -> f64 {
     jnp_trace(a)
 }
 
+// jnp.linalg.cholesky
+#[oxla::func]
+fn jnp_linalg_cholesky(a: &[[f64; 3]; 3]) -> Array2<f64> {
+    cholesky(a.dot(&a.t()))
+}
+
+#[oxla::grad(jnp_linalg_cholesky_grad, wrt = a)]
+fn jnp_linalg_cholesky_sum(a: &[[f64; 3]; 3]) -> f64 {
+    jnp_linalg_cholesky(a).sum()
+}
+
+// jnp.linalg.solve
+#[oxla::func]
+fn jnp_linalg_solve(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> Array2<f64> {
+    solve(a, m)
+}
+
+#[oxla::grad(jnp_linalg_solve_grad, wrt = a)]
+fn jnp_linalg_solve_sum(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> f64 {
+    jnp_linalg_solve(a, m).sum()
+}
+
+// jnp.linalg.inv
+#[oxla::func]
+fn jnp_linalg_inv(a: &[[f64; 3]; 3]) -> Array2<f64> {
+    inv(a)
+}
+
+#[oxla::grad(jnp_linalg_inv_grad, wrt = a)]
+fn jnp_linalg_inv_sum(a: &[[f64; 3]; 3]) -> f64 {
+    jnp_linalg_inv(a).sum()
+}
+
+// jnp.linalg.det
+#[oxla::func]
+fn jnp_linalg_det(a: &[[f64; 3]; 3]) -> f64 {
+    det(a)
+}
+
+#[oxla::grad(jnp_linalg_det_grad, wrt = a)]
+fn jnp_linalg_det_sum(a: &[[f64; 3]; 3]) -> f64 {
+    jnp_linalg_det(a)
+}
+
+// jnp.linalg.slogdet
+#[oxla::func]
+fn jnp_linalg_slogdet(a: &[[f64; 3]; 3]) -> f64 {
+    let (sign, logabsdet) = slogdet(a);
+        sign * logabsdet
+}
+
+#[oxla::grad(jnp_linalg_slogdet_grad, wrt = a)]
+fn jnp_linalg_slogdet_sum(a: &[[f64; 3]; 3]) -> f64 {
+    jnp_linalg_slogdet(a)
+}
+
+// jax.scipy.linalg.solve_triangular
+#[oxla::func]
+fn jax_scipy_linalg_solve_triangular(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> Array2<f64> {
+    solve_triangular(a, m, true)
+}
+
+#[oxla::grad(jax_scipy_linalg_solve_triangular_grad, wrt = a)]
+fn jax_scipy_linalg_solve_triangular_sum(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> f64 {
+    jax_scipy_linalg_solve_triangular(a, m).sum()
+}
+
+// jax.scipy.linalg.cho_solve
+#[oxla::func]
+fn jax_scipy_linalg_cho_solve(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> Array2<f64> {
+    cho_solve(cholesky(a.dot(&a.t())), m)
+}
+
+#[oxla::grad(jax_scipy_linalg_cho_solve_grad, wrt = a)]
+fn jax_scipy_linalg_cho_solve_sum(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> f64 {
+    jax_scipy_linalg_cho_solve(a, m).sum()
+}
+
+// lax.linalg.triangular_solve
+#[oxla::func]
+fn lax_linalg_triangular_solve(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> Array2<f64> {
+    triangular_solve(a, m, true, false, true, false)
+}
+
+#[oxla::grad(lax_linalg_triangular_solve_grad, wrt = a)]
+fn lax_linalg_triangular_solve_sum(a: &[[f64; 3]; 3], m: &[[f64; 4]; 3]) -> f64 {
+    lax_linalg_triangular_solve(a, m).sum()
+}
+
 #[test]
 fn linalg_rows_match_jax() {
     let i = inputs();
@@ -2081,6 +2170,22 @@ fn linalg_rows_match_jax() {
     c.grad("jnp_diagonal", jnp_diagonal_grad(&i.m).flat(), Some(central(|p| jnp_diagonal_sum(p), &i.m)));
     c.value("jnp_trace", "jnp.trace", jnp_trace(&i.a).flat());
     c.grad("jnp_trace", jnp_trace_grad(&i.a).flat(), Some(central(|p| jnp_trace_sum(p), &i.a)));
+    c.value("jnp_linalg_cholesky", "jnp.linalg.cholesky", jnp_linalg_cholesky(&i.a).flat());
+    c.grad("jnp_linalg_cholesky", jnp_linalg_cholesky_grad(&i.a).flat(), Some(central(|p| jnp_linalg_cholesky_sum(p), &i.a)));
+    c.value("jnp_linalg_solve", "jnp.linalg.solve", jnp_linalg_solve(&i.a, &i.m).flat());
+    c.grad("jnp_linalg_solve", jnp_linalg_solve_grad(&i.a, &i.m).flat(), Some(central(|p| jnp_linalg_solve_sum(p, &i.m), &i.a)));
+    c.value("jnp_linalg_inv", "jnp.linalg.inv", jnp_linalg_inv(&i.a).flat());
+    c.grad("jnp_linalg_inv", jnp_linalg_inv_grad(&i.a).flat(), Some(central(|p| jnp_linalg_inv_sum(p), &i.a)));
+    c.value("jnp_linalg_det", "jnp.linalg.det", jnp_linalg_det(&i.a).flat());
+    c.grad("jnp_linalg_det", jnp_linalg_det_grad(&i.a).flat(), Some(central(|p| jnp_linalg_det_sum(p), &i.a)));
+    c.value("jnp_linalg_slogdet", "jnp.linalg.slogdet", jnp_linalg_slogdet(&i.a).flat());
+    c.grad("jnp_linalg_slogdet", jnp_linalg_slogdet_grad(&i.a).flat(), Some(central(|p| jnp_linalg_slogdet_sum(p), &i.a)));
+    c.value("jax_scipy_linalg_solve_triangular", "jax.scipy.linalg.solve_triangular", jax_scipy_linalg_solve_triangular(&i.a, &i.m).flat());
+    c.grad("jax_scipy_linalg_solve_triangular", jax_scipy_linalg_solve_triangular_grad(&i.a, &i.m).flat(), Some(central(|p| jax_scipy_linalg_solve_triangular_sum(p, &i.m), &i.a)));
+    c.value("jax_scipy_linalg_cho_solve", "jax.scipy.linalg.cho_solve", jax_scipy_linalg_cho_solve(&i.a, &i.m).flat());
+    c.grad("jax_scipy_linalg_cho_solve", jax_scipy_linalg_cho_solve_grad(&i.a, &i.m).flat(), Some(central(|p| jax_scipy_linalg_cho_solve_sum(p, &i.m), &i.a)));
+    c.value("lax_linalg_triangular_solve", "lax.linalg.triangular_solve", lax_linalg_triangular_solve(&i.a, &i.m).flat());
+    c.grad("lax_linalg_triangular_solve", lax_linalg_triangular_solve_grad(&i.a, &i.m).flat(), Some(central(|p| lax_linalg_triangular_solve_sum(p, &i.m), &i.a)));
     c.finish();
 }
 

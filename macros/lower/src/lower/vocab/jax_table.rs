@@ -593,6 +593,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.special  # noqa: E402,F401
+import jax.scipy.linalg  # noqa: E402,F401
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 

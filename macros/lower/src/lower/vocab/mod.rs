@@ -17,11 +17,11 @@ pub(crate) mod arrays;
 pub(crate) mod collectives;
 pub(crate) mod constructors;
 pub(crate) mod elementwise;
+pub(crate) mod factorizations;
 #[cfg(test)]
 pub(crate) mod jax_names;
 #[cfg(test)]
 mod jax_table;
-pub(crate) mod factorizations;
 pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod sizes;
