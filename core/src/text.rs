@@ -289,6 +289,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "reduce_prod",
         "linear_scan",
         "argsort",
+        "conv",
     ];
     if arg.is_some() && !with_arg.contains(&name) {
         return Err(format!("bad op `{word}`: `{name}` takes no `[…]` argument"));
@@ -359,6 +360,10 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
                 rhs_batch: list(Some(rb))?,
             })
         }
+        "conv" => Op::Conv(
+            crate::ops::conv::ConvParams::parse(arg.unwrap_or(""))
+                .ok_or_else(|| format!("bad op `{word}`: expected conv[strides;lo:hi,..;lhs_dilation;rhs_dilation;feature_groups;batch_groups]"))?,
+        ),
         "dim_size" => {
             let d = arg.unwrap_or("");
             Op::DimSize {

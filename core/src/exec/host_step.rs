@@ -9,6 +9,7 @@
 //! step dispatch on its kind by `match`.
 
 use super::cond::CondStep;
+use super::conv::ConvStep;
 use super::loops::LoopStep;
 use super::pmap::{CollectiveStep, PmapStep};
 use super::sort::SortStep;
@@ -44,6 +45,8 @@ pub enum HostStep {
     Collective(CollectiveStep),
     /// An argsort (`ops::sort`, see `exec::sort`).
     Sort(SortStep),
+    /// A convolution (`ops::conv`, see `exec::conv`).
+    Conv(ConvStep),
 }
 
 impl HostStep {
@@ -55,6 +58,7 @@ impl HostStep {
             HostStep::Pmap(s) => s.at,
             HostStep::Collective(s) => s.at,
             HostStep::Sort(s) => s.at,
+            HostStep::Conv(s) => s.at,
         }
     }
 
@@ -66,6 +70,7 @@ impl HostStep {
             HostStep::Pmap(s) => &s.args,
             HostStep::Collective(s) => &s.args,
             HostStep::Sort(s) => &s.args,
+            HostStep::Conv(s) => &s.args,
         }
     }
 
@@ -77,6 +82,7 @@ impl HostStep {
             HostStep::Pmap(s) => &s.results,
             HostStep::Collective(s) => &s.results,
             HostStep::Sort(s) => &s.results,
+            HostStep::Conv(s) => &s.results,
         }
     }
 
@@ -88,6 +94,7 @@ impl HostStep {
             HostStep::Pmap(s) => &s.outs,
             HostStep::Collective(s) => &s.outs,
             HostStep::Sort(s) => &s.outs,
+            HostStep::Conv(s) => &s.outs,
         }
     }
 
@@ -102,7 +109,7 @@ impl HostStep {
             ],
             HostStep::Cond(s) => [Some(&s.then), Some(&s.otherwise), None],
             HostStep::Pmap(s) => [Some(&s.body), None, None],
-            HostStep::Collective(_) | HostStep::Sort(_) => [None, None, None],
+            HostStep::Collective(_) | HostStep::Sort(_) | HostStep::Conv(_) => [None, None, None],
         };
         parts.into_iter().flatten()
     }
@@ -115,6 +122,7 @@ impl HostStep {
             HostStep::Pmap(_) => "pmap",
             HostStep::Collective(_) => "collective",
             HostStep::Sort(_) => "argsort",
+            HostStep::Conv(_) => "conv",
         }
     }
 
@@ -127,6 +135,7 @@ impl HostStep {
             HostStep::Pmap(s) => &s.body.program.function.name,
             HostStep::Collective(s) => s.op.op_name(),
             HostStep::Sort(_) => "argsort",
+            HostStep::Conv(_) => "conv",
         }
     }
 
@@ -275,6 +284,7 @@ impl Program {
             HostStep::Pmap(p) => self.check_pmap(&what, p, written, read),
             HostStep::Collective(c) => self.check_collective(&what, c, written, read),
             HostStep::Sort(s) => self.check_sort(&what, s, written, read),
+            HostStep::Conv(s) => self.check_conv(&what, s, written, read),
         }
     }
 
@@ -388,6 +398,7 @@ impl Program {
             HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs, nested) },
             HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
             HostStep::Sort(s) => unsafe { self.run_sort(s, ops, outs) },
+            HostStep::Conv(s) => unsafe { self.run_conv(s, ops, outs) },
         }
     }
 
@@ -425,6 +436,7 @@ impl Program {
             ),
             HostStep::Collective(c) => (c.op.to_string(), [("", None), ("", None), ("", None)]),
             HostStep::Sort(s) => (s.text_kind(), [("", None), ("", None), ("", None)]),
+            HostStep::Conv(s) => (s.text_kind(), [("", None), ("", None), ("", None)]),
         };
         let _ = writeln!(
             s,

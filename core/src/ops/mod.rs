@@ -11,6 +11,7 @@
 
 pub mod collective;
 pub mod control;
+pub mod conv;
 pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
@@ -167,6 +168,9 @@ pub enum Op {
         descending: bool,
         k: Option<u64>,
     },
+    /// `lax.conv_general_dilated` in the layout NCHW/OIHW/NCHW (see
+    /// `conv`).
+    Conv(conv::ConvParams),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -197,6 +201,8 @@ pub enum FusionKind {
     Collective,
     /// A host step that sorts the lanes of a materialized operand.
     Sort,
+    /// A host step that convolves materialized operands (im2col + gemm).
+    Conv,
 }
 
 impl FusionKind {
@@ -204,7 +210,7 @@ impl FusionKind {
     pub fn is_host_step(self) -> bool {
         matches!(
             self,
-            FusionKind::Control | FusionKind::Collective | FusionKind::Sort
+            FusionKind::Control | FusionKind::Collective | FusionKind::Sort | FusionKind::Conv
         )
     }
 }
@@ -233,7 +239,8 @@ impl Op {
             | Op::DotGeneral(_)
             | Op::Gather { .. }
             | Op::ScatterAdd { .. }
-            | Op::LinearScan { .. } => 2,
+            | Op::LinearScan { .. }
+            | Op::Conv(_) => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
             Op::Loop(l) => l.n_operands(),
@@ -300,6 +307,7 @@ impl Op {
             Op::Transpose { perm } => one(layout::transpose_infer(ins[0], perm)),
             Op::Reshape { shape } => one(layout::reshape_infer(ins[0], shape)),
             Op::DotGeneral(d) => one(dot_general::dot_general_infer(ins[0], ins[1], d)),
+            Op::Conv(p) => one(conv::conv_infer(ins[0], ins[1], p)),
             Op::StopGradient => one(Ok(ins[0].clone())),
             Op::Convert { dtype } => one(convert::convert_infer(ins[0], *dtype)),
             Op::Slice {
@@ -416,6 +424,7 @@ impl Op {
             } => sort::argsort_eval(ins[0], *axis, *descending, *k).map(|t| vec![t]),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
+            Op::Conv(p) => one(conv::conv_eval(ins[0], ins[1], p)),
             Op::Slice { starts, steps, .. } => {
                 one(slicing::slice_eval(ins[0], out_shape(), starts, steps, env))
             }
@@ -496,6 +505,7 @@ impl Op {
             Op::DotGeneral(d) => {
                 rule(move |f, _| dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]))
             }
+            Op::Conv(p) => rule(move |f, _| conv::conv_jvp(f, ins[0], ins[1], p, t[0], t[1])),
             Op::Slice {
                 shape,
                 starts,
@@ -631,6 +641,7 @@ impl Op {
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::DotGeneral(_)
+            | Op::Conv(_)
             | Op::Convert { .. }
             | Op::Slice { .. }
             | Op::Pad { .. }
@@ -758,6 +769,17 @@ impl Op {
                     "internal error: dot_general transposed with both or neither operand linear"
                 ),
             },
+            Op::Conv(p) => match (known[0], known[1]) {
+                (None, Some(w)) => vec![
+                    Some(conv::conv_transpose_lhs(f, p, &types[0], w, ct())),
+                    None,
+                ],
+                (Some(x), None) => vec![
+                    None,
+                    Some(conv::conv_transpose_rhs(f, p, &types[1], x, ct())),
+                ],
+                _ => panic!("internal error: conv transposed with both or neither operand linear"),
+            },
             Op::Unary(_)
             | Op::Special(_)
             | Op::Cmp(_)
@@ -847,6 +869,7 @@ impl Op {
             Op::DotGeneral(d) => one(dot_general::dot_general_batch(
                 f, ins[0], ins[1], d, batched,
             )),
+            Op::Conv(p) => one(conv::conv_batch(f, ins[0], ins[1], p, batched)),
             Op::Broadcast { shape, dims } => {
                 one(structural::broadcast_batch(f, ins[0], shape, dims, size))
             }
@@ -914,6 +937,7 @@ impl Op {
             Op::Loop(_) | Op::LoopReverse(_) | Op::Cond(_) | Op::Pmap(_) => FusionKind::Control,
             Op::Collective(_) => FusionKind::Collective,
             Op::Argsort { .. } => FusionKind::Sort,
+            Op::Conv(_) => FusionKind::Conv,
         }
     }
 }
@@ -948,6 +972,7 @@ impl fmt::Display for Op {
                 list(&d.lhs_batch),
                 list(&d.rhs_batch)
             ),
+            Op::Conv(p) => write!(f, "conv[{}]", p.text()),
             Op::StopGradient => f.write_str("stop_gradient"),
             Op::Convert { .. } => f.write_str("convert"),
             Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),

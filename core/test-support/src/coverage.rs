@@ -53,6 +53,10 @@ pub fn op_kind(op: &Op) -> &'static str {
         // program, batching, derivatives) and the facade's
         // `tests/suite/sort.rs` (against JAX).
         Op::Argsort { .. } => "argsort",
+        // No catalog case, for the same reason (a host step the CUDA
+        // backend does not run yet). Its tests are `core/tests/suite/conv.rs`
+        // and the facade's `tests/suite/conv.rs` (against JAX).
+        Op::Conv(_) => "conv",
     }
 }
 

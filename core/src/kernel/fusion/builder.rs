@@ -202,7 +202,8 @@ impl<'a> KernelBuilder<'a> {
             | FusionKind::Assemble
             | FusionKind::Control
             | FusionKind::Collective
-            | FusionKind::Sort => self.load(v, cmap),
+            | FusionKind::Sort
+            | FusionKind::Conv => self.load(v, cmap),
             FusionKind::Elementwise
             | FusionKind::Broadcast
             | FusionKind::Layout

@@ -3,7 +3,9 @@
 //! kernels join the enclosing program's list.
 
 use super::fuse;
-use crate::exec::{CollectiveStep, CondStep, HostStep, LoopStep, Nested, PmapStep, SortStep};
+use crate::exec::{
+    CollectiveStep, CondStep, ConvStep, HostStep, LoopStep, Nested, PmapStep, SortStep,
+};
 use crate::ir::Function;
 use crate::kernel::Kernel;
 use crate::ops::Op;
@@ -37,6 +39,13 @@ pub(super) fn host_step(
             axis: *axis,
             descending: *descending,
             k: *k,
+            args,
+            results: vec![0],
+            outs,
+        }),
+        Op::Conv(p) => HostStep::Conv(ConvStep {
+            at,
+            params: p.clone(),
             args,
             results: vec![0],
             outs,

@@ -40,7 +40,10 @@ pub(super) fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
     for e in &f.eqns {
         match (e.op.fusion_kind(), &e.op) {
             // A host step reads its operands' buffers and writes its results'.
-            (FusionKind::Control | FusionKind::Collective | FusionKind::Sort, _) => {
+            (
+                FusionKind::Control | FusionKind::Collective | FusionKind::Sort | FusionKind::Conv,
+                _,
+            ) => {
                 for v in e.ins.iter().chain(&e.outs) {
                     m[v.index()] = true;
                 }

@@ -204,7 +204,7 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
             }
             // The picked-from array, a scatter's result and a sorted
             // operand have rank >= 1.
-            Op::Gather { .. } | Op::ScatterAdd { .. } | Op::Argsort { .. } => {
+            Op::Gather { .. } | Op::ScatterAdd { .. } | Op::Argsort { .. } | Op::Conv(_) => {
                 unreachable!("internal error: {} in straight-line code", e.op)
             }
             Op::Dot | Op::DotGeneral(_) => {

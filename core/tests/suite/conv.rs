@@ -1,0 +1,402 @@
+//! `conv` (`lax.conv_general_dilated` in the op's one layout): the fused
+//! program (its im2col + gemm host step) against the reference
+//! interpreter; JVP against central differences; VJP (JAX's transposes,
+//! lhs and rhs) against the JVP through ⟨u, J v⟩ = ⟨Jᵀu, v⟩; `vmap` over
+//! the input, the kernel and both against a loop; the text form.
+
+use crate::common;
+
+use common::*;
+use oxla_core::ops::conv::{conv, ConvParams};
+use oxla_core::transforms::{jvp, vjp, vmap};
+use oxla_core::*;
+
+fn ty(dims: &[usize]) -> Type {
+    Type::new(
+        DType::F64,
+        Shape(dims.iter().map(|d| Dim::Const(*d as u64)).collect()),
+    )
+}
+
+/// A case: input dimensions, kernel dimensions, parameters.
+struct Case {
+    name: &'static str,
+    x: Vec<usize>,
+    w: Vec<usize>,
+    p: ConvParams,
+}
+
+fn params(
+    strides: &[u64],
+    padding: &[(i64, i64)],
+    lhs_dilation: &[u64],
+    rhs_dilation: &[u64],
+    feature_groups: u64,
+    batch_groups: u64,
+) -> ConvParams {
+    ConvParams {
+        strides: strides.to_vec(),
+        padding: padding.to_vec(),
+        lhs_dilation: lhs_dilation.to_vec(),
+        rhs_dilation: rhs_dilation.to_vec(),
+        feature_groups,
+        batch_groups,
+        lead: Vec::new(),
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "2d_plain",
+            x: vec![2, 3, 5, 4],
+            w: vec![4, 3, 3, 2],
+            p: ConvParams::plain(2),
+        },
+        Case {
+            name: "2d_strided_padded_dilated",
+            x: vec![2, 2, 7, 6],
+            w: vec![3, 2, 3, 3],
+            p: params(&[2, 1], &[(1, 2), (2, 0)], &[1, 1], &[2, 1], 1, 1),
+        },
+        Case {
+            name: "2d_lhs_dilation_negative_padding",
+            x: vec![1, 2, 4, 5],
+            w: vec![2, 2, 2, 3],
+            p: params(&[1, 2], &[(-1, 1), (0, 1)], &[2, 1], &[1, 2], 1, 1),
+        },
+        Case {
+            name: "1d_strided",
+            x: vec![3, 2, 9],
+            w: vec![2, 2, 4],
+            p: params(&[3], &[(1, 1)], &[1], &[1], 1, 1),
+        },
+        Case {
+            name: "3d",
+            x: vec![1, 2, 4, 3, 4],
+            w: vec![2, 2, 2, 2, 3],
+            p: params(
+                &[1, 1, 2],
+                &[(1, 0), (0, 1), (1, 1)],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                1,
+                1,
+            ),
+        },
+        Case {
+            name: "2d_feature_groups",
+            x: vec![2, 4, 5, 5],
+            w: vec![6, 2, 3, 3],
+            p: params(&[1, 2], &[(1, 1), (1, 1)], &[1, 1], &[1, 1], 2, 1),
+        },
+        Case {
+            name: "2d_depthwise",
+            x: vec![1, 3, 4, 4],
+            w: vec![3, 1, 2, 2],
+            p: params(&[1, 1], &[(0, 1), (0, 1)], &[1, 1], &[1, 1], 3, 1),
+        },
+        Case {
+            name: "2d_batch_groups",
+            x: vec![4, 2, 5, 4],
+            w: vec![6, 2, 2, 2],
+            p: params(&[1, 1], &[(1, 0), (0, 0)], &[1, 1], &[1, 2], 1, 2),
+        },
+    ]
+}
+
+fn random(r: &mut rand::rngs::StdRng, dims: &[usize]) -> Tensor {
+    random_tensor(r, DType::F64, dims.to_vec(), (-1.0, 1.0))
+}
+
+/// `conv(x, w)` alone.
+fn conv_fn(c: &Case) -> Function {
+    let mut f = Function::new(c.name);
+    let x = f.add_param("x", ty(&c.x));
+    let w = f.add_param("w", ty(&c.w));
+    let y = conv(&mut f, x, w, c.p.clone());
+    f.outs = vec![y];
+    verify::verify(&f).unwrap();
+    f
+}
+
+/// The fused program (im2col + gemm) against the reference interpreter.
+fn run_both(f: &Function, args: &[Tensor]) -> Vec<Tensor> {
+    let want = eval(f, args);
+    let p = kernel::fusion::fuse(f).unwrap();
+    let got = run_program(&p, args);
+    assert_tensors_close(&format!("{}: program", f.name), &got, &want, 1e-12);
+    want
+}
+
+#[test]
+fn conv_program_matches_the_interpreter() {
+    let mut r = rng(1);
+    for c in cases() {
+        let f = conv_fn(&c);
+        let args = [random(&mut r, &c.x), random(&mut r, &c.w)];
+        run_both(&f, &args);
+    }
+}
+
+/// A direct sum over the definition, for one case: output (n, o, i, j) of
+/// a strided, padded 2-D convolution.
+#[test]
+fn conv_reference_is_the_definition() {
+    let c = &cases()[1];
+    let mut r = rng(2);
+    let (x, w) = (random(&mut r, &c.x), random(&mut r, &c.w));
+    let out = eval(&conv_fn(c), &[x.clone(), w.clone()]).remove(0);
+    let [_, ci, h, wd] = c.x[..] else { panic!() };
+    let [_, _, kh, kw] = c.w[..] else { panic!() };
+    let at = |t: &Tensor, i: [usize; 4]| {
+        let s = &t.shape;
+        t.data[((i[0] * s[1] + i[1]) * s[2] + i[2]) * s[3] + i[3]]
+    };
+    for n in 0..out.shape[0] {
+        for o in 0..out.shape[1] {
+            for i in 0..out.shape[2] {
+                for j in 0..out.shape[3] {
+                    let mut sum = 0.0;
+                    for c_ in 0..ci {
+                        for a in 0..kh {
+                            for b in 0..kw {
+                                // strides (2, 1), low padding (1, 2), rhs dilation (2, 1).
+                                let y = (i * 2 + a * 2) as i64 - 1;
+                                let z = (j + b) as i64 - 2;
+                                if y < 0 || z < 0 || y >= h as i64 || z >= wd as i64 {
+                                    continue;
+                                }
+                                sum +=
+                                    at(&x, [n, c_, y as usize, z as usize]) * at(&w, [o, c_, a, b]);
+                            }
+                        }
+                    }
+                    let got = at(&out, [n, o, i, j]);
+                    assert!(
+                        (got - sum).abs() < 1e-12,
+                        "({n},{o},{i},{j}): {got} vs {sum}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// JVP against central differences, and VJP (both transposes) against the
+/// JVP: ⟨u, J v⟩ = ⟨Jᵀ u, v⟩. The VJP runs as a fused program too.
+#[test]
+fn conv_jvp_and_transposes() {
+    let mut r = rng(3);
+    for c in cases() {
+        let f = conv_fn(&c);
+        let args = vec![random(&mut r, &c.x), random(&mut r, &c.w)];
+        let dir = vec![random(&mut r, &c.x), random(&mut r, &c.w)];
+        let jf = jvp(&f);
+        verify::verify(&jf).unwrap();
+        let mut jargs = args.clone();
+        jargs.extend(dir.iter().cloned());
+        let jout = eval(&jf, &jargs);
+        let fd = fd_jvp(&f, &args, &dir, 1e-6);
+        assert_close(&format!("{}: jvp", c.name), &jout[1].data, &fd[0], 1e-7);
+
+        let vf = vjp(&f);
+        verify::verify(&vf).unwrap();
+        let u = random(&mut r, &jout[0].shape);
+        let mut vargs = args.clone();
+        vargs.push(u.clone());
+        let vout = run_both(&vf, &vargs);
+        let cts = &vout[vout.len() - 2..];
+        assert_eq!(cts[0].shape, c.x, "{}: lhs cotangent shape", c.name);
+        assert_eq!(cts[1].shape, c.w, "{}: rhs cotangent shape", c.name);
+        let lhs = dotv(&u.data, &jout[1].data);
+        let rhs = inner(cts, &dir);
+        assert_close(
+            &format!("{}: <u, Jv> = <J^T u, v>", c.name),
+            &[lhs],
+            &[rhs],
+            1e-12,
+        );
+    }
+}
+
+/// Second order: the VJP's own JVP against central differences of the VJP
+/// (the transposes of the transposes, batch groups included).
+#[test]
+fn conv_second_derivatives() {
+    let mut r = rng(4);
+    for c in cases() {
+        let f = conv_fn(&c);
+        let vf = vjp(&f);
+        let out = eval(&f, &[random(&mut r, &c.x), random(&mut r, &c.w)]).remove(0);
+        let args = vec![
+            random(&mut r, &c.x),
+            random(&mut r, &c.w),
+            random(&mut r, &out.shape),
+        ];
+        let dir = vec![
+            random(&mut r, &c.x),
+            random(&mut r, &c.w),
+            random(&mut r, &out.shape),
+        ];
+        let jf = jvp(&vf);
+        verify::verify(&jf).unwrap();
+        let mut jargs = args.clone();
+        jargs.extend(dir.iter().cloned());
+        let jout = eval(&jf, &jargs);
+        let fd = fd_jvp(&vf, &args, &dir, 1e-6);
+        let n = vf.outs.len();
+        for k in 0..n {
+            assert_close(
+                &format!("{}: jvp of vjp, result {k}", c.name),
+                &jout[n + k].data,
+                &fd[k],
+                1e-7,
+            );
+        }
+    }
+}
+
+/// `vmap` over the input, the kernel, and both, against a loop.
+#[test]
+fn vmap_of_conv_is_a_loop_over_examples() {
+    let mut r = rng(5);
+    let b = 3;
+    for c in cases() {
+        let f = conv_fn(&c);
+        for axes in [[Some(0), None], [None, Some(0)], [Some(0), Some(0)]] {
+            let bf = vmap(&f, &axes).unwrap();
+            verify::verify(&bf).unwrap();
+            let stacked = |dims: &[usize], on: bool, r: &mut rand::rngs::StdRng| {
+                if on {
+                    let mut d = vec![b];
+                    d.extend(dims);
+                    random(r, &d)
+                } else {
+                    random(r, dims)
+                }
+            };
+            let xs = stacked(&c.x, axes[0].is_some(), &mut r);
+            let ws = stacked(&c.w, axes[1].is_some(), &mut r);
+            let got = run_both(&bf, &[xs.clone(), ws.clone()]).remove(0);
+            for e in 0..b {
+                let x = if axes[0].is_some() {
+                    slice0(&xs, e)
+                } else {
+                    xs.clone()
+                };
+                let w = if axes[1].is_some() {
+                    slice0(&ws, e)
+                } else {
+                    ws.clone()
+                };
+                let one = eval(&f, &[x, w]).remove(0);
+                assert_close(
+                    &format!("{} {axes:?}: example {e}", c.name),
+                    &slice0(&got, e).data,
+                    &one.data,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+/// `vmap` of the VJP (the transposes of a conv with leading axes, summed
+/// over the axes an operand lacks) and `vmap` of `vmap`, against loops.
+#[test]
+fn vmap_of_vjp_and_nested_vmap() {
+    let mut r = rng(6);
+    let b = 2;
+    let with_batch = |dims: &[usize]| {
+        let mut d = vec![b];
+        d.extend(dims);
+        d
+    };
+    for c in cases() {
+        let f = conv_fn(&c);
+        let vf = vjp(&f);
+        let out_dims = eval(&f, &[random(&mut r, &c.x), random(&mut r, &c.w)])
+            .remove(0)
+            .shape;
+        for axes in [
+            [Some(0), None, Some(0)],
+            [None, Some(0), Some(0)],
+            [Some(0), Some(0), None],
+        ] {
+            let bf = vmap(&vf, &axes).unwrap();
+            verify::verify(&bf).unwrap();
+            let dims = [&c.x, &c.w, &out_dims];
+            let args: Vec<Tensor> = (0..3)
+                .map(|k| {
+                    if axes[k].is_some() {
+                        random(&mut r, &with_batch(dims[k]))
+                    } else {
+                        random(&mut r, dims[k])
+                    }
+                })
+                .collect();
+            let got = run_both(&bf, &args);
+            for e in 0..b {
+                let one_args: Vec<Tensor> = (0..3)
+                    .map(|k| {
+                        if axes[k].is_some() {
+                            slice0(&args[k], e)
+                        } else {
+                            args[k].clone()
+                        }
+                    })
+                    .collect();
+                let one = eval(&vf, &one_args);
+                for (k, o) in one.iter().enumerate() {
+                    assert_close(
+                        &format!("{} {axes:?}: example {e}, result {k}", c.name),
+                        &slice0(&got[k], e).data,
+                        &o.data,
+                        1e-12,
+                    );
+                }
+            }
+        }
+        // vmap of vmap: the input batched twice, the kernel once (outer).
+        let inner = vmap(&f, &[Some(0), None]).unwrap();
+        let outer = vmap(&inner, &[Some(0), Some(0)]).unwrap();
+        let xs = random(&mut r, &with_batch(&with_batch(&c.x)));
+        let ws = random(&mut r, &with_batch(&c.w));
+        let got = run_both(&outer, &[xs.clone(), ws.clone()]).remove(0);
+        for e in 0..b {
+            for g in 0..b {
+                let one = eval(&f, &[slice0(&slice0(&xs, e), g), slice0(&ws, e)]).remove(0);
+                assert_close(
+                    &format!("{}: nested vmap ({e}, {g})", c.name),
+                    &slice0(&slice0(&got, e), g).data,
+                    &one.data,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn conv_text_round_trips() {
+    for c in cases() {
+        let f = conv_fn(&c);
+        let text = text::print(&f);
+        assert!(text.contains("conv["), "{text}");
+        let g = text::parse(&text).unwrap();
+        assert_eq!(text::print(&g), text);
+        assert_eq!(g.eqns[0].op, f.eqns[0].op);
+    }
+}
+
+#[test]
+fn conv_shape_errors_name_the_mismatch() {
+    let mut f = Function::new("bad");
+    let x = f.add_param("x", ty(&[1, 3, 4, 4]));
+    let w = f.add_param("w", ty(&[2, 2, 3, 3]));
+    let e = f.push(Op::Conv(ConvParams::plain(2)), &[x, w]).unwrap_err();
+    assert!(e.contains("3 features"), "{e}");
+    let e = f.push(Op::Conv(ConvParams::plain(1)), &[x, w]).unwrap_err();
+    assert!(e.contains("rank 3"), "{e}");
+}
