@@ -19,6 +19,7 @@ pub mod erf;
 pub mod erf_inv;
 pub mod gather;
 pub mod layout;
+pub mod pool;
 pub mod reduce;
 pub mod scan;
 pub mod slicing;

@@ -400,3 +400,175 @@ fn conv_shape_errors_name_the_mismatch() {
     let e = f.push(Op::Conv(ConvParams::plain(1)), &[x, w]).unwrap_err();
     assert!(e.contains("rank 3"), "{e}");
 }
+
+// ---- pooling (`ops::pool`, built on conv) -----------------------------------
+
+use oxla_core::ops::conv::Padding;
+use oxla_core::ops::pool::{reduce_window, WindowReduce};
+use oxla_core::transforms::grad;
+
+/// `sum(reduce_window(x)²)` (a scalar for gradients) and the pool itself.
+fn pool_fns(
+    dims: &[usize],
+    how: WindowReduce,
+    window: &[u64],
+    strides: &[u64],
+    padding: &Padding,
+) -> (Function, Function) {
+    let make = |square: bool| {
+        let mut f = Function::new("pool");
+        let x = f.add_param("x", ty(dims));
+        let y = reduce_window(&mut f, x, how, window, strides, padding).unwrap();
+        f.outs = vec![if square {
+            let y2 = f.mul(y, y);
+            sum_all(&mut f, y2)
+        } else {
+            y
+        }];
+        verify::verify(&f).unwrap();
+        f
+    };
+    (make(false), make(true))
+}
+
+/// Input dimensions, window, strides, padding.
+type PoolCase = (Vec<usize>, Vec<u64>, Vec<u64>, Padding);
+
+fn pool_cases() -> Vec<PoolCase> {
+    vec![
+        (
+            vec![2, 3, 6, 6],
+            vec![1, 1, 2, 2],
+            vec![1, 1, 2, 2],
+            Padding::Valid,
+        ),
+        (
+            vec![1, 2, 5, 4],
+            vec![1, 1, 3, 3],
+            vec![1, 1, 2, 1],
+            Padding::Same,
+        ),
+        (
+            vec![2, 5, 3],
+            vec![1, 2, 1],
+            vec![1, 2, 1],
+            Padding::Explicit(vec![(0, 0), (1, 0), (0, 0)]),
+        ),
+    ]
+}
+
+/// Each window's reduction by a direct loop over it (the definition).
+fn pool_by_loop(
+    x: &Tensor,
+    how: WindowReduce,
+    window: &[u64],
+    strides: &[u64],
+    pads: &[(i64, i64)],
+    out: &[usize],
+) -> Vec<f64> {
+    let n: usize = out.iter().product();
+    let taps: Vec<usize> = window.iter().map(|w| *w as usize).collect();
+    let t: usize = taps.iter().product();
+    (0..n)
+        .map(|e| {
+            let o = oxla_core::tensor::unravel(e, out);
+            let mut acc = match how {
+                WindowReduce::Max => f64::NEG_INFINITY,
+                _ => 0.0,
+            };
+            for k in 0..t {
+                let tap = oxla_core::tensor::unravel(k, &taps);
+                let mut idx = 0;
+                let mut inside = true;
+                for a in 0..x.shape.len() {
+                    let p = (o[a] * strides[a] as usize + tap[a]) as i64 - pads[a].0;
+                    if p < 0 || p >= x.shape[a] as i64 {
+                        inside = false;
+                    }
+                    idx = idx * x.shape[a] + p.max(0) as usize;
+                }
+                if inside {
+                    let v = x.data[idx];
+                    acc = match how {
+                        WindowReduce::Max => acc.max(v),
+                        _ => acc + v,
+                    };
+                }
+            }
+            if how == WindowReduce::Mean {
+                acc / t as f64
+            } else {
+                acc
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn pools_match_their_definition_and_the_program() {
+    let mut r = rng(7);
+    for (dims, window, strides, padding) in pool_cases() {
+        for how in [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Mean] {
+            let (f, _) = pool_fns(&dims, how, &window, &strides, &padding);
+            let x = random(&mut r, &dims);
+            let y = run_both(&f, std::slice::from_ref(&x)).remove(0);
+            let d: Vec<u64> = dims.iter().map(|d| *d as u64).collect();
+            let pads = padding.pairs(&d, &window, &strides);
+            let want = pool_by_loop(&x, how, &window, &strides, &pads, &y.shape);
+            assert_close(&format!("{how:?} {dims:?}"), &y.data, &want, 1e-12);
+        }
+    }
+}
+
+#[test]
+fn pool_gradients_against_finite_differences_and_vmap() {
+    let mut r = rng(8);
+    for (dims, window, strides, padding) in pool_cases() {
+        for how in [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Mean] {
+            let (f, s) = pool_fns(&dims, how, &window, &strides, &padding);
+            // Distinct values (no ties): the max is differentiable.
+            let x = random(&mut r, &dims);
+            let g = grad(&s, &[0]).unwrap();
+            let got = run_both(&g, std::slice::from_ref(&x));
+            let fd = fd_grad(&s, std::slice::from_ref(&x), 0, 0, 1e-6);
+            assert_close(&format!("grad {how:?} {dims:?}"), &got[0].data, &fd, 1e-7);
+            let b = vmap(&f, &[Some(0)]).unwrap();
+            let mut bd = vec![2];
+            bd.extend(&dims);
+            let xs = random(&mut r, &bd);
+            let got = run_both(&b, std::slice::from_ref(&xs)).remove(0);
+            for e in 0..2 {
+                let one = eval(&f, &[slice0(&xs, e)]).remove(0);
+                assert_close(
+                    &format!("vmap {how:?}"),
+                    &slice0(&got, e).data,
+                    &one.data,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+/// Ties: the whole cotangent of a window goes to its first maximum
+/// (row-major), as `select_and_scatter_add`.
+#[test]
+fn max_pool_gradient_goes_to_the_first_maximum() {
+    let (f, _) = pool_fns(
+        &[1, 1, 2, 4],
+        WindowReduce::Max,
+        &[1, 1, 2, 2],
+        &[1, 1, 2, 2],
+        &Padding::Valid,
+    );
+    let x = Tensor::new(
+        DType::F64,
+        vec![1, 1, 2, 4],
+        vec![1.0, 3.0, 2.0, 2.0, 3.0, 3.0, 2.0, 2.0],
+    );
+    let vf = vjp(&f);
+    let ct = Tensor::new(DType::F64, vec![1, 1, 1, 2], vec![10.0, 20.0]);
+    let out = run_both(&vf, &[x, ct]);
+    assert_eq!(out[0].data, [3.0, 2.0]);
+    assert_eq!(out[1].data, [0.0, 10.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+}
