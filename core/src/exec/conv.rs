@@ -8,7 +8,7 @@
 //! the last bits, as a matrix product does.
 
 use super::host_step::buffer_from;
-use super::{Program, RawArg};
+use super::{ArgDims, Program, RawArg};
 use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::ops::conv::{conv_infer, lead_slices, ConvGeometry, ConvParams};
@@ -157,11 +157,11 @@ fn conv_all<T: Scalar>(
 pub fn conv_buffers(
     x: &Buffer,
     w: &Buffer,
-    x_dims: &[usize],
-    w_dims: &[usize],
+    [x_dims, w_dims, out_dims]: [&[usize]; 3],
     p: &ConvParams,
 ) -> Result<Buffer, String> {
     let (nx, nw) = p.lead_counts();
+    let nl = p.lead.len();
     let s = p.spatial();
     for (dims, lead, name, b) in [(x_dims, nx, "input", x), (w_dims, nw, "kernel", w)] {
         if dims.len() != lead + s + 2 || dims.iter().product::<usize>() != b.len() {
@@ -172,9 +172,15 @@ pub fn conv_buffers(
             ));
         }
     }
-    let geo = ConvGeometry::new(&x_dims[nx..], &w_dims[nw..], p);
+    let lead = crate::ops::conv::lead_dims(&p.lead, &x_dims[..nx], &w_dims[..nw]);
+    if out_dims.len() != nl + s + 2 || lead.as_deref() != Some(&out_dims[..nl]) {
+        return Err(format!(
+            "conv's result dimensions {out_dims:?} do not fit its operands' {x_dims:?} and {w_dims:?}"
+        ));
+    }
+    let geo = ConvGeometry::new(&x_dims[nx..], &w_dims[nw..], &out_dims[nl..], p);
     let slices = lead_slices(&p.lead, &x_dims[..nx], &w_dims[..nw]);
-    let len = slices.len() * geo.n * geo.o * geo.output.iter().product::<usize>();
+    let len = out_dims.iter().product::<usize>();
     let geo = &geo;
     Ok(match (x, w) {
         (Buffer::F32(x), Buffer::F32(w)) => {
@@ -226,6 +232,7 @@ impl Program {
         s: &ConvStep,
         ops: &[RawArg],
         outs: &[(*mut u8, usize)],
+        out_dims: &[ArgDims],
     ) -> Result<(), String> {
         let dims = |k: usize| {
             ops[k]
@@ -235,10 +242,14 @@ impl Program {
                 .ok_or_else(|| "conv's operands need their dimensions".to_string())
         };
         let (x_dims, w_dims) = (dims(0)?, dims(1)?);
+        let out_dims = out_dims
+            .first()
+            .and_then(|d| d.get())
+            .ok_or_else(|| "conv's result needs its dimensions".to_string())?;
         // SAFETY: each operand points to `len` live elements of its dtype
         // (the caller's guarantee).
         let (x, w) = unsafe { (buffer_from(&ops[0]), buffer_from(&ops[1])) };
-        let out = conv_buffers(&x, &w, &x_dims, &w_dims, &s.params)?;
+        let out = conv_buffers(&x, &w, [&x_dims, &w_dims, out_dims], &s.params)?;
         let (dst, dst_len) = outs[0];
         if dst_len != out.len() {
             return Err(format!(

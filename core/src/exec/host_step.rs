@@ -389,6 +389,7 @@ impl Program {
         launcher: &dyn Launcher,
         ops: &[RawArg],
         outs: &[(*mut u8, usize)],
+        out_dims: &[ArgDims],
         nested: &mut [Scratch],
     ) -> Result<(), String> {
         // SAFETY: the caller's guarantee.
@@ -398,7 +399,7 @@ impl Program {
             HostStep::Pmap(s) => unsafe { self.run_pmap(s, launcher, ops, outs, nested) },
             HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
             HostStep::Sort(s) => unsafe { self.run_sort(s, ops, outs) },
-            HostStep::Conv(s) => unsafe { self.run_conv(s, ops, outs) },
+            HostStep::Conv(s) => unsafe { self.run_conv(s, ops, outs, out_dims) },
         }
     }
 

@@ -5,41 +5,49 @@
 //! (JAX's NCHW/OIHW/NCHW). Any other of JAX's dimension numbers (NHWC, …)
 //! is a transpose of each operand and of the result, which the builder
 //! (`conv_general_dilated`) adds, so every rule and the host step see one
-//! layout. Its parameters are XLA's: window strides, padding (low, high;
-//! negative crops), lhs (input) dilation, rhs (window) dilation, and the
-//! feature and batch group counts (at most one of them above 1).
+//! layout.
 //!
-//! Output position `p` along a spatial axis reads input position
-//! `(p·stride + k·rhs_dilation − low) / lhs_dilation` for window tap `k`,
-//! where that is an integer inside the input (else a zero of the padding or
-//! of the dilation's holes). With `G` feature groups, output feature `o`
-//! reads input features `g·I .. (g+1)·I` for its group `g = o / (O/G)`; with
-//! `B` batch groups, output batch `n` of output feature `o` reads input
-//! batch `g·(N/B) + n` for `o`'s group `g`.
+//! Along each spatial axis the op sums `x[i]·w[k]` into `y[p]` over the
+//! input positions `i`, window taps `k` and output positions `p` related
+//! by one integer equation, `a·i + b·p + c·k = d` (`ConvAxis`), inside each
+//! operand's extent, and the result's length along the axis is a parameter.
+//! `lax.conv_general_dilated`'s strides `s`, padding `(lo, hi)` and
+//! dilations `ld` (input) and `rd` (window) are the equation
+//! `ld·i − s·p − rd·k = −lo` with the length `window_len` gives
+//! (`(D|K|s|lo|hi|ld|rd)` when a size is a symbol). With `G` feature groups,
+//! output feature `o` reads input features `g·I .. (g+1)·I` for its group
+//! `g = o / (O/G)`; with `B` batch groups, output batch `n` of output
+//! feature `o` reads input batch `g·(N/B) + n` for `o`'s group `g`.
 //!
-//! The rules are JAX's (`jax/_src/lax/convolution.py`): the JVP is bilinear;
-//! the lhs transpose is a convolution of the cotangent with the kernel
-//! flipped along its window axes and its features swapped (strides and lhs
-//! dilation trading places); the rhs transpose is a convolution of `x` with
-//! the cotangent, batch and feature axes swapped, feature groups becoming
-//! batch groups.
+//! The derivative rules are JAX's (`jax/_src/lax/convolution.py`): the JVP
+//! is bilinear; the lhs transpose is a convolution of the cotangent with
+//! the kernel's features swapped (its groups moved into its input
+//! features), the rhs transpose a convolution of the input with the
+//! cotangent, batch and feature axes swapped, feature groups becoming batch
+//! groups. Each sums the same products as the forward convolution, so it
+//! is the same equation with the roles of `i`, `p`, `k` exchanged, its
+//! length the operand's: JAX writes that as a flipped kernel, strides and
+//! dilations traded and paddings computed from the sizes, which a size
+//! known only at the call would not give.
 //!
-//! Batching differs from JAX's: `vmap`'s batch size is a symbol here, which
-//! no reshape can fold into `N`, `O` or the group counts (parameters), so
-//! the op has leading axes of its own (`lead`): each on both operands (one
-//! convolution per index) or on one (the other shared). The transposes
-//! keep them and sum a cotangent over the axes its operand lacked. Every
-//! other dimension must be known when the function is built.
+//! Batching differs from JAX's too: `vmap`'s batch size is a symbol here,
+//! which no reshape can fold into `N`, `O` or the group counts (parameters),
+//! so the op has leading axes of its own (`lead`): each on both operands
+//! (one convolution per index) or on one (the other shared). The transposes
+//! keep them and sum a cotangent over the axes its operand lacked.
+//!
+//! Group counts regroup features by reshapes, so with groups the feature
+//! sizes must be constants; batch, feature and spatial sizes may otherwise
+//! be symbols.
 //!
 //! On devices it is a host step (`exec::conv`): im2col and one `gemm` per
 //! (batch, group).
 
-use crate::dtype::DType;
 use crate::ir::{Function, Type, Var};
 use crate::kernel::PairwiseSum;
-use crate::ops::elementwise::CmpOp;
-use crate::ops::layout::{inverse_perm, move_axis_perm, reshape, transpose};
-use crate::ops::{DotDims, Op};
+use crate::ops::layout::{inverse_perm, reshape, transpose};
+use crate::ops::Op;
+use crate::shape::derived::{window_len, WindowGeometry};
 use crate::shape::{Dim, Shape};
 use crate::tensor::{unravel, Tensor};
 
@@ -69,14 +77,47 @@ impl Lead {
     }
 }
 
+/// One spatial axis of a convolution: input position `i`, output
+/// position `p` and window tap `k` meet where `a·i + b·p + c·k = d`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConvAxis {
+    pub a: i64,
+    pub b: i64,
+    pub c: i64,
+    pub d: i64,
+    /// The result's length along the axis.
+    pub len: Dim,
+}
+
+impl ConvAxis {
+    /// `lax.conv_general_dilated`'s axis: `ld·i − s·p − rd·k = −lo`, of
+    /// the length its padding `(lo, hi)` gives over `input` and `window`.
+    pub fn strided(input: &Dim, window: &Dim, g: WindowGeometry) -> ConvAxis {
+        ConvAxis {
+            a: g.lhs_dilation as i64,
+            b: -(g.stride as i64),
+            c: -(g.rhs_dilation as i64),
+            d: -g.lo,
+            len: window_len(input, window, g),
+        }
+    }
+
+    /// The input position that output `p` reads at tap `k`, if any within
+    /// `n` input positions.
+    pub fn input_pos(&self, p: usize, k: usize, n: usize) -> Option<usize> {
+        let rest = self.d - self.b * p as i64 - self.c * k as i64;
+        if rest % self.a != 0 {
+            return None;
+        }
+        let i = rest / self.a;
+        (0..n as i64).contains(&i).then_some(i as usize)
+    }
+}
+
 /// The parameters of a convolution in the op's one layout.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConvParams {
-    pub strides: Vec<u64>,
-    /// `(low, high)` per spatial axis; negative crops.
-    pub padding: Vec<(i64, i64)>,
-    pub lhs_dilation: Vec<u64>,
-    pub rhs_dilation: Vec<u64>,
+    pub axes: Vec<ConvAxis>,
     pub feature_groups: u64,
     pub batch_groups: u64,
     /// The result's leading axes before `[N, O, spatial..]`; each operand
@@ -85,19 +126,6 @@ pub struct ConvParams {
 }
 
 impl ConvParams {
-    /// No strides, padding or dilation over `spatial` axes, one group.
-    pub fn plain(spatial: usize) -> ConvParams {
-        ConvParams {
-            strides: vec![1; spatial],
-            padding: vec![(0, 0); spatial],
-            lhs_dilation: vec![1; spatial],
-            rhs_dilation: vec![1; spatial],
-            feature_groups: 1,
-            batch_groups: 1,
-            lead: Vec::new(),
-        }
-    }
-
     /// How many leading axes each operand has.
     pub fn lead_counts(&self) -> (usize, usize) {
         let on = |k: fn(Lead) -> bool| self.lead.iter().filter(|l| k(**l)).count();
@@ -105,7 +133,7 @@ impl ConvParams {
     }
 
     pub fn spatial(&self) -> usize {
-        self.strides.len()
+        self.axes.len()
     }
 
     /// The group count (feature or batch groups, whichever is above 1).
@@ -113,59 +141,50 @@ impl ConvParams {
         self.feature_groups * self.batch_groups
     }
 
-    /// The text form: `strides;lo:hi,..;lhs_dil;rhs_dil;fg;bg;lead`
-    /// (`lead` a letter per leading axis: `b`oth, `l`hs, `r`hs).
+    /// The text form: `a,b,c,d;..;fg;bg;lead` (an axis's equation each;
+    /// `lead` a letter per leading axis: `b`oth, `l`hs, `r`hs). The
+    /// lengths are the result type's.
     pub fn text(&self) -> String {
-        let list = |v: &[u64]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let pads = self
-            .padding
+        let mut parts: Vec<String> = self
+            .axes
             .iter()
-            .map(|(l, h)| format!("{l}:{h}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let lead: String = self.lead.iter().map(|l| l.letter()).collect();
-        format!(
-            "{};{pads};{};{};{};{};{lead}",
-            list(&self.strides),
-            list(&self.lhs_dilation),
-            list(&self.rhs_dilation),
-            self.feature_groups,
-            self.batch_groups
-        )
+            .map(|x| format!("{},{},{},{}", x.a, x.b, x.c, x.d))
+            .collect();
+        parts.push(self.feature_groups.to_string());
+        parts.push(self.batch_groups.to_string());
+        parts.push(self.lead.iter().map(|l| l.letter()).collect());
+        parts.join(";")
     }
 
-    /// Parses `text`'s form.
-    pub fn parse(s: &str) -> Option<ConvParams> {
+    /// Parses `text`'s form; `lens` are the result's spatial lengths.
+    pub fn parse(s: &str, lens: &[Dim]) -> Option<ConvParams> {
         let parts: Vec<&str> = s.split(';').collect();
-        let [st, pads, ld, rd, fg, bg, lead] = parts[..] else {
+        let [axes @ .., fg, bg, lead] = &parts[..] else {
             return None;
         };
-        let list = |p: &str| -> Option<Vec<u64>> {
-            if p.is_empty() {
-                return Some(Vec::new());
-            }
-            p.split(',').map(|x| x.parse().ok()).collect()
-        };
-        let padding = if pads.is_empty() {
-            Vec::new()
-        } else {
-            pads.split(',')
-                .map(|p| {
-                    let (l, h) = p.split_once(':')?;
-                    Some((l.parse().ok()?, h.parse().ok()?))
+        if axes.len() != lens.len() {
+            return None;
+        }
+        let axes = axes
+            .iter()
+            .zip(lens)
+            .map(|(x, len)| {
+                let v: Vec<i64> = x
+                    .split(',')
+                    .map(|n| n.parse().ok())
+                    .collect::<Option<_>>()?;
+                let [a, b, c, d] = v[..] else { return None };
+                (a != 0).then(|| ConvAxis {
+                    a,
+                    b,
+                    c,
+                    d,
+                    len: len.clone(),
                 })
-                .collect::<Option<Vec<_>>>()?
-        };
+            })
+            .collect::<Option<Vec<_>>>()?;
         Some(ConvParams {
-            strides: list(st)?,
-            padding,
-            lhs_dilation: list(ld)?,
-            rhs_dilation: list(rd)?,
+            axes,
             feature_groups: fg.parse().ok()?,
             batch_groups: bg.parse().ok()?,
             lead: lead
@@ -188,26 +207,6 @@ pub fn dilate(n: u64, d: u64) -> u64 {
     } else {
         (n - 1) * d + 1
     }
-}
-
-/// The output size along one spatial axis.
-pub fn out_size(input: u64, window: u64, stride: u64, pad: (i64, i64), ld: u64, rd: u64) -> u64 {
-    let padded = dilate(input, ld) as i64 + pad.0 + pad.1;
-    let w = dilate(window, rd) as i64;
-    if padded < w || w == 0 {
-        0
-    } else {
-        ((padded - w) / stride as i64 + 1) as u64
-    }
-}
-
-fn concrete(dims: &[Dim]) -> Option<Vec<u64>> {
-    dims.iter()
-        .map(|d| match d {
-            Dim::Const(n) => Some(*n),
-            Dim::Sym(_) => None,
-        })
-        .collect()
 }
 
 /// The result's leading dimensions, from the operands' (`None`: a paired
@@ -253,49 +252,49 @@ pub fn conv_infer(x: &Type, w: &Type, p: &ConvParams) -> Result<Type, String> {
     let Some(lead) = lead_dims(&p.lead, &x.shape.0[..nx], &w.shape.0[..nw]) else {
         return err("paired leading axes must have one size");
     };
-    let (Some(xs), Some(ws)) = (concrete(&x.shape.0[nx..]), concrete(&w.shape.0[nw..])) else {
-        return err("needs dimensions known when the function is built");
-    };
-    if p.padding.len() != s || p.lhs_dilation.len() != s || p.rhs_dilation.len() != s {
-        return err("needs one stride, padding and dilation per spatial axis");
-    }
-    let all = |v: &[u64]| v.iter().all(|x| *x >= 1);
-    if !all(&p.strides) || !all(&p.lhs_dilation) || !all(&p.rhs_dilation) {
-        return err("strides and dilations must be at least 1");
+    if p.axes.iter().any(|a| a.a == 0) {
+        return err("an axis's input coefficient must not be 0");
     }
     let (fg, bg) = (p.feature_groups, p.batch_groups);
     if fg == 0 || bg == 0 || (fg > 1 && bg > 1) {
         return err("feature and batch group counts are at least 1, and one of them is 1");
     }
-    let (n, c, o, i) = (xs[0], xs[1], ws[0], ws[1]);
-    if c != i * fg {
+    let (n, c) = (&x.shape.0[nx], &x.shape.0[nx + 1]);
+    let (o, i) = (&w.shape.0[nw], &w.shape.0[nw + 1]);
+    if fg == 1 {
+        if c != i {
+            return err(&format!(
+                "the input's {c} features must be the kernel's {i} input features"
+            ));
+        }
+    } else {
+        match (c, i) {
+            (Dim::Const(c), Dim::Const(i)) if *c == i * fg => {}
+            _ => {
+                return err(&format!(
+                    "the input's {c} features must be the kernel's {i} input features times {fg} feature groups (known sizes)"
+                ))
+            }
+        }
+    }
+    let groups = p.groups();
+    if groups > 1 && !matches!(o, Dim::Const(o) if o % groups == 0) {
         return err(&format!(
-            "the input's {c} features must be the kernel's {i} input features times {fg} feature groups"
+            "the kernel's {o} output features must divide into {groups} groups (a known size)"
         ));
     }
-    if o % p.groups() != 0 {
-        return err(&format!(
-            "the kernel's {o} output features must divide into {} groups",
-            p.groups()
-        ));
-    }
-    if n % bg != 0 {
-        return err(&format!(
-            "the input's batch of {n} must divide into {bg} batch groups"
-        ));
-    }
+    let n = match n {
+        _ if bg == 1 => n.clone(),
+        Dim::Const(n) if n % bg == 0 => Dim::Const(n / bg),
+        _ => {
+            return err(&format!(
+                "the input's batch of {n} must divide into {bg} batch groups (a known size)"
+            ))
+        }
+    };
     let mut out = lead;
-    out.extend([Dim::Const(n / bg), Dim::Const(o)]);
-    for k in 0..s {
-        out.push(Dim::Const(out_size(
-            xs[k + 2],
-            ws[k + 2],
-            p.strides[k],
-            p.padding[k],
-            p.lhs_dilation[k],
-            p.rhs_dilation[k],
-        )));
-    }
+    out.extend([n, o.clone()]);
+    out.extend(p.axes.iter().map(|a| a.len.clone()));
     Ok(Type::new(x.dtype, Shape(out)))
 }
 
@@ -316,28 +315,18 @@ pub struct ConvGeometry {
 }
 
 impl ConvGeometry {
-    pub fn new(x: &[usize], w: &[usize], p: &ConvParams) -> ConvGeometry {
-        let output = (0..p.spatial())
-            .map(|k| {
-                out_size(
-                    x[k + 2] as u64,
-                    w[k + 2] as u64,
-                    p.strides[k],
-                    p.padding[k],
-                    p.lhs_dilation[k],
-                    p.rhs_dilation[k],
-                ) as usize
-            })
-            .collect();
+    /// From the operands' and the result's dimensions (without leading
+    /// axes).
+    pub fn new(x: &[usize], w: &[usize], out: &[usize], p: &ConvParams) -> ConvGeometry {
         ConvGeometry {
-            n: x[0] / p.batch_groups as usize,
+            n: out[0],
             o: w[0],
             i: w[1],
             in_n: x[0],
             in_c: x[1],
             input: x[2..].to_vec(),
             window: w[2..].to_vec(),
-            output,
+            output: out[2..].to_vec(),
             p: p.clone(),
         }
     }
@@ -361,27 +350,13 @@ impl ConvGeometry {
         }
     }
 
-    /// The input position along spatial axis `a` read by output position
-    /// `out` at window tap `tap`: `None` in padding or a dilation's hole.
-    pub fn input_pos(&self, a: usize, out: usize, tap: usize) -> Option<usize> {
-        let p = &self.p;
-        let q =
-            (out as u64 * p.strides[a] + tap as u64 * p.rhs_dilation[a]) as i64 - p.padding[a].0;
-        let ld = p.lhs_dilation[a] as i64;
-        if q < 0 || q % ld != 0 {
-            return None;
-        }
-        let r = (q / ld) as usize;
-        (r < self.input[a]).then_some(r)
-    }
-
     /// The row-major offset within one input feature plane of the element
     /// that output position `out` reads at window tap `tap` (both
     /// multi-indices), if any.
     pub fn input_offset(&self, out: &[usize], tap: &[usize]) -> Option<usize> {
         let mut off = 0;
-        for a in 0..self.input.len() {
-            off = off * self.input[a] + self.input_pos(a, out[a], tap[a])?;
+        for (k, axis) in self.p.axes.iter().enumerate() {
+            off = off * self.input[k] + axis.input_pos(out[k], tap[k], self.input[k])?;
         }
         Some(off)
     }
@@ -411,12 +386,12 @@ pub fn lead_slices(lead: &[Lead], x_lead: &[usize], w_lead: &[usize]) -> Vec<(us
 
 /// The reference: each output element's products summed pairwise in `f64`
 /// in (feature, window) row-major order, rounded once.
-pub fn conv_eval(x: &Tensor, w: &Tensor, p: &ConvParams) -> Tensor {
+pub fn conv_eval(x: &Tensor, w: &Tensor, p: &ConvParams, out_shape: &[usize]) -> Tensor {
     let (nx, nw) = p.lead_counts();
-    let geo = ConvGeometry::new(&x.shape[nx..], &w.shape[nw..], p);
+    let nl = p.lead.len();
+    let geo = ConvGeometry::new(&x.shape[nx..], &w.shape[nw..], &out_shape[nl..], p);
     let x_size: usize = x.shape[nx..].iter().product();
     let w_size: usize = w.shape[nw..].iter().product();
-    let mut shape = lead_dims(&p.lead, &x.shape[..nx], &w.shape[..nw]).expect("paired sizes");
     let mut data = Vec::new();
     for (xi, wi) in lead_slices(&p.lead, &x.shape[..nx], &w.shape[..nw]) {
         let xs = &x.data[xi * x_size..][..x_size];
@@ -427,9 +402,7 @@ pub fn conv_eval(x: &Tensor, w: &Tensor, p: &ConvParams) -> Tensor {
                 .map(|v| x.dtype.round(v)),
         );
     }
-    shape.extend([geo.n, geo.o]);
-    shape.extend(&geo.output);
-    Tensor::new(x.dtype, shape, data)
+    Tensor::new(x.dtype, out_shape.to_vec(), data)
 }
 
 /// One convolution (no leading axes) in `f64`.
@@ -514,23 +487,103 @@ pub enum Padding {
 }
 
 impl Padding {
-    /// The explicit pairs for inputs of `input` and (dilated) windows of
-    /// `window` (`lax.padtype_to_pads`).
-    pub fn pairs(&self, input: &[u64], window: &[u64], strides: &[u64]) -> Vec<(i64, i64)> {
-        match self {
+    /// The explicit pairs for an input of `input` and (dilated) windows of
+    /// `window` (`lax.padtype_to_pads`): "SAME" needs the input's size
+    /// unless the stride is 1, and the window's size.
+    pub fn pairs(
+        &self,
+        input: &[Dim],
+        window: &[Dim],
+        strides: &[u64],
+    ) -> Result<Vec<(i64, i64)>, String> {
+        Ok(match self {
             Padding::Valid => vec![(0, 0); input.len()],
             Padding::Explicit(p) => p.clone(),
             Padding::Same => (0..input.len())
                 .map(|k| {
-                    let out = input[k].div_ceil(strides[k]);
-                    let total =
-                        ((out.max(1) - 1) * strides[k] + window[k]) as i64 - input[k] as i64;
+                    let total = match (&input[k], &window[k]) {
+                        (Dim::Const(n), Dim::Const(w)) => {
+                            let out = n.div_ceil(strides[k]);
+                            ((out.max(1) - 1) * strides[k] + w) as i64 - *n as i64
+                        }
+                        (_, Dim::Const(w)) if strides[k] == 1 => *w as i64 - 1,
+                        (n, w) => {
+                            return Err(format!(
+                                "\"SAME\" padding of an axis of {n} with a window of {w} and stride {} needs sizes known when the function is built (or give the padding pairs)",
+                                strides[k]
+                            ))
+                        }
+                    };
                     let total = total.max(0);
-                    (total / 2, total - total / 2)
+                    Ok((total / 2, total - total / 2))
                 })
-                .collect(),
+                .collect::<Result<_, String>>()?,
+        })
+    }
+}
+
+/// The parameters of `lax.conv_general_dilated` for an input of spatial
+/// sizes `input` and a kernel of window sizes `window` (the op's layout,
+/// no leading axes).
+#[allow(clippy::too_many_arguments)]
+pub fn dilated_params(
+    input: &[Dim],
+    window: &[Dim],
+    strides: &[u64],
+    padding: &Padding,
+    lhs_dilation: &[u64],
+    rhs_dilation: &[u64],
+    feature_groups: u64,
+) -> Result<ConvParams, String> {
+    let s = input.len();
+    for (what, v) in [
+        ("strides", strides),
+        ("lhs_dilation", lhs_dilation),
+        ("rhs_dilation", rhs_dilation),
+    ] {
+        if v.len() != s {
+            return Err(format!(
+                "`{what}` has {} entries, the input {s} spatial axes",
+                v.len()
+            ));
+        }
+        if v.contains(&0) {
+            return Err(format!("`{what}` must be at least 1 on every axis"));
         }
     }
+    if let Padding::Explicit(p) = padding {
+        if p.len() != s {
+            return Err(format!(
+                "`padding` has {} pairs, the input {s} spatial axes",
+                p.len()
+            ));
+        }
+    }
+    let dilated: Vec<Dim> = (0..s)
+        .map(|k| match &window[k] {
+            Dim::Const(w) => Dim::Const(dilate(*w, rhs_dilation[k])),
+            d => d.clone(),
+        })
+        .collect();
+    let pads = padding.pairs(input, &dilated, strides)?;
+    let axes = (0..s)
+        .map(|k| {
+            let g = WindowGeometry {
+                stride: strides[k],
+                lo: pads[k].0,
+                hi: pads[k].1,
+                lhs_dilation: lhs_dilation[k],
+                rhs_dilation: rhs_dilation[k],
+            };
+            ConvAxis::strided(&input[k], &window[k], g)
+        })
+        .collect();
+    Ok(ConvParams {
+        axes,
+        feature_groups,
+        batch_groups: 1,
+        lead: Vec::new(),
+    })
 }
 
 /// `lax.conv_general_dilated`: operands in the layout `dims` names,
@@ -548,6 +601,13 @@ pub fn conv_general_dilated(
     feature_groups: u64,
 ) -> Result<Var, String> {
     let rank = f.shape(x).rank();
+    if rank < 3 || f.shape(w).rank() != rank {
+        return Err(format!(
+            "needs an input and a kernel of one rank (at least 3), got {} and {}",
+            f.ty(x),
+            f.ty(w)
+        ));
+    }
     for (what, spec) in [("lhs", &dims.lhs), ("rhs", &dims.rhs), ("out", &dims.out)] {
         let mut seen = spec.clone();
         seen.sort_unstable();
@@ -557,48 +617,17 @@ pub fn conv_general_dilated(
             ));
         }
     }
-    if f.shape(w).rank() != rank {
-        return Err(format!(
-            "the kernel has rank {}, the input {rank}",
-            f.shape(w).rank()
-        ));
-    }
     let xc = transpose(f, x, dims.lhs.clone());
     let wc = transpose(f, w, dims.rhs.clone());
-    let (Some(xs), Some(ws)) = (concrete(&f.shape(xc).0), concrete(&f.shape(wc).0)) else {
-        return Err("conv needs dimensions known when the function is built".into());
-    };
-    let s = rank.saturating_sub(2);
-    for (what, v) in [
-        ("strides", strides),
-        ("lhs_dilation", lhs_dilation),
-        ("rhs_dilation", rhs_dilation),
-    ] {
-        if v.len() != s {
-            return Err(format!(
-                "`{what}` has {} entries, the input {s} spatial axes",
-                v.len()
-            ));
-        }
-    }
-    if let Padding::Explicit(p) = padding {
-        if p.len() != s {
-            return Err(format!(
-                "`padding` has {} pairs, the input {s} spatial axes",
-                p.len()
-            ));
-        }
-    }
-    let window: Vec<u64> = (0..s).map(|k| dilate(ws[k + 2], rhs_dilation[k])).collect();
-    let p = ConvParams {
-        strides: strides.to_vec(),
-        padding: padding.pairs(&xs[2..], &window, strides),
-        lhs_dilation: lhs_dilation.to_vec(),
-        rhs_dilation: rhs_dilation.to_vec(),
+    let p = dilated_params(
+        &f.shape(xc).0[2..],
+        &f.shape(wc).0[2..],
+        strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
         feature_groups,
-        batch_groups: 1,
-        lead: Vec::new(),
-    };
+    )?;
     let out = f.push(Op::Conv(p), &[xc, wc])?;
     Ok(transpose(f, out, inverse_perm(&dims.out)))
 }
@@ -620,11 +649,6 @@ pub fn conv_jvp(
         (Some(l), Some(r)) => Some(f.add(l, r)),
         (l, r) => l.or(r),
     }
-}
-
-/// The constant dimensions of `t` after its `lead` leading axes.
-fn trailing(t: &Type, lead: usize) -> Vec<u64> {
-    concrete(&t.shape.0[lead..]).expect("internal error: a conv operand of unknown dimensions")
 }
 
 fn constant(d: &Dim) -> u64 {
@@ -659,42 +683,6 @@ fn axis_into(f: &mut Function, src: usize, dst: usize, x: Var) -> Var {
     reshape(f, t, Shape(merged))
 }
 
-/// `x` reversed along `axis`: a product with the exchange matrix (the op
-/// set has no reversal; the window axes this flips are short).
-fn reverse(f: &mut Function, x: Var, axis: usize) -> Var {
-    let dtype = f.dtype(x);
-    let rank = f.shape(x).rank();
-    let k = constant(&f.shape(x).0[axis]);
-    if k <= 1 {
-        return x;
-    }
-    let square = Shape(vec![Dim::Const(k), Dim::Const(k)]);
-    let iota = |f: &mut Function, axis| {
-        let op = Op::Iota {
-            shape: square.clone(),
-            axis,
-            dtype,
-        };
-        f.push(op, &[]).expect("internal error: iota")
-    };
-    let (row, col) = (iota(f, 0), iota(f, 1));
-    let sum = f.add(row, col);
-    let last = f.full((k - 1) as f64, dtype, &square);
-    let on = f.cmp(CmpOp::Eq, sum, last);
-    let one = f.full(1.0, dtype, &square);
-    let zero = f.full(0.0, dtype, &square);
-    let exchange = f.select(on, one, zero);
-    let d = DotDims {
-        lhs_contract: vec![axis],
-        rhs_contract: vec![0],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
-    let g = super::dot_general::dot_general(f, x, exchange, d);
-    // The reversed axis came out last.
-    transpose(f, g, move_axis_perm(rank, rank - 1, axis))
-}
-
 /// The permutation swapping axes `at` and `at + 1` of a rank-`rank` value.
 fn swap_at(rank: usize, at: usize) -> Vec<usize> {
     let mut perm: Vec<usize> = (0..rank).collect();
@@ -714,15 +702,11 @@ fn sum_lead(f: &mut Function, v: Var, lead: &[Lead], keep: fn(Lead) -> bool) -> 
 }
 
 /// The cotangent of `x` (of type `x_ty`) given the kernel `w`:
-/// `_conv_general_dilated_transpose_lhs`. A result axis the input lacked
-/// (a kernel-only leading axis) is summed.
+/// `_conv_general_dilated_transpose_lhs` (see the module docs). A result
+/// axis the input lacked (a kernel-only leading axis) is summed.
 pub fn conv_transpose_lhs(f: &mut Function, p: &ConvParams, x_ty: &Type, w: Var, ct: Var) -> Var {
     let s = p.spatial();
     let (nx, nw) = p.lead_counts();
-    let nl = p.lead.len();
-    let x_dims = trailing(x_ty, nx);
-    let w_dims = trailing(f.ty(w), nw);
-    let ct_dims = trailing(f.ty(ct), nl);
     let groups = p.groups();
     // The kernel's groups move from its output features into its input
     // features, which the transposed kernel outputs.
@@ -732,19 +716,18 @@ pub fn conv_transpose_lhs(f: &mut Function, p: &ConvParams, x_ty: &Type, w: Var,
     } else {
         w
     };
-    // Swap the kernel's feature axes and flip its window.
-    let mut w = transpose(f, w, swap_at(nw + s + 2, nw));
-    for a in nw + 2..nw + s + 2 {
-        w = reverse(f, w, a);
-    }
-    let padding = (0..s)
-        .map(|k| {
-            let in_d = dilate(x_dims[k + 2], p.lhs_dilation[k]) as i64;
-            let w_d = dilate(w_dims[k + 2], p.rhs_dilation[k]) as i64;
-            let out_d = dilate(ct_dims[k + 2], p.strides[k]) as i64;
-            let before = w_d - p.padding[k].0 - 1;
-            let after = in_d + w_d - 1 - out_d - before;
-            (before, after)
+    let w = transpose(f, w, swap_at(nw + s + 2, nw));
+    // Output positions become input positions, of the input's lengths.
+    let axes = p
+        .axes
+        .iter()
+        .zip(&x_ty.shape.0[nx + 2..])
+        .map(|(a, len)| ConvAxis {
+            a: a.b,
+            b: a.a,
+            c: a.c,
+            d: a.d,
+            len: len.clone(),
         })
         .collect();
     // The cotangent has every leading axis; the kernel its own.
@@ -754,10 +737,7 @@ pub fn conv_transpose_lhs(f: &mut Function, p: &ConvParams, x_ty: &Type, w: Var,
         .map(|l| if l.on_rhs() { Lead::Both } else { Lead::Lhs })
         .collect();
     let q = ConvParams {
-        strides: p.lhs_dilation.clone(),
-        padding,
-        lhs_dilation: p.strides.clone(),
-        rhs_dilation: p.rhs_dilation.clone(),
+        axes,
         feature_groups: groups,
         batch_groups: 1,
         lead,
@@ -773,22 +753,23 @@ pub fn conv_transpose_lhs(f: &mut Function, p: &ConvParams, x_ty: &Type, w: Var,
 }
 
 /// The cotangent of `w` (of type `w_ty`) given the input `x`:
-/// `_conv_general_dilated_transpose_rhs`. A result axis the kernel lacked
-/// (an input-only leading axis) is summed.
+/// `_conv_general_dilated_transpose_rhs` (see the module docs). A result
+/// axis the kernel lacked (an input-only leading axis) is summed.
 pub fn conv_transpose_rhs(f: &mut Function, p: &ConvParams, w_ty: &Type, x: Var, ct: Var) -> Var {
     let s = p.spatial();
     let (nx, nw) = p.lead_counts();
     let nl = p.lead.len();
-    let x_dims = trailing(f.ty(x), nx);
-    let w_dims = trailing(w_ty, nw);
-    let ct_dims = trailing(f.ty(ct), nl);
-    let padding = (0..s)
-        .map(|k| {
-            let in_d = dilate(x_dims[k + 2], p.lhs_dilation[k]) as i64;
-            let w_d = dilate(w_dims[k + 2], p.rhs_dilation[k]) as i64;
-            let out_d = dilate(ct_dims[k + 2], p.strides[k]) as i64;
-            let lo = p.padding[k].0;
-            (lo, (out_d - in_d) + (w_d - lo - 1))
+    // Window taps become output positions, of the window's lengths.
+    let axes = p
+        .axes
+        .iter()
+        .zip(&w_ty.shape.0[nw + 2..])
+        .map(|(a, len)| ConvAxis {
+            a: a.a,
+            b: a.c,
+            c: a.b,
+            d: a.d,
+            len: len.clone(),
         })
         .collect();
     // The input has its own leading axes; the cotangent every one.
@@ -798,10 +779,7 @@ pub fn conv_transpose_rhs(f: &mut Function, p: &ConvParams, w_ty: &Type, x: Var,
         .map(|l| if l.on_lhs() { Lead::Both } else { Lead::Rhs })
         .collect();
     let q = ConvParams {
-        strides: p.rhs_dilation.clone(),
-        padding,
-        lhs_dilation: p.lhs_dilation.clone(),
-        rhs_dilation: p.strides.clone(),
+        axes,
         // Feature groups become batch groups, and back.
         feature_groups: p.batch_groups,
         batch_groups: p.feature_groups,
@@ -830,10 +808,4 @@ pub fn conv_batch(f: &mut Function, x: Var, w: Var, p: &ConvParams, batched: &[b
     let mut q = p.clone();
     q.lead.insert(0, new);
     conv(f, x, w, q)
-}
-
-/// Whether `dtype` is one the host step computes in directly (the others
-/// go through `f32`).
-pub fn gemm_native(dtype: DType) -> bool {
-    matches!(dtype, DType::F32 | DType::F64)
 }

@@ -425,7 +425,7 @@ impl Op {
             } => sort::argsort_eval(ins[0], *axis, *descending, *k).map(|t| vec![t]),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
-            Op::Conv(p) => one(conv::conv_eval(ins[0], ins[1], p)),
+            Op::Conv(p) => one(conv::conv_eval(ins[0], ins[1], p, out_shape())),
             Op::Slice { starts, steps, .. } => {
                 one(slicing::slice_eval(ins[0], out_shape(), starts, steps, env))
             }

@@ -1,8 +1,9 @@
 //! Pooling: `lax.reduce_window` with sum, max and mean, built from `conv`
 //! (so its derivatives and batching are conv's, with nothing of its own).
 //!
-//! The windowed axes move last and the others merge into one batch axis,
-//! a single feature: `[M, 1, spatial..]`.
+//! The windowed axes move last behind a batch and a feature axis of size
+//! 1, the others leading (`conv`'s leading axes, on the input alone):
+//! `[others.., 1, 1, spatial..]`.
 //!
 //! - sum: a convolution with a kernel of ones (linear; its transpose is
 //!   conv's lhs transpose, a convolution of the cotangent with the ones).
@@ -24,7 +25,7 @@
 
 use crate::dtype::DType;
 use crate::ir::{Function, Var};
-use crate::ops::conv::{conv, ConvParams, Padding};
+use crate::ops::conv::{conv, dilated_params, ConvParams, Lead, Padding};
 use crate::ops::elementwise::CmpOp;
 use crate::ops::layout::{inverse_perm, reshape, transpose};
 use crate::ops::Op;
@@ -52,17 +53,7 @@ pub fn reduce_window(
     strides: &[u64],
     padding: &Padding,
 ) -> Result<Var, String> {
-    let dims: Vec<u64> = f
-        .shape(x)
-        .0
-        .iter()
-        .map(|d| match d {
-            Dim::Const(n) => Ok(*n),
-            Dim::Sym(s) => Err(format!(
-                "pooling needs dimensions known when the function is built, not `{s}`"
-            )),
-        })
-        .collect::<Result<_, _>>()?;
+    let dims = f.shape(x).0.clone();
     let rank = dims.len();
     if window.len() != rank || strides.len() != rank {
         return Err(format!(
@@ -74,36 +65,43 @@ pub fn reduce_window(
     if window.contains(&0) || strides.contains(&0) {
         return Err("window sizes and strides must be at least 1".into());
     }
-    let pads = padding.pairs(&dims, window, strides);
+    let taps_all: Vec<Dim> = window.iter().map(|w| Dim::Const(*w)).collect();
+    let pads = padding.pairs(&dims, &taps_all, strides)?;
     if pads.len() != rank {
         return Err(format!(
             "pooling over an input of rank {rank} needs {rank} padding pairs, got {}",
             pads.len()
         ));
     }
-    // The windowed axes, moved last; the others merged into one batch.
+    // The windowed axes, moved last behind a batch and a feature axis of
+    // size 1; the others lead, the input's alone (`Lead::Lhs`).
     let windowed: Vec<usize> = (0..rank)
         .filter(|a| window[*a] != 1 || strides[*a] != 1 || pads[*a] != (0, 0))
         .collect();
     let others: Vec<usize> = (0..rank).filter(|a| !windowed.contains(a)).collect();
     let perm: Vec<usize> = others.iter().chain(&windowed).copied().collect();
-    let m: u64 = others.iter().map(|a| dims[*a]).product();
-    let s = windowed.len();
+    let nl = others.len();
     let xt = transpose(f, x, perm.clone());
-    let mut flat = vec![m, 1];
-    flat.extend(windowed.iter().map(|a| dims[*a]));
-    let xf = reshape(f, xt, consts(&flat));
-    let mut p = ConvParams::plain(s);
-    p.strides = windowed.iter().map(|a| strides[*a]).collect();
-    p.padding = windowed.iter().map(|a| pads[*a]).collect();
+    let mut shaped: Vec<Dim> = others.iter().map(|a| dims[*a].clone()).collect();
+    shaped.extend([Dim::Const(1), Dim::Const(1)]);
+    shaped.extend(windowed.iter().map(|a| dims[*a].clone()));
+    let xf = reshape(f, xt, Shape(shaped));
+    let input: Vec<Dim> = windowed.iter().map(|a| dims[*a].clone()).collect();
     let taps: Vec<u64> = windowed.iter().map(|a| window[*a]).collect();
+    let tap_dims: Vec<Dim> = taps.iter().map(|t| Dim::Const(*t)).collect();
+    let explicit = Padding::Explicit(windowed.iter().map(|a| pads[*a]).collect());
+    let ones_s = vec![1; windowed.len()];
+    let st: Vec<u64> = windowed.iter().map(|a| strides[*a]).collect();
+    let mut p = dilated_params(&input, &tap_dims, &st, &explicit, &ones_s, &ones_s, 1)?;
     let dtype = f.dtype(x);
     let y = match how {
         WindowReduce::Sum | WindowReduce::Mean => {
             let mut k = vec![1, 1];
             k.extend(&taps);
             let ones = f.full(1.0, dtype, &consts(&k));
-            let y = conv(f, xf, ones, p);
+            let mut q = p.clone();
+            q.lead = vec![Lead::Lhs; nl];
+            let y = conv(f, xf, ones, q);
             if how == WindowReduce::Mean {
                 let n = f.full_like(taps.iter().product::<u64>() as f64, y);
                 f.div(y, n)
@@ -111,26 +109,30 @@ pub fn reduce_window(
                 y
             }
         }
-        WindowReduce::Max => max_of_taps(f, xf, &taps, p, dtype),
+        WindowReduce::Max => {
+            p.lead = vec![Lead::Lhs; nl];
+            max_of_taps(f, xf, &input, &taps, p, dtype)
+        }
     };
     // Back to the input's axes.
-    let mut out_dims: Vec<u64> = others.iter().map(|a| dims[*a]).collect();
-    out_dims.extend(
-        f.shape(y).0[2..]
-            .iter()
-            .map(|d| match d {
-                Dim::Const(n) => *n,
-                Dim::Sym(_) => unreachable!("a conv's spatial sizes are constants"),
-            })
-            .collect::<Vec<_>>(),
-    );
-    let y = reshape(f, y, consts(&out_dims));
+    let mut out_dims: Vec<Dim> = others.iter().map(|a| dims[*a].clone()).collect();
+    out_dims.extend(f.shape(y).0[nl + 2..].iter().cloned());
+    let y = reshape(f, y, Shape(out_dims));
     Ok(transpose(f, y, inverse_perm(&perm)))
 }
 
-/// The first maximum of each window of `x` (`[M, 1, spatial..]`), taps at
-/// `-inf` in the padding: `[M, 1, spatial'..]`.
-fn max_of_taps(f: &mut Function, x: Var, taps: &[u64], p: ConvParams, dtype: DType) -> Var {
+/// The first maximum of each window of `x` (`[lead.., 1, 1, spatial..]`,
+/// spatial sizes `input`), taps at `-inf` in the padding:
+/// `[lead.., 1, 1, spatial'..]`.
+fn max_of_taps(
+    f: &mut Function,
+    x: Var,
+    input: &[Dim],
+    taps: &[u64],
+    p: ConvParams,
+    dtype: DType,
+) -> Var {
+    let nl = p.lead.len();
     let t: u64 = taps.iter().product();
     // One-hot kernel: output feature k reads tap k (row-major).
     let mut kdims = vec![t, 1];
@@ -159,10 +161,21 @@ fn max_of_taps(f: &mut Function, x: Var, taps: &[u64], p: ConvParams, dtype: DTy
     let onehot = f.select(on, one, zero);
     let patches = conv(f, x, onehot, p.clone());
     let shape = f.shape(patches).clone();
-    // Padding taps: where a convolution of ones reads nothing.
-    let values = if p.padding.iter().any(|pad| *pad != (0, 0)) {
-        let ones = f.full_like(1.0, x);
-        let valid = conv(f, ones, onehot, p);
+    let rank = shape.rank();
+    // Padding taps: where a convolution of ones reads nothing (one
+    // example: it does not depend on the leading axes).
+    let values = if p
+        .axes
+        .iter()
+        .any(|a| a.d != 0 || !matches!(&a.len, Dim::Const(_)))
+    {
+        let mut plane = vec![Dim::Const(1), Dim::Const(1)];
+        plane.extend(input.iter().cloned());
+        let ones = f.full(1.0, dtype, &Shape(plane));
+        let mut q = p.clone();
+        q.lead.clear();
+        let valid = conv(f, ones, onehot, q);
+        let valid = f.broadcast(valid, shape.clone(), (nl..rank).collect());
         let half = f.full(0.5, dtype, &shape);
         let inside = f.cmp(CmpOp::Gt, valid, half);
         let low = f.full(f64::NEG_INFINITY, dtype, &shape);
@@ -171,27 +184,37 @@ fn max_of_taps(f: &mut Function, x: Var, taps: &[u64], p: ConvParams, dtype: DTy
         patches
     };
     // The first tap holding the maximum, chosen without derivatives.
+    let tap_axis = nl + 1;
     let seen = f
         .push(Op::StopGradient, &[values])
         .expect("internal error: stop_gradient");
     let max = f
-        .push(Op::ReduceMax { axes: vec![1] }, &[seen])
+        .push(
+            Op::ReduceMax {
+                axes: vec![tap_axis],
+            },
+            &[seen],
+        )
         .expect("internal error: reduce_max");
-    let rank = shape.rank();
-    let keep: Vec<usize> = (0..rank).filter(|a| *a != 1).collect();
+    let keep: Vec<usize> = (0..rank).filter(|a| *a != tap_axis).collect();
     let max_b = f.broadcast(max, shape.clone(), keep.clone());
     let at_max = f.cmp(CmpOp::Eq, seen, max_b);
-    let tap = iota(f, &shape, 1);
+    let tap = iota(f, &shape, tap_axis);
     let past = f.full(t as f64, dtype, &shape);
     let candidates = f.select(at_max, tap, past);
     let first = f
-        .push(Op::ReduceMin { axes: vec![1] }, &[candidates])
+        .push(
+            Op::ReduceMin {
+                axes: vec![tap_axis],
+            },
+            &[candidates],
+        )
         .expect("internal error: reduce_min");
     let first_b = f.broadcast(first, shape.clone(), keep);
     let chosen = f.cmp(CmpOp::Eq, tap, first_b);
     let zeros = f.full(0.0, dtype, &shape);
     let picked = f.select(chosen, values, zeros);
-    let sum = f.reduce_sum(picked, vec![1]);
+    let sum = f.reduce_sum(picked, vec![tap_axis]);
     // No tap equals the maximum only when it is NaN: the result is NaN.
     let reduced = f.shape(first).clone();
     let none = f.full(t as f64, dtype, &reduced);
@@ -199,6 +222,6 @@ fn max_of_taps(f: &mut Function, x: Var, taps: &[u64], p: ConvParams, dtype: DTy
     let sum = f.select(unmatched, max, sum);
     // Back to one feature.
     let mut one_feature = shape.0.clone();
-    one_feature[1] = Dim::Const(1);
+    one_feature[tap_axis] = Dim::Const(1);
     reshape(f, sum, Shape(one_feature))
 }

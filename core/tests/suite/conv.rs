@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::*;
-use oxla_core::ops::conv::{conv, ConvParams};
+use oxla_core::ops::conv::{conv, dilated_params, ConvParams, Padding};
 use oxla_core::transforms::{jvp, vjp, vmap};
 use oxla_core::*;
 
@@ -26,7 +26,12 @@ struct Case {
     p: ConvParams,
 }
 
+/// The parameters of `lax.conv_general_dilated` for inputs of `x` and
+/// kernels of `w` (NCHW / OIHW).
+#[allow(clippy::too_many_arguments)]
 fn params(
+    x: &[usize],
+    w: &[usize],
     strides: &[u64],
     padding: &[(i64, i64)],
     lhs_dilation: &[u64],
@@ -34,15 +39,33 @@ fn params(
     feature_groups: u64,
     batch_groups: u64,
 ) -> ConvParams {
-    ConvParams {
-        strides: strides.to_vec(),
-        padding: padding.to_vec(),
-        lhs_dilation: lhs_dilation.to_vec(),
-        rhs_dilation: rhs_dilation.to_vec(),
+    let d = |v: &[usize]| -> Vec<Dim> { v[2..].iter().map(|n| Dim::Const(*n as u64)).collect() };
+    let mut p = dilated_params(
+        &d(x),
+        &d(w),
+        strides,
+        &Padding::Explicit(padding.to_vec()),
+        lhs_dilation,
+        rhs_dilation,
         feature_groups,
-        batch_groups,
-        lead: Vec::new(),
-    }
+    )
+    .unwrap();
+    p.batch_groups = batch_groups;
+    p
+}
+
+fn plain(x: &[usize], w: &[usize]) -> ConvParams {
+    let s = x.len() - 2;
+    params(
+        x,
+        w,
+        &vec![1; s],
+        &vec![(0, 0); s],
+        &vec![1; s],
+        &vec![1; s],
+        1,
+        1,
+    )
 }
 
 fn cases() -> Vec<Case> {
@@ -51,31 +74,51 @@ fn cases() -> Vec<Case> {
             name: "2d_plain",
             x: vec![2, 3, 5, 4],
             w: vec![4, 3, 3, 2],
-            p: ConvParams::plain(2),
+            p: plain(&[2, 3, 5, 4], &[4, 3, 3, 2]),
         },
         Case {
             name: "2d_strided_padded_dilated",
             x: vec![2, 2, 7, 6],
             w: vec![3, 2, 3, 3],
-            p: params(&[2, 1], &[(1, 2), (2, 0)], &[1, 1], &[2, 1], 1, 1),
+            p: params(
+                &[2, 2, 7, 6],
+                &[3, 2, 3, 3],
+                &[2, 1],
+                &[(1, 2), (2, 0)],
+                &[1, 1],
+                &[2, 1],
+                1,
+                1,
+            ),
         },
         Case {
             name: "2d_lhs_dilation_negative_padding",
             x: vec![1, 2, 4, 5],
             w: vec![2, 2, 2, 3],
-            p: params(&[1, 2], &[(-1, 1), (0, 1)], &[2, 1], &[1, 2], 1, 1),
+            p: params(
+                &[1, 2, 4, 5],
+                &[2, 2, 2, 3],
+                &[1, 2],
+                &[(-1, 1), (0, 1)],
+                &[2, 1],
+                &[1, 2],
+                1,
+                1,
+            ),
         },
         Case {
             name: "1d_strided",
             x: vec![3, 2, 9],
             w: vec![2, 2, 4],
-            p: params(&[3], &[(1, 1)], &[1], &[1], 1, 1),
+            p: params(&[3, 2, 9], &[2, 2, 4], &[3], &[(1, 1)], &[1], &[1], 1, 1),
         },
         Case {
             name: "3d",
             x: vec![1, 2, 4, 3, 4],
             w: vec![2, 2, 2, 2, 3],
             p: params(
+                &[1, 2, 4, 3, 4],
+                &[2, 2, 2, 2, 3],
                 &[1, 1, 2],
                 &[(1, 0), (0, 1), (1, 1)],
                 &[1, 1, 1],
@@ -88,19 +131,46 @@ fn cases() -> Vec<Case> {
             name: "2d_feature_groups",
             x: vec![2, 4, 5, 5],
             w: vec![6, 2, 3, 3],
-            p: params(&[1, 2], &[(1, 1), (1, 1)], &[1, 1], &[1, 1], 2, 1),
+            p: params(
+                &[2, 4, 5, 5],
+                &[6, 2, 3, 3],
+                &[1, 2],
+                &[(1, 1), (1, 1)],
+                &[1, 1],
+                &[1, 1],
+                2,
+                1,
+            ),
         },
         Case {
             name: "2d_depthwise",
             x: vec![1, 3, 4, 4],
             w: vec![3, 1, 2, 2],
-            p: params(&[1, 1], &[(0, 1), (0, 1)], &[1, 1], &[1, 1], 3, 1),
+            p: params(
+                &[1, 3, 4, 4],
+                &[3, 1, 2, 2],
+                &[1, 1],
+                &[(0, 1), (0, 1)],
+                &[1, 1],
+                &[1, 1],
+                3,
+                1,
+            ),
         },
         Case {
             name: "2d_batch_groups",
             x: vec![4, 2, 5, 4],
             w: vec![6, 2, 2, 2],
-            p: params(&[1, 1], &[(1, 0), (0, 0)], &[1, 1], &[1, 2], 1, 2),
+            p: params(
+                &[4, 2, 5, 4],
+                &[6, 2, 2, 2],
+                &[1, 1],
+                &[(1, 0), (0, 0)],
+                &[1, 1],
+                &[1, 2],
+                1,
+                2,
+            ),
         },
     ]
 }
@@ -378,6 +448,59 @@ fn vmap_of_vjp_and_nested_vmap() {
     }
 }
 
+/// Sizes known only at the call (batch, features, spatial and window
+/// sizes all symbols): the output length is a derived dimension
+/// (`(D|K|s|lo|hi|ld|rd)`), the transposes take the operands' lengths.
+#[test]
+fn conv_with_symbolic_sizes() {
+    let sym = |names: &[&str]| {
+        Type::new(
+            DType::F64,
+            Shape(names.iter().map(|n| Dim::sym(n)).collect()),
+        )
+    };
+    let mut f = Function::new("symbolic");
+    let x = f.add_param("x", sym(&["n", "c", "h", "v"]));
+    let w = f.add_param("w", sym(&["o", "c", "kh", "kv"]));
+    let sp = |names: &[&str]| -> Vec<Dim> { names.iter().map(|n| Dim::sym(n)).collect() };
+    let p = dilated_params(
+        &sp(&["h", "v"]),
+        &sp(&["kh", "kv"]),
+        &[2, 1],
+        &Padding::Explicit(vec![(1, 1), (0, 2)]),
+        &[1, 1],
+        &[1, 2],
+        1,
+    )
+    .unwrap();
+    let y = conv(&mut f, x, w, p);
+    f.outs = vec![y];
+    verify::verify(&f).unwrap();
+    assert!(f.shape(y).0[2].to_string().contains('|'), "{}", f.ty(y));
+    let vf = vjp(&f);
+    verify::verify(&vf).unwrap();
+    let mut r = rng(9);
+    for (xd, wd) in [([2, 3, 7, 6], [4, 3, 3, 2]), ([1, 2, 4, 5], [2, 2, 2, 3])] {
+        let (xt, wt) = (random(&mut r, &xd), random(&mut r, &wd));
+        let y = run_both(&f, &[xt.clone(), wt.clone()]).remove(0);
+        let fixed = conv_fn(&Case {
+            name: "fixed",
+            x: xd.to_vec(),
+            w: wd.to_vec(),
+            p: params(&xd, &wd, &[2, 1], &[(1, 1), (0, 2)], &[1, 1], &[1, 2], 1, 1),
+        });
+        let want = eval(&fixed, &[xt.clone(), wt.clone()]).remove(0);
+        assert_eq!(y.shape, want.shape);
+        assert_close("symbolic conv", &y.data, &want.data, 1e-14);
+        let u = random(&mut r, &y.shape);
+        let got = run_both(&vf, &[xt.clone(), wt.clone(), u.clone()]);
+        let want = eval(&vjp(&fixed), &[xt, wt, u]);
+        for k in 1..3 {
+            assert_close("symbolic vjp", &got[k].data, &want[k].data, 1e-12);
+        }
+    }
+}
+
 #[test]
 fn conv_text_round_trips() {
     for c in cases() {
@@ -395,15 +518,18 @@ fn conv_shape_errors_name_the_mismatch() {
     let mut f = Function::new("bad");
     let x = f.add_param("x", ty(&[1, 3, 4, 4]));
     let w = f.add_param("w", ty(&[2, 2, 3, 3]));
-    let e = f.push(Op::Conv(ConvParams::plain(2)), &[x, w]).unwrap_err();
+    let e = f
+        .push(Op::Conv(plain(&[1, 3, 4, 4], &[2, 2, 3, 3])), &[x, w])
+        .unwrap_err();
     assert!(e.contains("3 features"), "{e}");
-    let e = f.push(Op::Conv(ConvParams::plain(1)), &[x, w]).unwrap_err();
+    let e = f
+        .push(Op::Conv(plain(&[1, 3, 4], &[2, 2, 3])), &[x, w])
+        .unwrap_err();
     assert!(e.contains("rank 3"), "{e}");
 }
 
 // ---- pooling (`ops::pool`, built on conv) -----------------------------------
 
-use oxla_core::ops::conv::Padding;
 use oxla_core::ops::pool::{reduce_window, WindowReduce};
 use oxla_core::transforms::grad;
 
@@ -512,8 +638,9 @@ fn pools_match_their_definition_and_the_program() {
             let (f, _) = pool_fns(&dims, how, &window, &strides, &padding);
             let x = random(&mut r, &dims);
             let y = run_both(&f, std::slice::from_ref(&x)).remove(0);
-            let d: Vec<u64> = dims.iter().map(|d| *d as u64).collect();
-            let pads = padding.pairs(&d, &window, &strides);
+            let d: Vec<Dim> = dims.iter().map(|d| Dim::Const(*d as u64)).collect();
+            let win: Vec<Dim> = window.iter().map(|d| Dim::Const(*d)).collect();
+            let pads = padding.pairs(&d, &win, &strides).unwrap();
             let want = pool_by_loop(&x, how, &window, &strides, &pads, &y.shape);
             assert_close(&format!("{how:?} {dims:?}"), &y.data, &want, 1e-12);
         }

@@ -1,7 +1,8 @@
 //! The vocabulary: the methods and functions an ndarray / jax.numpy user
 //! would write, each lowered to IR ops: the array operations (`arrays`),
 //! elementwise functions (`elementwise`), the rest of the reshape family
-//! (`layout`), norms, diagonals and `einsum` (`linalg`), constructors
+//! (`layout`), norms, diagonals and `einsum` (`linalg`), convolution and
+//! pooling (`conv`), constructors
 //! (`constructors`), sizes as values (`sizes`), slicing (`slicing`) and the
 //! collectives over a named axis (`collectives`).
 //!
@@ -14,6 +15,7 @@
 pub(crate) mod arrays;
 pub(crate) mod collectives;
 pub(crate) mod constructors;
+pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod layout;
 pub(crate) mod linalg;
@@ -29,6 +31,7 @@ pub(crate) fn functions() -> Vec<(&'static str, String)> {
         arrays::ARRAY_FUNCTIONS,
         layout::LAYOUT_FUNCTIONS,
         linalg::LINALG_FUNCTIONS,
+        conv::CONV_FUNCTIONS,
         elementwise::ELEMENTWISE_FUNCTIONS,
         constructors::CONSTRUCTOR_FUNCTIONS,
         collectives::COLLECTIVE_FUNCTIONS,
