@@ -87,6 +87,51 @@ pub struct ConvAxis {
     pub d: i64,
     /// The result's length along the axis.
     pub len: Dim,
+    /// "SAME" padding of an input whose size is known only at the call:
+    /// `d` is the low padding's negation, computed then from the sizes.
+    pub same: Option<SameRule>,
+}
+
+/// "SAME" padding at the call: `lo = max((⌈n/s⌉ − 1)·s + dilated k − n, 0) / 2`
+/// for an input of `n` and a window of `k` taps; which of the axis's roles
+/// (0: input, 1: output, 2: tap) holds the forward convolution's input and
+/// window moves with the transposes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SameRule {
+    pub stride: u64,
+    pub rhs_dilation: u64,
+    pub x_role: u8,
+    pub w_role: u8,
+}
+
+impl SameRule {
+    /// `d` for the roles' lengths `sizes` (input, output, tap).
+    fn offset(&self, sizes: [usize; 3]) -> i64 {
+        let n = sizes[self.x_role as usize] as i64;
+        let k = dilate(sizes[self.w_role as usize] as u64, self.rhs_dilation) as i64;
+        let s = self.stride as i64;
+        let out = (n + s - 1) / s;
+        let total = ((out.max(1) - 1) * s + k - n).max(0);
+        -(total / 2)
+    }
+
+    /// The rule with two roles exchanged.
+    fn swapped(self, a: u8, b: u8) -> SameRule {
+        let swap = |r: u8| {
+            if r == a {
+                b
+            } else if r == b {
+                a
+            } else {
+                r
+            }
+        };
+        SameRule {
+            x_role: swap(self.x_role),
+            w_role: swap(self.w_role),
+            ..self
+        }
+    }
 }
 
 impl ConvAxis {
@@ -99,13 +144,19 @@ impl ConvAxis {
             c: -(g.rhs_dilation as i64),
             d: -g.lo,
             len: window_len(input, window, g),
+            same: None,
         }
+    }
+
+    /// `d` for the roles' lengths (input, output, tap).
+    pub fn offset(&self, sizes: [usize; 3]) -> i64 {
+        self.same.map_or(self.d, |r| r.offset(sizes))
     }
 
     /// The input position that output `p` reads at tap `k`, if any within
     /// `n` input positions.
-    pub fn input_pos(&self, p: usize, k: usize, n: usize) -> Option<usize> {
-        let rest = self.d - self.b * p as i64 - self.c * k as i64;
+    pub fn input_pos(&self, d: i64, p: usize, k: usize, n: usize) -> Option<usize> {
+        let rest = d - self.b * p as i64 - self.c * k as i64;
         if rest % self.a != 0 {
             return None;
         }
@@ -148,7 +199,13 @@ impl ConvParams {
         let mut parts: Vec<String> = self
             .axes
             .iter()
-            .map(|x| format!("{},{},{},{}", x.a, x.b, x.c, x.d))
+            .map(|x| match x.same {
+                None => format!("{},{},{},{}", x.a, x.b, x.c, x.d),
+                Some(r) => format!(
+                    "{},{},{},same:{}:{}:{}{}",
+                    x.a, x.b, x.c, r.stride, r.rhs_dilation, r.x_role, r.w_role
+                ),
+            })
             .collect();
         parts.push(self.feature_groups.to_string());
         parts.push(self.batch_groups.to_string());
@@ -169,17 +226,39 @@ impl ConvParams {
             .iter()
             .zip(lens)
             .map(|(x, len)| {
-                let v: Vec<i64> = x
-                    .split(',')
-                    .map(|n| n.parse().ok())
-                    .collect::<Option<_>>()?;
-                let [a, b, c, d] = v[..] else { return None };
+                let parts: Vec<&str> = x.split(',').collect();
+                let [a, b, c, d] = parts[..] else { return None };
+                let (a, b, c): (i64, i64, i64) =
+                    (a.parse().ok()?, b.parse().ok()?, c.parse().ok()?);
+                let (d, same) = match d.strip_prefix("same:") {
+                    None => (d.parse().ok()?, None),
+                    Some(rule) => {
+                        let [st, rd, roles] = rule.split(':').collect::<Vec<_>>()[..] else {
+                            return None;
+                        };
+                        let roles: Vec<u8> = roles
+                            .chars()
+                            .map(|r| r.to_digit(10).filter(|r| *r < 3).map(|r| r as u8))
+                            .collect::<Option<_>>()?;
+                        let [x_role, w_role] = roles[..] else {
+                            return None;
+                        };
+                        let rule = SameRule {
+                            stride: st.parse().ok().filter(|s| *s > 0)?,
+                            rhs_dilation: rd.parse().ok().filter(|s| *s > 0)?,
+                            x_role,
+                            w_role,
+                        };
+                        (0, Some(rule))
+                    }
+                };
                 (a != 0).then(|| ConvAxis {
                     a,
                     b,
                     c,
                     d,
                     len: len.clone(),
+                    same,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -311,6 +390,8 @@ pub struct ConvGeometry {
     pub input: Vec<usize>,
     pub window: Vec<usize>,
     pub output: Vec<usize>,
+    /// Each axis's `d` at these sizes.
+    pub offsets: Vec<i64>,
     pub p: ConvParams,
 }
 
@@ -327,6 +408,9 @@ impl ConvGeometry {
             input: x[2..].to_vec(),
             window: w[2..].to_vec(),
             output: out[2..].to_vec(),
+            offsets: (0..p.spatial())
+                .map(|k| p.axes[k].offset([x[k + 2], out[k + 2], w[k + 2]]))
+                .collect(),
             p: p.clone(),
         }
     }
@@ -356,7 +440,8 @@ impl ConvGeometry {
     pub fn input_offset(&self, out: &[usize], tap: &[usize]) -> Option<usize> {
         let mut off = 0;
         for (k, axis) in self.p.axes.iter().enumerate() {
-            off = off * self.input[k] + axis.input_pos(out[k], tap[k], self.input[k])?;
+            off = off * self.input[k]
+                + axis.input_pos(self.offsets[k], out[k], tap[k], self.input[k])?;
         }
         Some(off)
     }
@@ -565,6 +650,44 @@ pub fn dilated_params(
             d => d.clone(),
         })
         .collect();
+    // "SAME" over sizes known only at the call: the rule, its length ⌈n/s⌉.
+    if *padding == Padding::Same && padding.pairs(input, &dilated, strides).is_err() {
+        if lhs_dilation.iter().any(|d| *d != 1) {
+            return Err(
+                "\"SAME\" padding with an lhs dilation needs sizes known when the function is built (or give the padding pairs)"
+                    .into(),
+            );
+        }
+        let axes = (0..s)
+            .map(|k| {
+                let len = crate::shape::derived::slice_len(
+                    &input[k],
+                    crate::shape::derived::Bound::Start(0),
+                    crate::shape::derived::Bound::End(0),
+                    strides[k],
+                )?;
+                Ok(ConvAxis {
+                    a: 1,
+                    b: -(strides[k] as i64),
+                    c: -(rhs_dilation[k] as i64),
+                    d: 0,
+                    len,
+                    same: Some(SameRule {
+                        stride: strides[k],
+                        rhs_dilation: rhs_dilation[k],
+                        x_role: 0,
+                        w_role: 2,
+                    }),
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        return Ok(ConvParams {
+            axes,
+            feature_groups,
+            batch_groups: 1,
+            lead: Vec::new(),
+        });
+    }
     let pads = padding.pairs(input, &dilated, strides)?;
     let axes = (0..s)
         .map(|k| {
@@ -728,6 +851,7 @@ pub fn conv_transpose_lhs(f: &mut Function, p: &ConvParams, x_ty: &Type, w: Var,
             c: a.c,
             d: a.d,
             len: len.clone(),
+            same: a.same.map(|r| r.swapped(0, 1)),
         })
         .collect();
     // The cotangent has every leading axis; the kernel its own.
@@ -770,6 +894,7 @@ pub fn conv_transpose_rhs(f: &mut Function, p: &ConvParams, w_ty: &Type, x: Var,
             c: a.b,
             d: a.d,
             len: len.clone(),
+            same: a.same.map(|r| r.swapped(1, 2)),
         })
         .collect();
     // The input has its own leading axes; the cotangent every one.

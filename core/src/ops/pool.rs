@@ -65,18 +65,23 @@ pub fn reduce_window(
     if window.contains(&0) || strides.contains(&0) {
         return Err("window sizes and strides must be at least 1".into());
     }
-    let taps_all: Vec<Dim> = window.iter().map(|w| Dim::Const(*w)).collect();
-    let pads = padding.pairs(&dims, &taps_all, strides)?;
-    if pads.len() != rank {
-        return Err(format!(
-            "pooling over an input of rank {rank} needs {rank} padding pairs, got {}",
-            pads.len()
-        ));
+    if let Padding::Explicit(p) = padding {
+        if p.len() != rank {
+            return Err(format!(
+                "pooling over an input of rank {rank} needs {rank} padding pairs, got {}",
+                p.len()
+            ));
+        }
     }
+    let padded = |a: usize| match padding {
+        Padding::Explicit(p) => p[a] != (0, 0),
+        // A window of 1 with stride 1 needs no padding.
+        _ => false,
+    };
     // The windowed axes, moved last behind a batch and a feature axis of
     // size 1; the others lead, the input's alone (`Lead::Lhs`).
     let windowed: Vec<usize> = (0..rank)
-        .filter(|a| window[*a] != 1 || strides[*a] != 1 || pads[*a] != (0, 0))
+        .filter(|a| window[*a] != 1 || strides[*a] != 1 || padded(*a))
         .collect();
     let others: Vec<usize> = (0..rank).filter(|a| !windowed.contains(a)).collect();
     let perm: Vec<usize> = others.iter().chain(&windowed).copied().collect();
@@ -89,10 +94,13 @@ pub fn reduce_window(
     let input: Vec<Dim> = windowed.iter().map(|a| dims[*a].clone()).collect();
     let taps: Vec<u64> = windowed.iter().map(|a| window[*a]).collect();
     let tap_dims: Vec<Dim> = taps.iter().map(|t| Dim::Const(*t)).collect();
-    let explicit = Padding::Explicit(windowed.iter().map(|a| pads[*a]).collect());
+    let pads = match padding {
+        Padding::Explicit(p) => Padding::Explicit(windowed.iter().map(|a| p[*a]).collect()),
+        other => other.clone(),
+    };
     let ones_s = vec![1; windowed.len()];
     let st: Vec<u64> = windowed.iter().map(|a| strides[*a]).collect();
-    let mut p = dilated_params(&input, &tap_dims, &st, &explicit, &ones_s, &ones_s, 1)?;
+    let mut p = dilated_params(&input, &tap_dims, &st, &pads, &ones_s, &ones_s, 1)?;
     let dtype = f.dtype(x);
     let y = match how {
         WindowReduce::Sum | WindowReduce::Mean => {
@@ -111,7 +119,12 @@ pub fn reduce_window(
         }
         WindowReduce::Max => {
             p.lead = vec![Lead::Lhs; nl];
-            max_of_taps(f, xf, &input, &taps, p, dtype)
+            let padded = match &pads {
+                Padding::Explicit(p) => p.iter().any(|x| *x != (0, 0)),
+                Padding::Same => true,
+                Padding::Valid => false,
+            };
+            max_of_taps(f, xf, &input, &taps, p, padded, dtype)
         }
     };
     // Back to the input's axes.
@@ -122,7 +135,7 @@ pub fn reduce_window(
 }
 
 /// The first maximum of each window of `x` (`[lead.., 1, 1, spatial..]`,
-/// spatial sizes `input`), taps at `-inf` in the padding:
+/// spatial sizes `input`), taps at `-inf` in the padding (if `padded`):
 /// `[lead.., 1, 1, spatial'..]`.
 fn max_of_taps(
     f: &mut Function,
@@ -130,6 +143,7 @@ fn max_of_taps(
     input: &[Dim],
     taps: &[u64],
     p: ConvParams,
+    padded: bool,
     dtype: DType,
 ) -> Var {
     let nl = p.lead.len();
@@ -164,11 +178,7 @@ fn max_of_taps(
     let rank = shape.rank();
     // Padding taps: where a convolution of ones reads nothing (one
     // example: it does not depend on the leading axes).
-    let values = if p
-        .axes
-        .iter()
-        .any(|a| a.d != 0 || !matches!(&a.len, Dim::Const(_)))
-    {
+    let values = if padded {
         let mut plane = vec![Dim::Const(1), Dim::Const(1)];
         plane.extend(input.iter().cloned());
         let ones = f.full(1.0, dtype, &Shape(plane));

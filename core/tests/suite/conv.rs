@@ -501,6 +501,50 @@ fn conv_with_symbolic_sizes() {
     }
 }
 
+/// "SAME" padding over sizes known only at the call (stride 2, a dilated
+/// window): the low padding computed at the call, equal to the constant
+/// padding of the same sizes, through the transposes too.
+#[test]
+fn same_padding_at_the_call() {
+    let sym = |names: &[&str]| {
+        Type::new(
+            DType::F64,
+            Shape(names.iter().map(|n| Dim::sym(n)).collect()),
+        )
+    };
+    let build = |x_ty: Type, w_ty: Type| {
+        let mut f = Function::new("same");
+        let x = f.add_param("x", x_ty);
+        let w = f.add_param("w", w_ty);
+        let (xs, ws) = (f.shape(x).0[2..].to_vec(), f.shape(w).0[2..].to_vec());
+        let p = dilated_params(&xs, &ws, &[2, 3], &Padding::Same, &[1, 1], &[1, 2], 1).unwrap();
+        let y = conv(&mut f, x, w, p);
+        f.outs = vec![y];
+        verify::verify(&f).unwrap();
+        f
+    };
+    let f = build(sym(&["n", "c", "h", "v"]), sym(&["o", "c", "kh", "kv"]));
+    let text = text::print(&f);
+    assert!(text.contains("same:"), "{text}");
+    assert_eq!(text::print(&text::parse(&text).unwrap()), text);
+    let vf = vjp(&f);
+    let mut r = rng(10);
+    for (xd, wd) in [([2, 2, 7, 8], [3, 2, 3, 2]), ([1, 3, 6, 5], [2, 3, 2, 3])] {
+        let fixed = build(ty(&xd), ty(&wd));
+        let (xt, wt) = (random(&mut r, &xd), random(&mut r, &wd));
+        let y = run_both(&f, &[xt.clone(), wt.clone()]).remove(0);
+        let want = eval(&fixed, &[xt.clone(), wt.clone()]).remove(0);
+        assert_eq!(y.shape, want.shape);
+        assert_close("same at the call", &y.data, &want.data, 1e-14);
+        let u = random(&mut r, &y.shape);
+        let got = run_both(&vf, &[xt.clone(), wt.clone(), u.clone()]);
+        let want = eval(&vjp(&fixed), &[xt, wt, u]);
+        for k in 1..3 {
+            assert_close("same vjp", &got[k].data, &want[k].data, 1e-12);
+        }
+    }
+}
+
 #[test]
 fn conv_text_round_trips() {
     for c in cases() {
