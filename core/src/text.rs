@@ -361,15 +361,13 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
             })
         }
         "conv" => Op::Conv(
-            crate::ops::conv::ConvParams::parse(
-                arg.unwrap_or(""),
-                out.shape.0.get(2..).unwrap_or_default(),
-            )
-            .ok_or_else(|| {
-                format!(
+            crate::ops::conv::ConvParams::parse(arg.unwrap_or(""), &out.shape.0).ok_or_else(
+                || {
+                    format!(
                     "bad op `{word}`: expected conv[a,b,c,d;..;feature_groups;batch_groups;lead]"
                 )
-            })?,
+                },
+            )?,
         ),
         "dim_size" => {
             let d = arg.unwrap_or("");

@@ -213,12 +213,14 @@ impl ConvParams {
         parts.join(";")
     }
 
-    /// Parses `text`'s form; `lens` are the result's spatial lengths.
-    pub fn parse(s: &str, lens: &[Dim]) -> Option<ConvParams> {
+    /// Parses `text`'s form; `out` is the result's shape (whose spatial
+    /// sizes are the axes' lengths).
+    pub fn parse(s: &str, out: &[Dim]) -> Option<ConvParams> {
         let parts: Vec<&str> = s.split(';').collect();
         let [axes @ .., fg, bg, lead] = &parts[..] else {
             return None;
         };
+        let lens = out.get(lead.len() + 2..)?;
         if axes.len() != lens.len() {
             return None;
         }

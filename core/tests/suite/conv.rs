@@ -554,6 +554,10 @@ fn conv_text_round_trips() {
         let g = text::parse(&text).unwrap();
         assert_eq!(text::print(&g), text);
         assert_eq!(g.eqns[0].op, f.eqns[0].op);
+        // With leading axes (vmap's) and through the transposes.
+        let b = vjp(&vmap(&f, &[Some(0), None]).unwrap());
+        let text = text::print(&b);
+        assert_eq!(text::print(&text::parse(&text).unwrap()), text);
     }
 }
 

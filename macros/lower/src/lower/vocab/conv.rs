@@ -259,6 +259,19 @@ impl Lowerer<'_> {
                 }
             },
         };
+        // One feature count for the input and the kernel (a symbol of each
+        // parameter, made one).
+        if groups == 1 && dims.lhs.len() == rank && dims.rhs.len() == rank {
+            let c = self.f.shape(x).0[dims.lhs[1]].clone();
+            let i = self.f.shape(w).0[dims.rhs[1]].clone();
+            if !self.unify(&c, &i) {
+                self.errors.at(
+                    span,
+                    format!("`{name}`: the input's {c} features differ from the kernel's {i} input features"),
+                );
+                return None;
+            }
+        }
         let out = conv_general_dilated(
             &mut self.f,
             x,
@@ -334,5 +347,70 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tests::{lower, lower_errors};
+    use quote::quote;
+
+    #[test]
+    fn conv_and_pools_lower_to_conv_ops() {
+        let f = lower(quote! {
+            fn f(x: ArrayView4<f64>, w: ArrayView4<f64>) -> f64 {
+                let y = conv_general_dilated(x, w, [2, 1], "SAME", 1, [1, 2], ("NHWC", "HWIO", "NHWC"));
+                max_pool(y, [2, 2], [2, 2], Padding::Valid).sum()
+            }
+        });
+        let convs = f
+            .eqns
+            .iter()
+            .filter(|e| matches!(e.op, oxla_core::Op::Conv(_)))
+            .count();
+        // The convolution and the max pool's taps.
+        assert_eq!(convs, 2);
+    }
+
+    #[test]
+    fn bad_parameters_are_spanned_errors_naming_the_forms() {
+        let errors = lower_errors(quote! {
+            fn f(x: ArrayView4<f64>, w: ArrayView4<f64>) -> f64 {
+                conv(x, w, [2, 2], "FULL").sum()
+            }
+        });
+        assert!(
+            errors.iter().any(|e| e.contains("`Padding::Same`")),
+            "{errors:?}"
+        );
+        let errors = lower_errors(quote! {
+            fn f(x: ArrayView4<f64>, w: ArrayView4<f64>) -> f64 {
+                conv(x, w, [2, 2, 2], Padding::Valid).sum()
+            }
+        });
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("strides: 2 integer literals")),
+            "{errors:?}"
+        );
+        let errors = lower_errors(quote! {
+            fn f(x: ArrayView4<f64>, w: ArrayView4<f64>) -> f64 {
+                conv_general_dilated(x, w, 1, "VALID", 1, 1, ("NCHW", "OIHW", "NCH")).sum()
+            }
+        });
+        assert!(
+            errors.iter().any(|e| e.contains("dimension numbers")),
+            "{errors:?}"
+        );
+        let errors = lower_errors(quote! {
+            fn f(x: ArrayView4<f64>, w: ArrayView4<f64>) -> f64 {
+                conv_general_dilated(x, w, 1, "VALID", 1, 1, ("NCHW", "OIHW", "NCHW"), 2).sum()
+            }
+        });
+        assert!(
+            errors.iter().any(|e| e.contains("feature groups")),
+            "{errors:?}"
+        );
     }
 }
