@@ -4,7 +4,8 @@
 //! (literal, broadcast, reduce_sum, dot), `reduce` (reduce_max/min),
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
-//! (reduce_prod, linear_scan), `sort` (argsort), `special` (functions expanded into primitive
+//! (reduce_prod, linear_scan), `sort` (argsort), `conv` (conv_general_dilated)
+//! and `pool` (reduce_window, built on conv), `special` (functions expanded into primitive
 //! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
 //! touches are listed in `docs/ADDING_AN_OP.md`.
