@@ -1,3 +1,3 @@
 fn main() {
-    oxla_build::compile(&["src/lib.rs", "src/models.rs"]);
+    oxla_build::compile(&["src/lib.rs", "src/models.rs", "src/conv_layer.rs"]);
 }

@@ -7,7 +7,8 @@
 //! `cargo bench -p oxla-benches --bench conv_layer`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use oxla::ndarray::{Array4, ArrayView4};
+use oxla::ndarray::Array4;
+use oxla_benches::conv_layer::layer_and_grad;
 use std::hint::black_box;
 
 const N: usize = 32;
@@ -16,13 +17,9 @@ const O: usize = 64;
 const S: usize = 32;
 const K: usize = 3;
 
-#[oxla::value_and_grad(layer_and_grad, wrt = (x, w))]
-fn layer(x: ArrayView4<f32>, w: ArrayView4<f32>, g: ArrayView4<f32>) -> f32 {
-    (conv(x, w, [1, 1], [(1, 1), (1, 1)]) * g).sum()
-}
-
 /// `dst (m×n) = a (m×k) · b (k×n)` (+ `dst` when `add`), row-major, one
 /// thread.
+#[allow(clippy::too_many_arguments)]
 fn matmul(
     m: usize,
     n: usize,
