@@ -1,3 +1,8 @@
 fn main() {
-    oxla_build::compile(&["src/lib.rs", "src/models.rs", "src/linalg.rs"]);
+    oxla_build::compile(&[
+        "src/lib.rs",
+        "src/models.rs",
+        "src/linalg.rs",
+        "src/conv_layer.rs",
+    ]);
 }

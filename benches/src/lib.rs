@@ -1,6 +1,7 @@
 //! Kernels under benchmark, each beside hand-written Rust baselines.
 //! The oxla versions are compiled ahead of time by `build.rs`.
 
+pub mod conv_layer;
 pub mod hand;
 pub mod linalg;
 pub mod models;

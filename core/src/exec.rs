@@ -11,8 +11,8 @@
 //!   `RawDest`, `ArgDims`.
 //! - `run`: running a program (`execute_with` and the public entry points)
 //!   and the per-thread scratch pool of buffers.
-//! - `host_step`, `loops`, `cond`, `pmap`, `sort`: the loops, conds, pmaps,
-//!   collectives and argsorts of the schedule, which the host runs between
+//! - `host_step`, `loops`, `cond`, `pmap`, `sort`, `conv`: the loops, conds, pmaps,
+//!   collectives, argsorts and convolutions of the schedule, which the host runs between
 //!   launches.
 //! - `direct`: the plan for a program that is one launch.
 //! - `tape`: the reverse sweeps' tape counter and limit (runtime state).
@@ -20,6 +20,7 @@
 mod bind;
 mod call;
 mod cond;
+mod conv;
 mod direct;
 mod host_step;
 mod linalg;
@@ -33,6 +34,7 @@ pub use call::{
     raw_args, ArgDims, FnLauncher, InterpLauncher, Launcher, RawArg, RawDest, MAX_RANK,
 };
 pub use cond::CondStep;
+pub use conv::{conv_buffers, ConvStep};
 pub use direct::{DirectCall, DirectDims, FlatArg, ScalarSlots};
 pub use host_step::{HostStep, Nested};
 pub use linalg::LinalgStep;

@@ -295,6 +295,7 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
         "argsort",
         "triangular_solve",
         "solve",
+        "conv",
     ];
     if let Some(name) = crate::ops::linalg::LinalgOp::NAMES
         .into_iter()
@@ -371,6 +372,15 @@ fn parse_op(word: &str, out: &Type) -> Result<Op, String> {
                 rhs_batch: list(Some(rb))?,
             })
         }
+        "conv" => Op::Conv(
+            crate::ops::conv::ConvParams::parse(arg.unwrap_or(""), &out.shape.0).ok_or_else(
+                || {
+                    format!(
+                    "bad op `{word}`: expected conv[a,b,c,d;..;feature_groups;batch_groups;lead]"
+                )
+                },
+            )?,
+        ),
         "dim_size" => {
             let d = arg.unwrap_or("");
             Op::DimSize {

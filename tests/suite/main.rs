@@ -22,6 +22,7 @@ mod boundary;
 mod calls_transformed;
 mod constructors;
 mod control_flow;
+mod conv;
 mod custom_derivatives;
 mod deep_expressions;
 mod device;

@@ -124,6 +124,11 @@ impl<P> Children<P> {
                 ))
             }
             // A GPU sort (a segmented radix sort) is not built yet.
+            // A GPU convolution (cuDNN or an implicit GEMM) is not built yet.
+            HostStep::Conv(_) => return Err(
+                "`conv` (and the pooling built on it) runs on the CPU backend only (GPUs: not yet)"
+                    .to_string(),
+            ),
             HostStep::Sort(_) => {
                 return Err(
                     "`argsort` (and `sort`, `top_k`) run on the CPU backend only (GPUs: not yet)"

@@ -9,6 +9,7 @@
 //! step dispatch on its kind by `match`.
 
 use super::cond::CondStep;
+use super::conv::ConvStep;
 use super::linalg::LinalgStep;
 use super::loops::LoopStep;
 use super::pmap::{CollectiveStep, PmapStep};
@@ -47,6 +48,8 @@ pub enum HostStep {
     Sort(SortStep),
     /// A factorization or solve (`ops::linalg`, see `exec::linalg`).
     Linalg(LinalgStep),
+    /// A convolution (`ops::conv`, see `exec::conv`).
+    Conv(ConvStep),
 }
 
 impl HostStep {
@@ -59,6 +62,7 @@ impl HostStep {
             HostStep::Collective(s) => s.at,
             HostStep::Sort(s) => s.at,
             HostStep::Linalg(s) => s.at,
+            HostStep::Conv(s) => s.at,
         }
     }
 
@@ -71,6 +75,7 @@ impl HostStep {
             HostStep::Collective(s) => &s.args,
             HostStep::Sort(s) => &s.args,
             HostStep::Linalg(s) => &s.args,
+            HostStep::Conv(s) => &s.args,
         }
     }
 
@@ -83,6 +88,7 @@ impl HostStep {
             HostStep::Collective(s) => &s.results,
             HostStep::Sort(s) => &s.results,
             HostStep::Linalg(s) => &s.results,
+            HostStep::Conv(s) => &s.results,
         }
     }
 
@@ -95,6 +101,7 @@ impl HostStep {
             HostStep::Collective(s) => &s.outs,
             HostStep::Sort(s) => &s.outs,
             HostStep::Linalg(s) => &s.outs,
+            HostStep::Conv(s) => &s.outs,
         }
     }
 
@@ -109,7 +116,10 @@ impl HostStep {
             ],
             HostStep::Cond(s) => [Some(&s.then), Some(&s.otherwise), None],
             HostStep::Pmap(s) => [Some(&s.body), None, None],
-            HostStep::Collective(_) | HostStep::Sort(_) | HostStep::Linalg(_) => [None, None, None],
+            HostStep::Collective(_)
+            | HostStep::Sort(_)
+            | HostStep::Linalg(_)
+            | HostStep::Conv(_) => [None, None, None],
         };
         parts.into_iter().flatten()
     }
@@ -123,6 +133,7 @@ impl HostStep {
             HostStep::Collective(_) => "collective",
             HostStep::Sort(_) => "argsort",
             HostStep::Linalg(_) => "linalg",
+            HostStep::Conv(_) => "conv",
         }
     }
 
@@ -136,6 +147,7 @@ impl HostStep {
             HostStep::Collective(s) => s.op.op_name(),
             HostStep::Sort(_) => "argsort",
             HostStep::Linalg(s) => s.op.name(),
+            HostStep::Conv(_) => "conv",
         }
     }
 
@@ -285,6 +297,7 @@ impl Program {
             HostStep::Collective(c) => self.check_collective(&what, c, written, read),
             HostStep::Sort(s) => self.check_sort(&what, s, written, read),
             HostStep::Linalg(s) => self.check_linalg(&what, s, written, read),
+            HostStep::Conv(s) => self.check_conv(&what, s, written, read),
         }
     }
 
@@ -389,6 +402,7 @@ impl Program {
         launcher: &dyn Launcher,
         ops: &[RawArg],
         outs: &[(*mut u8, usize)],
+        out_dims: &[ArgDims],
         nested: &mut [Scratch],
     ) -> Result<(), String> {
         // SAFETY: the caller's guarantee.
@@ -399,6 +413,7 @@ impl Program {
             HostStep::Collective(s) => unsafe { self.run_collective(s, ops, outs) },
             HostStep::Sort(s) => unsafe { self.run_sort(s, ops, outs) },
             HostStep::Linalg(s) => unsafe { self.run_linalg(s, ops, outs) },
+            HostStep::Conv(s) => unsafe { self.run_conv(s, ops, outs, out_dims) },
         }
     }
 
@@ -437,6 +452,7 @@ impl Program {
             HostStep::Collective(c) => (c.op.to_string(), [("", None), ("", None), ("", None)]),
             HostStep::Sort(s) => (s.text_kind(), [("", None), ("", None), ("", None)]),
             HostStep::Linalg(s) => (s.op.to_string(), [("", None), ("", None), ("", None)]),
+            HostStep::Conv(s) => (s.text_kind(), [("", None), ("", None), ("", None)]),
         };
         let _ = writeln!(
             s,

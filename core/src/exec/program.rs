@@ -41,8 +41,9 @@ pub struct Program {
     /// Their nested programs' kernels are in `kernels` too, so a backend
     /// compiles one list.
     pub host_steps: Vec<HostStep>,
-    /// For each host step, each operand's dimensions (symbols resolved to
-    /// indices): a nested program's arguments carry their dimensions.
+    /// For each host step, each operand's dimensions, then each result's
+    /// (symbols resolved to indices): a nested program's arguments carry
+    /// their dimensions.
     pub(super) host_step_dims: Vec<Vec<Vec<DimRef>>>,
     /// The buffer holding each output of the function.
     pub outputs: Vec<usize>,
@@ -239,8 +240,10 @@ impl Program {
         self.host_step_dims = steps
             .iter()
             .map(|l| {
+                // The operands' dimensions, then the results'.
                 l.args()
                     .iter()
+                    .chain(l.outs())
                     .map(|b| {
                         self.buffers.get(*b).map_or(Vec::new(), |info| {
                             info.shape
@@ -311,7 +314,7 @@ impl Program {
                 .iter()
                 .zip(&self.host_step_dims)
                 .any(|(s, d)| {
-                    s.args().len() != d.len()
+                    s.args().len() + s.outs().len() != d.len()
                         || d.iter()
                             .flatten()
                             .any(|r| matches!(r, DimRef::Sym(k) if *k >= self.symbols.len()))

@@ -36,6 +36,8 @@ pub(super) struct Scratch {
     /// A host step's operands and outputs.
     step_args: Vec<RawArg>,
     step_outs: Vec<(*mut u8, usize)>,
+    /// Their dimensions (after the operands' in `host_step_dims`).
+    step_out_dims: Vec<ArgDims>,
 }
 
 /// Buffers a call leaves behind (its intermediates, a scalar result after it
@@ -422,6 +424,11 @@ impl Call<'_> {
             let out = self.place(*b)?;
             self.scratch.step_outs.push(out);
         }
+        self.scratch.step_out_dims.clear();
+        for dims in &p.host_step_dims[j][step.args().len()..] {
+            let dims = host_step::dims_under(dims, &self.scratch.bound);
+            self.scratch.step_out_dims.push(dims);
+        }
         let s = &mut *self.scratch;
         // SAFETY: the operands point into this call's arguments
         // and buffers, valid for their element counts (checked by
@@ -435,6 +442,7 @@ impl Call<'_> {
                 self.launcher,
                 &s.step_args,
                 &s.step_outs,
+                &s.step_out_dims,
                 &mut s.nested[3 * j..3 * j + 3],
             )
         }

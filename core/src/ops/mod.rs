@@ -5,7 +5,8 @@
 //! `layout` (transpose, reshape), `dot_general`, `convert`, `slicing`
 //! (slice, pad, concatenate), `gather` (gather, scatter_add), `scan`
 //! (reduce_prod, linear_scan), `sort` (argsort), `linalg` (cholesky,
-//! triangular and LU solves, determinants), `special` (functions expanded into primitive
+//! triangular and LU solves, determinants), `conv` (conv_general_dilated)
+//! and `pool` (reduce_window, built on conv), `special` (functions expanded into primitive
 //! ops before fusion: erf_inv) and `control` (loops, reverse sweeps, conds,
 //! custom derivative rules);
 //! `erf` and `erf_inv` hold those functions' numerics. The files a new op
@@ -13,6 +14,7 @@
 
 pub mod collective;
 pub mod control;
+pub mod conv;
 pub mod convert;
 pub mod dot_general;
 pub mod elementwise;
@@ -21,6 +23,7 @@ pub mod erf_inv;
 pub mod gather;
 pub mod layout;
 pub mod linalg;
+pub mod pool;
 pub mod reduce;
 pub mod scan;
 pub mod slicing;
@@ -176,6 +179,9 @@ pub enum Op {
     },
     /// Dense linear algebra on the last two axes (see `linalg`).
     Linalg(linalg::LinalgOp),
+    /// `lax.conv_general_dilated` in the layout NCHW/OIHW/NCHW (see
+    /// `conv`).
+    Conv(conv::ConvParams),
 }
 
 /// How fusion treats an op (see `kernel::fusion`).
@@ -208,6 +214,8 @@ pub enum FusionKind {
     Sort,
     /// A host step that factors or solves materialized matrices.
     Linalg,
+    /// A host step that convolves materialized operands (im2col + gemm).
+    Conv,
 }
 
 impl FusionKind {
@@ -215,7 +223,11 @@ impl FusionKind {
     pub fn is_host_step(self) -> bool {
         matches!(
             self,
-            FusionKind::Control | FusionKind::Collective | FusionKind::Sort | FusionKind::Linalg
+            FusionKind::Control
+                | FusionKind::Collective
+                | FusionKind::Sort
+                | FusionKind::Linalg
+                | FusionKind::Conv
         )
     }
 }
@@ -244,7 +256,8 @@ impl Op {
             | Op::DotGeneral(_)
             | Op::Gather { .. }
             | Op::ScatterAdd { .. }
-            | Op::LinearScan { .. } => 2,
+            | Op::LinearScan { .. }
+            | Op::Conv(_) => 2,
             Op::Select => 3,
             Op::Concatenate { operands, .. } => *operands,
             Op::Loop(l) => l.n_operands(),
@@ -314,6 +327,7 @@ impl Op {
             Op::Transpose { perm } => one(layout::transpose_infer(ins[0], perm)),
             Op::Reshape { shape } => one(layout::reshape_infer(ins[0], shape)),
             Op::DotGeneral(d) => one(dot_general::dot_general_infer(ins[0], ins[1], d)),
+            Op::Conv(p) => one(conv::conv_infer(ins[0], ins[1], p)),
             Op::StopGradient => one(Ok(ins[0].clone())),
             Op::Convert { dtype } => one(convert::convert_infer(ins[0], *dtype)),
             Op::Slice {
@@ -433,6 +447,7 @@ impl Op {
             Op::Linalg(op) => one(op.eval(ins)),
             Op::Reshape { .. } => one(layout::reshape_eval(ins[0], out_shape())),
             Op::DotGeneral(d) => one(dot_general::dot_general_eval(ins[0], ins[1], d)),
+            Op::Conv(p) => one(conv::conv_eval(ins[0], ins[1], p, out_shape())),
             Op::Slice { starts, steps, .. } => {
                 one(slicing::slice_eval(ins[0], out_shape(), starts, steps, env))
             }
@@ -515,6 +530,7 @@ impl Op {
             Op::DotGeneral(d) => {
                 rule(move |f, _| dot_general::dot_general_jvp(f, ins[0], ins[1], d, t[0], t[1]))
             }
+            Op::Conv(p) => rule(move |f, _| conv::conv_jvp(f, ins[0], ins[1], p, t[0], t[1])),
             Op::Slice {
                 shape,
                 starts,
@@ -654,6 +670,7 @@ impl Op {
             | Op::Transpose { .. }
             | Op::Reshape { .. }
             | Op::DotGeneral(_)
+            | Op::Conv(_)
             | Op::Convert { .. }
             | Op::Slice { .. }
             | Op::Pad { .. }
@@ -785,6 +802,17 @@ impl Op {
                     "internal error: dot_general transposed with both or neither operand linear"
                 ),
             },
+            Op::Conv(p) => match (known[0], known[1]) {
+                (None, Some(w)) => vec![
+                    Some(conv::conv_transpose_lhs(f, p, &types[0], w, ct())),
+                    None,
+                ],
+                (Some(x), None) => vec![
+                    None,
+                    Some(conv::conv_transpose_rhs(f, p, &types[1], x, ct())),
+                ],
+                _ => panic!("internal error: conv transposed with both or neither operand linear"),
+            },
             Op::Unary(_)
             | Op::Special(_)
             | Op::Cmp(_)
@@ -877,6 +905,7 @@ impl Op {
             Op::DotGeneral(d) => one(dot_general::dot_general_batch(
                 f, ins[0], ins[1], d, batched,
             )),
+            Op::Conv(p) => one(conv::conv_batch(f, ins[0], ins[1], p, batched)),
             Op::Broadcast { shape, dims } => {
                 one(structural::broadcast_batch(f, ins[0], shape, dims, size))
             }
@@ -947,6 +976,7 @@ impl Op {
             Op::Collective(_) => FusionKind::Collective,
             Op::Argsort { .. } => FusionKind::Sort,
             Op::Linalg(_) => FusionKind::Linalg,
+            Op::Conv(_) => FusionKind::Conv,
         }
     }
 }
@@ -981,6 +1011,7 @@ impl fmt::Display for Op {
                 list(&d.lhs_batch),
                 list(&d.rhs_batch)
             ),
+            Op::Conv(p) => write!(f, "conv[{}]", p.text()),
             Op::StopGradient => f.write_str("stop_gradient"),
             Op::Convert { .. } => f.write_str("convert"),
             Op::DimSize { dim, .. } => write!(f, "dim_size[{dim}]"),

@@ -9,6 +9,11 @@
 //!   `k`; `e` is the end). Evaluating it checks `start <= stop <= D`, so a
 //!   slice out of range is an error at the call, never an access.
 //! - `(D+D+…)`: a sum (the length of a concatenation, or an offset in it).
+//! - `(D|K|s|lo|hi|ld|rd)`: the number of windows of `K` taps (`rd`
+//!   apart) with stride `s` over an axis of `D` points (`ld` apart) padded
+//!   by `lo` and `hi` (which may be negative): a convolution's output
+//!   length, `(dilated D + lo + hi − dilated K) / s + 1`, 0 when the window
+//!   does not fit.
 //!
 //! `D` is a constant, a symbol or another derived dimension. Because the
 //! name is the definition, every pass that copies a shape (transforms, the
@@ -58,6 +63,49 @@ pub enum Derived {
         step: u64,
     },
     Sum(Vec<Dim>),
+    /// A convolution's output length (`window_len`).
+    Window {
+        of: Dim,
+        window: Dim,
+        geometry: WindowGeometry,
+    },
+}
+
+/// A window's stride, padding and dilations along one axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WindowGeometry {
+    pub stride: u64,
+    pub lo: i64,
+    pub hi: i64,
+    pub lhs_dilation: u64,
+    pub rhs_dilation: u64,
+}
+
+impl WindowGeometry {
+    /// The number of windows over `n` points with windows of `k` taps.
+    pub fn count(&self, n: u64, k: u64) -> u64 {
+        let dilate = |n: u64, d: u64| if n == 0 { 0 } else { (n - 1) * d + 1 };
+        let padded = dilate(n, self.lhs_dilation) as i64 + self.lo + self.hi;
+        let w = dilate(k, self.rhs_dilation) as i64;
+        if padded < w || w == 0 {
+            0
+        } else {
+            ((padded - w) / self.stride as i64 + 1) as u64
+        }
+    }
+}
+
+/// The number of windows of `window` taps over an axis of `of` (a
+/// constant when both are).
+pub fn window_len(of: &Dim, window: &Dim, geometry: WindowGeometry) -> Dim {
+    match (of, window) {
+        (Dim::Const(n), Dim::Const(k)) => Dim::Const(geometry.count(*n, *k)),
+        _ => derived(Derived::Window {
+            of: of.clone(),
+            window: window.clone(),
+            geometry,
+        }),
+    }
 }
 
 /// Whether `name` is a derived dimension's name.
@@ -217,6 +265,15 @@ impl fmt::Display for Derived {
                 let t: Vec<String> = terms.iter().map(|d| d.to_string()).collect();
                 write!(f, "({})", t.join("+"))
             }
+            Derived::Window {
+                of,
+                window,
+                geometry: g,
+            } => write!(
+                f,
+                "({of}|{window}|{}|{}|{}|{}|{})",
+                g.stride, g.lo, g.hi, g.lhs_dilation, g.rhs_dilation
+            ),
         }
     }
 }
@@ -265,6 +322,20 @@ fn parse_bound(s: &str) -> Option<Bound> {
 /// or a malformed name.
 pub fn parse(name: &str) -> Option<Derived> {
     let inner = name.strip_prefix('(')?.strip_suffix(')')?;
+    if let [of, window, stride, lo, hi, ld, rd] = split_top(inner, '|')[..] {
+        let positive = |s: &str| s.parse::<u64>().ok().filter(|v| *v > 0);
+        return Some(Derived::Window {
+            of: parse_dim(of)?,
+            window: parse_dim(window)?,
+            geometry: WindowGeometry {
+                stride: positive(stride)?,
+                lo: lo.parse().ok()?,
+                hi: hi.parse().ok()?,
+                lhs_dilation: positive(ld)?,
+                rhs_dilation: positive(rd)?,
+            },
+        });
+    }
     let parts = split_top(inner, ':');
     if let [of, start, stop, step] = parts[..] {
         let step: u64 = step.parse().ok().filter(|s| *s > 0)?;
@@ -292,6 +363,10 @@ pub fn base_symbols(d: &Dim, out: &mut Vec<String>) {
     match parse(s) {
         Some(Derived::Slice { of, .. }) => base_symbols(&of, out),
         Some(Derived::Sum(terms)) => terms.iter().for_each(|t| base_symbols(t, out)),
+        Some(Derived::Window { of, window, .. }) => {
+            base_symbols(&of, out);
+            base_symbols(&window, out);
+        }
         None => {
             if !out.contains(s) {
                 out.push(s.clone())
@@ -324,6 +399,11 @@ pub fn eval(d: &Dim, lookup: &dyn Fn(&str) -> Option<u64>) -> Result<u64, String
                 format!("{e} (the axis of size `{of}`, a slice that needs dimension `{s}`)")
             })
         }
+        Some(Derived::Window {
+            of,
+            window,
+            geometry,
+        }) => Ok(geometry.count(eval(&of, lookup)?, eval(&window, lookup)?)),
     }
 }
 
@@ -340,6 +420,11 @@ pub enum Plan {
         start: Bound,
         stop: Bound,
         step: u64,
+    },
+    Window {
+        of: Box<Plan>,
+        window: Box<Plan>,
+        geometry: WindowGeometry,
     },
 }
 
@@ -370,6 +455,15 @@ impl Plan {
                 stop,
                 step,
             },
+            Some(Derived::Window {
+                of,
+                window,
+                geometry,
+            }) => Plan::Window {
+                of: Box::new(Plan::new(&of, index)?),
+                window: Box::new(Plan::new(&window, index)?),
+                geometry,
+            },
         })
     }
 
@@ -388,6 +482,11 @@ impl Plan {
                 stop,
                 step,
             } => const_slice_len(of.eval(value)?, *start, *stop, *step).ok(),
+            Plan::Window {
+                of,
+                window,
+                geometry,
+            } => Some(geometry.count(of.eval(value)?, window.eval(value)?)),
         }
     }
 }
@@ -420,6 +519,11 @@ pub fn rename(d: &Dim, from: &str, to: &Dim) -> Dim {
             let terms: Vec<Dim> = terms.iter().map(|t| rename(t, from, to)).collect();
             sum(&terms)
         }
+        Some(Derived::Window {
+            of,
+            window,
+            geometry,
+        }) => window_len(&rename(&of, from, to), &rename(&window, from, to), geometry),
         Some(Derived::Slice {
             of,
             start,

@@ -30,6 +30,11 @@ pub fn substitute(f: &mut Function, from: &str, to: &Dim) {
             }
             Op::ScatterAdd { shape, .. } => fix(shape),
             Op::DimSize { dim, .. } => *dim = rename(dim, from, to),
+            Op::Conv(p) => {
+                for a in p.axes.iter_mut() {
+                    a.len = rename(&a.len, from, to);
+                }
+            }
             Op::Loop(l) => substitute_in_loop(l, from, to),
             Op::LoopReverse(l) => {
                 substitute_in_loop(&mut l.fwd, from, to);

@@ -63,6 +63,10 @@ pub fn op_kind(op: &Op) -> &'static str {
         // `core/tests/suite/linalg.rs` and the facade's
         // `tests/suite/linalg.rs` (against JAX).
         Op::Linalg(_) => "linalg",
+        // No catalog case, for the same reason (a host step the CUDA
+        // backend does not run yet). Its tests are `core/tests/suite/conv.rs`
+        // and the facade's `tests/suite/conv.rs` (against JAX).
+        Op::Conv(_) => "conv",
     }
 }
 

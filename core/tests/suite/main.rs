@@ -4,6 +4,7 @@
 use oxla_test_support as common;
 
 mod cond;
+mod conv;
 mod custom_derivatives;
 mod fusion;
 mod fusion_cost;

@@ -203,7 +203,8 @@ impl<'a> KernelBuilder<'a> {
             | FusionKind::Control
             | FusionKind::Collective
             | FusionKind::Sort
-            | FusionKind::Linalg => self.load(v, cmap),
+            | FusionKind::Linalg
+            | FusionKind::Conv => self.load(v, cmap),
             FusionKind::Elementwise
             | FusionKind::Broadcast
             | FusionKind::Layout

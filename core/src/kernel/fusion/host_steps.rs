@@ -4,7 +4,7 @@
 
 use super::fuse;
 use crate::exec::{
-    CollectiveStep, CondStep, HostStep, LinalgStep, LoopStep, Nested, PmapStep, SortStep,
+    CollectiveStep, CondStep, ConvStep, HostStep, LinalgStep, LoopStep, Nested, PmapStep, SortStep,
 };
 use crate::ir::Function;
 use crate::kernel::Kernel;
@@ -46,6 +46,13 @@ pub(super) fn host_step(
         Op::Linalg(op) => HostStep::Linalg(LinalgStep {
             at,
             op: *op,
+            args,
+            results: vec![0],
+            outs,
+        }),
+        Op::Conv(p) => HostStep::Conv(ConvStep {
+            at,
+            params: p.clone(),
             args,
             results: vec![0],
             outs,

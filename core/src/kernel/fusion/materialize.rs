@@ -44,7 +44,8 @@ pub(super) fn materialize(f: &Function, defs: &[Option<usize>]) -> Vec<bool> {
                 FusionKind::Control
                 | FusionKind::Collective
                 | FusionKind::Sort
-                | FusionKind::Linalg,
+                | FusionKind::Linalg
+                | FusionKind::Conv,
                 _,
             ) => {
                 for v in e.ins.iter().chain(&e.outs) {

@@ -220,7 +220,8 @@ pub(super) fn scalar_body(f: &Function, params: &[syn::Ident], tuple_return: boo
             Op::Gather { .. }
             | Op::ScatterAdd { .. }
             | Op::Argsort { .. }
-            | Op::Linalg(_) => {
+            | Op::Linalg(_)
+            | Op::Conv(_) => {
                 unreachable!("internal error: {} in straight-line code", e.op)
             }
             Op::Dot | Op::DotGeneral(_) => {

@@ -612,6 +612,9 @@ impl Lowerer<'_> {
         if let Some(v) = self.lower_factorization_call(name, c) {
             return Some(v);
         }
+        if let Some(v) = self.lower_conv_call(name, c) {
+            return Some(v);
+        }
         let span = c.span();
         let args: Vec<&Expr> = c.args.iter().collect();
         let arity = |n: &str| -> Option<(usize, usize)> {

@@ -2,7 +2,8 @@
 //! would write, each lowered to IR ops: the array operations (`arrays`),
 //! elementwise functions (`elementwise`), the rest of the reshape family
 //! (`layout`), norms, diagonals and `einsum` (`linalg`), factorizations
-//! and solves (`factorizations`), constructors
+//! and solves (`factorizations`), convolution and pooling (`conv`),
+//! constructors
 //! (`constructors`), sizes as values (`sizes`), slicing (`slicing`) and the
 //! collectives over a named axis (`collectives`). `jax_names` maps JAX's
 //! names onto them: the source of `docs/JAX_NUMPY.md` and its test.
@@ -16,6 +17,7 @@
 pub(crate) mod arrays;
 pub(crate) mod collectives;
 pub(crate) mod constructors;
+pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod factorizations;
 #[cfg(test)]
@@ -37,6 +39,7 @@ pub(crate) fn functions() -> Vec<(&'static str, String)> {
         layout::LAYOUT_FUNCTIONS,
         linalg::LINALG_FUNCTIONS,
         factorizations::FACTORIZATION_FUNCTIONS,
+        conv::CONV_FUNCTIONS,
         elementwise::ELEMENTWISE_FUNCTIONS,
         constructors::CONSTRUCTOR_FUNCTIONS,
         collectives::COLLECTIVE_FUNCTIONS,
