@@ -585,6 +585,21 @@ def main():
     emit("lax_convert_element_type", lax.convert_element_type(x * 10.0, jnp.int32))
     # jnp.astype
     emit("jnp_astype", (x * 10.0).astype(jnp.int64))
+    # lax.reduce_window
+    emit("lax_reduce_window", lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID') + lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 2), (1, 1, 2), 'VALID'))
+    emit("lax_reduce_window.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID') + lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 2), (1, 1, 2), 'VALID'))))(x))
+    # lax.conv_general_dilated
+    emit("lax_conv_general_dilated", lax.conv_general_dilated(x.reshape(1, 2, 3), jnp.asarray([[[0.5, -1.0], [0.25, 2.0]]]), (1,), [(1, 1)], (1,), (2,)))
+    emit("lax_conv_general_dilated.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.conv_general_dilated(x.reshape(1, 2, 3), jnp.asarray([[[0.5, -1.0], [0.25, 2.0]]]), (1,), [(1, 1)], (1,), (2,)))))(x))
+    # lax.conv
+    emit("lax_conv", lax.conv(x.reshape(1, 1, 6), jnp.asarray([[[1.0, -2.0, 0.5]]]), (1,), 'VALID'))
+    emit("lax_conv.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.conv(x.reshape(1, 1, 6), jnp.asarray([[[1.0, -2.0, 0.5]]]), (1,), 'VALID'))))(x))
+    # flax.linen.max_pool
+    emit("flax_linen_max_pool", lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID'))
+    emit("flax_linen_max_pool.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID'))))(x))
+    # flax.linen.avg_pool
+    emit("flax_linen_avg_pool", lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 3), (1, 1, 1), 'VALID') / 3.0)
+    emit("flax_linen_avg_pool.grad", jax.grad(lambda x: jnp.sum(jnp.asarray(lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 3), (1, 1, 1), 'VALID') / 3.0)))(x))
     # lax.psum
     emit("lax_psum", jax.vmap(lambda r: lax.psum(r, 'j') * r, axis_name='j')(x))
     # lax.pmean

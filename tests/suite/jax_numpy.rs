@@ -10,7 +10,7 @@
 //! `OXLA_BLESS=1 cargo test -p oxla-lower jax_table`: edit the rows there.
 
 use oxla::ndarray::{
-    s, Array1, Array2, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
+    s, Array1, Array2, Array3, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
 };
 
 fn jax(name: &str) -> ArrayD<f64> {
@@ -2526,6 +2526,62 @@ fn jnp_astype(x: &[f64; 6]) -> Array1<i64> {
     (&x * 10.0).mapv(|v| v as i64)
 }
 
+// lax.reduce_window
+#[oxla::func]
+fn lax_reduce_window(x: &[f64; 6]) -> Array3<f64> {
+    reduce_window_max(x.reshape((1, 1, 6)), [1, 1, 2], [1, 1, 2], "VALID")
+            + reduce_window_sum(x.reshape((1, 1, 6)), [1, 1, 2], [1, 1, 2], "VALID")
+}
+
+#[oxla::grad(lax_reduce_window_grad, wrt = x)]
+fn lax_reduce_window_sum(x: &[f64; 6]) -> f64 {
+    lax_reduce_window(x).sum()
+}
+
+// lax.conv_general_dilated
+#[oxla::func]
+fn lax_conv_general_dilated(x: &[f64; 6]) -> Array3<f64> {
+    conv_general_dilated(x.reshape((1, 2, 3)), [[[0.5, -1.0], [0.25, 2.0]]], [1], [(1, 1)], [1], [2])
+}
+
+#[oxla::grad(lax_conv_general_dilated_grad, wrt = x)]
+fn lax_conv_general_dilated_sum(x: &[f64; 6]) -> f64 {
+    lax_conv_general_dilated(x).sum()
+}
+
+// lax.conv
+#[oxla::func]
+fn lax_conv(x: &[f64; 6]) -> Array3<f64> {
+    conv(x.reshape((1, 1, 6)), [[[1.0, -2.0, 0.5]]], [1], "VALID")
+}
+
+#[oxla::grad(lax_conv_grad, wrt = x)]
+fn lax_conv_sum(x: &[f64; 6]) -> f64 {
+    lax_conv(x).sum()
+}
+
+// flax.linen.max_pool
+#[oxla::func]
+fn flax_linen_max_pool(x: &[f64; 6]) -> Array3<f64> {
+    max_pool(x.reshape((1, 1, 6)), [2], [2], "VALID")
+}
+
+#[oxla::grad(flax_linen_max_pool_grad, wrt = x)]
+fn flax_linen_max_pool_sum(x: &[f64; 6]) -> f64 {
+    flax_linen_max_pool(x).sum()
+}
+
+// flax.linen.avg_pool
+#[oxla::func]
+fn flax_linen_avg_pool(x: &[f64; 6]) -> Array3<f64> {
+    avg_pool(x.reshape((1, 1, 6)), [3], [1], "VALID")
+}
+
+#[oxla::grad(flax_linen_avg_pool_grad, wrt = x)]
+fn flax_linen_avg_pool_sum(x: &[f64; 6]) -> f64 {
+    flax_linen_avg_pool(x).sum()
+}
+
 #[test]
 fn lax_rows_match_jax() {
     let i = inputs();
@@ -2561,6 +2617,16 @@ fn lax_rows_match_jax() {
     c.value("lax_rem", "lax.rem", lax_rem(i.idx.view()).flat());
     c.value("lax_convert_element_type", "lax.convert_element_type", lax_convert_element_type(&i.x).flat());
     c.value("jnp_astype", "jnp.astype", jnp_astype(&i.x).flat());
+    c.value("lax_reduce_window", "lax.reduce_window", lax_reduce_window(&i.x).flat());
+    c.grad("lax_reduce_window", lax_reduce_window_grad(&i.x).flat(), Some(central(|p| lax_reduce_window_sum(p), &i.x)));
+    c.value("lax_conv_general_dilated", "lax.conv_general_dilated", lax_conv_general_dilated(&i.x).flat());
+    c.grad("lax_conv_general_dilated", lax_conv_general_dilated_grad(&i.x).flat(), Some(central(|p| lax_conv_general_dilated_sum(p), &i.x)));
+    c.value("lax_conv", "lax.conv", lax_conv(&i.x).flat());
+    c.grad("lax_conv", lax_conv_grad(&i.x).flat(), Some(central(|p| lax_conv_sum(p), &i.x)));
+    c.value("flax_linen_max_pool", "flax.linen.max_pool", flax_linen_max_pool(&i.x).flat());
+    c.grad("flax_linen_max_pool", flax_linen_max_pool_grad(&i.x).flat(), Some(central(|p| flax_linen_max_pool_sum(p), &i.x)));
+    c.value("flax_linen_avg_pool", "flax.linen.avg_pool", flax_linen_avg_pool(&i.x).flat());
+    c.grad("flax_linen_avg_pool", flax_linen_avg_pool_grad(&i.x).flat(), Some(central(|p| flax_linen_avg_pool_sum(p), &i.x)));
     c.finish();
 }
 

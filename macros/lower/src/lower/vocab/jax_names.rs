@@ -242,7 +242,6 @@ const COMPLEX: &str = "complex dtypes: oxla has f32/f64/f16/bf16, bool and integ
 const HOST_RANDOM: &str =
     "host-side in oxla: call it outside the annotated function and pass the array in";
 const LINALG_PLANNED: &str = "planned (issue 25: linear algebra with JAX's derivative rules)";
-const CONV_PLANNED: &str = "planned (issue 25: convolution and pooling)";
 const DATA_SHAPE: &str =
     "a result whose shape depends on the values: oxla's shapes are known when the function is called";
 
@@ -487,12 +486,12 @@ pub(crate) const ROWS: &[JaxName] = &[
     ok("lax.convert_element_type", Fm::Lax, "`x.mapv(|v| v as i32)`, `n as f64`", &[S("as i32")], "through float → float; none to an integer", v("x", "(&x * 10.0).mapv(|v| v as i32)", "lax.convert_element_type(x * 10.0, jnp.int32)", "Array1<i32>")),
     ok("jnp.astype", Fm::Lax, "`x.mapv(|v| v as f32)`, `n as f64`", &[S("as i64")], "through float → float; none to an integer", v("x", "(&x * 10.0).mapv(|v| v as i64)", "(x * 10.0).astype(jnp.int64)", "Array1<i64>")),
     no("lax.reduce", Fm::Lax, "no generic reducer: `sum`, `max`, `min`, `prod` or a `for` loop"),
-    no("lax.reduce_window", Fm::Lax, CONV_PLANNED),
-    no("lax.conv_general_dilated", Fm::Lax, CONV_PLANNED),
-    no("lax.conv", Fm::Lax, CONV_PLANNED),
-    no("jnp.convolve", Fm::Lax, CONV_PLANNED),
-    no("flax.linen.max_pool", Fm::Lax, CONV_PLANNED),
-    no("flax.linen.avg_pool", Fm::Lax, CONV_PLANNED),
+    ok("lax.reduce_window", Fm::Lax, "`reduce_window_max(x, window, strides, padding)`, `reduce_window_sum(..)` (a size per axis; built on `conv`)", &[F("reduce_window_max"), F("reduce_window_sum")], "max: to the first maximum of each window (JAX's ties); sum: linear", d("x", "reduce_window_max(x.reshape((1, 1, 6)), [1, 1, 2], [1, 1, 2], \"VALID\")\n        + reduce_window_sum(x.reshape((1, 1, 6)), [1, 1, 2], [1, 1, 2], \"VALID\")", "lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID') + lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 2), (1, 1, 2), 'VALID')", "Array3<f64>")),
+    ok("lax.conv_general_dilated", Fm::Lax, "`conv_general_dilated(x, w, strides, padding[, lhs_dilation, rhs_dilation[, (\"NHWC\", \"HWIO\", \"NHWC\")[, feature_group_count]]])` (1–3 spatial axes)", &[F("conv_general_dilated")], "bilinear; transposes as JAX's (the kernel flipped, axes swapped)", d("x", "conv_general_dilated(x.reshape((1, 2, 3)), [[[0.5, -1.0], [0.25, 2.0]]], [1], [(1, 1)], [1], [2])", "lax.conv_general_dilated(x.reshape(1, 2, 3), jnp.asarray([[[0.5, -1.0], [0.25, 2.0]]]), (1,), [(1, 1)], (1,), (2,))", "Array3<f64>")),
+    ok("lax.conv", Fm::Lax, "`conv(x, w, strides, padding)` (NCHW / OIHW; `Padding::Same`, `\"VALID\"`, `[(lo, hi), ..]`)", &[F("conv")], "bilinear: conv(ẋ, w) + conv(x, ẇ)", d("x", "conv(x.reshape((1, 1, 6)), [[[1.0, -2.0, 0.5]]], [1], \"VALID\")", "lax.conv(x.reshape(1, 1, 6), jnp.asarray([[[1.0, -2.0, 0.5]]]), (1,), 'VALID')", "Array3<f64>")),
+    no("jnp.convolve", Fm::Lax, "not in the vocabulary: `conv` with the kernel reversed (a correlation, as `lax.conv`) and padding `[(k - 1, k - 1)]` computes it"),
+    ok("flax.linen.max_pool", Fm::Lax, "`max_pool(x, window, strides, padding)` (NCHW: the window over the spatial axes)", &[F("max_pool")], "to the first maximum of each window (JAX's ties)", d("x", "max_pool(x.reshape((1, 1, 6)), [2], [2], \"VALID\")", "lax.reduce_window(x.reshape(1, 1, 6), -jnp.inf, lax.max, (1, 1, 2), (1, 1, 2), 'VALID')", "Array3<f64>")),
+    ok("flax.linen.avg_pool", Fm::Lax, "`avg_pool(x, window, strides, padding)` (sum / window size, padding counted as flax's default)", &[F("avg_pool")], "linear: the cotangent spread over each window", d("x", "avg_pool(x.reshape((1, 1, 6)), [3], [1], \"VALID\")", "lax.reduce_window(x.reshape(1, 1, 6), 0.0, lax.add, (1, 1, 3), (1, 1, 1), 'VALID') / 3.0", "Array3<f64>")),
     // ---- collectives -----------------------------------------------------------------
     ok("lax.psum", Fm::Collectives, "`psum(x, i)`", &[F("psum")], "linear: psum of the cotangent", Sample::Transform { attr: "vmap(NAME, axis_name = j)", params: "r: f64", ret: "f64", body: "psum(r, j) * r", call: "&i.x", jax: "jax.vmap(lambda r: lax.psum(r, 'j') * r, axis_name='j')(x)" }),
     ok("lax.pmean", Fm::Collectives, "`pmean(x, i)`", &[F("pmean")], "linear", Sample::Transform { attr: "pmap(NAME, axis_name = j)", params: "r: f64", ret: "f64", body: "pmean(r, j) - r", call: "&i.v", jax: "jax.vmap(lambda r: lax.pmean(r, 'j') - r, axis_name='j')(v)" }),

@@ -322,7 +322,7 @@ const RUST_HEADER: &str = r#"//! Every supported row of the jax.numpy / lax name
 //! `OXLA_BLESS=1 cargo test -p oxla-lower jax_table`: edit the rows there.
 
 use oxla::ndarray::{
-    s, Array1, Array2, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
+    s, Array1, Array2, Array3, ArrayBase, ArrayD, ArrayView1, Axis, Data, Dimension, NewAxis, Slice,
 };
 
 fn jax(name: &str) -> ArrayD<f64> {
