@@ -289,7 +289,7 @@ pub(super) fn rust_test() -> String {
                     );
                 }
                 Sample::Items { items, call, .. } => {
-                    let _ = write!(out, "{}\n", items.replace("NAME", &k));
+                    let _ = writeln!(out, "{}", items.replace("NAME", &k));
                     let _ = writeln!(
                         calls,
                         "    c.value({:?}, {:?}, {k}({call}).flat());",
