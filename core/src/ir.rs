@@ -362,6 +362,21 @@ impl Function {
         self.broadcast(x, Shape(shape), dims)
     }
 
+    /// The operands `ins` all batched along a new leading axis of size
+    /// `batch`: those `batched` marks as they are, the others broadcast.
+    pub fn batch_all(&mut self, ins: &[Var], batched: &[bool], batch: &Dim) -> Vec<Var> {
+        ins.iter()
+            .zip(batched)
+            .map(|(v, b)| {
+                if *b {
+                    *v
+                } else {
+                    self.broadcast_batch(*v, batch)
+                }
+            })
+            .collect()
+    }
+
     /// Every dimension symbol used by the function.
     /// Every dimension symbol of the function: in its types, in the
     /// dimensions its ops name (slice starts, `dim_size`), and the base

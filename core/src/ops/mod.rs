@@ -856,11 +856,7 @@ impl Op {
             | Op::Select
             | Op::StopGradient
             | Op::Convert { .. } => {
-                let ins: Vec<Var> = ins
-                    .iter()
-                    .zip(batched)
-                    .map(|(v, b)| if *b { *v } else { f.broadcast_batch(*v, size) })
-                    .collect();
+                let ins = f.batch_all(ins, batched, size);
                 one(f
                     .push(self.clone(), &ins)
                     .expect("internal error: batching an elementwise op"))

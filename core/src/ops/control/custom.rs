@@ -407,17 +407,7 @@ pub fn custom_batch(
     batched: &[bool],
     axis: &BatchAxis,
 ) -> Vec<Var> {
-    let ins: Vec<Var> = ins
-        .iter()
-        .zip(batched)
-        .map(|(v, b)| {
-            if *b {
-                *v
-            } else {
-                g.broadcast_batch(*v, &axis.size)
-            }
-        })
-        .collect();
+    let ins = g.batch_all(ins, batched, &axis.size);
     let bc = c.map_functions(|h| {
         let axes = vec![Some(0); h.params.len()];
         let outs = vec![Some(0); h.outs.len()];

@@ -285,17 +285,7 @@ impl LinalgOp {
     /// Batching: the batch axis leads, which the ops take as one more batch
     /// axis; an unbatched operand is broadcast along it.
     pub fn batch(self, f: &mut Function, ins: &[Var], batched: &[bool], axis: &BatchAxis) -> Var {
-        let ins: Vec<Var> = ins
-            .iter()
-            .zip(batched)
-            .map(|(v, b)| {
-                if *b {
-                    *v
-                } else {
-                    f.broadcast_batch(*v, &axis.size)
-                }
-            })
-            .collect();
+        let ins = f.batch_all(ins, batched, &axis.size);
         push(f, self, &ins)
     }
 }
